@@ -44,7 +44,9 @@ const pkg = {
   types: './dist/index.d.ts',
   files: ['dist', 'src', 'README.md'],
   scripts: { build: 'tsup' },
-  dependencies: Object.fromEntries(internal.map((d) => [d.startsWith('@nodeagent/') ? d : `@nodeagent/${d}`, '^0.1.0'])),
+  dependencies: Object.fromEntries(
+    internal.map((d) => [d.startsWith('@nodeagent/') ? d : `@nodeagent/${d}`, '^0.1.0']),
+  ),
   publishConfig: { access: 'public' },
   repository: { type: 'git', url: 'git+https://github.com/nodeagent/nodeagent.git', directory: dir },
   keywords: ['kubernetes', 'kubelet', 'node-agent'],

@@ -1,0 +1,37 @@
+// Reads the workspace packages and orders them so that every package comes after the
+// @nodeagent packages it depends on. Shared by the build and packaging-lint scripts.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** @returns {{ name: string, dir: string, json: any }[]} in dependency order */
+export function workspacePackages(root = process.cwd()) {
+  const pkgs = [];
+  for (const base of ['packages', 'examples']) {
+    const dir = join(root, base);
+    if (!existsSync(dir)) continue;
+    for (const entry of readdirSync(dir).sort()) {
+      const file = join(dir, entry, 'package.json');
+      if (!existsSync(file)) continue;
+      const json = JSON.parse(readFileSync(file, 'utf8'));
+      pkgs.push({ name: json.name, dir: join(dir, entry), json });
+    }
+  }
+  const byName = new Map(pkgs.map((p) => [p.name, p]));
+  const ordered = [];
+  const state = new Map();
+  const visit = (p, trail) => {
+    if (state.get(p.name) === 'done') return;
+    if (state.get(p.name) === 'visiting')
+      throw new Error(`dependency cycle: ${[...trail, p.name].join(' -> ')}`);
+    state.set(p.name, 'visiting');
+    const deps = { ...p.json.dependencies, ...p.json.devDependencies, ...p.json.peerDependencies };
+    for (const d of Object.keys(deps)) {
+      const dep = byName.get(d);
+      if (dep) visit(dep, [...trail, p.name]);
+    }
+    state.set(p.name, 'done');
+    ordered.push(p);
+  };
+  for (const p of pkgs) visit(p, []);
+  return ordered;
+}
