@@ -75,10 +75,14 @@ export class Backoff {
     this.resetAfterMs = options.resetAfterMs ?? 120_000;
     this.clock = options.clock ?? realClock;
     this.random = options.random ?? Math.random;
-    if (!(this.initialMs >= 0)) throw new RangeError(`Backoff: initialMs must be >= 0, got ${this.initialMs}`);
+    if (!(this.initialMs >= 0))
+      throw new RangeError(`Backoff: initialMs must be >= 0, got ${this.initialMs}`);
     if (!(this.factor >= 1)) throw new RangeError(`Backoff: factor must be >= 1, got ${this.factor}`);
     if (!(this.capMs >= this.initialMs)) {
       throw new RangeError(`Backoff: capMs (${this.capMs}) must be >= initialMs (${this.initialMs})`);
+    }
+    if (!(this.resetAfterMs >= 0)) {
+      throw new RangeError(`Backoff: resetAfterMs must be >= 0, got ${this.resetAfterMs}`);
     }
     if (!(this.jitter >= 0)) throw new RangeError(`Backoff: jitter must be >= 0, got ${this.jitter}`);
     this.baseMs = this.initialMs;

@@ -1,5 +1,5 @@
 /**
- * Time as an injected dependency. Every timing rule in @nodeagent (relist periods,
+ * Time as an injected dependency. Every timing rule in `@nodeagent` (relist periods,
  * backoffs, grace periods, health thresholds) reads time and schedules work through a
  * {@link Clock}, so tests drive it with `FakeClock` from `@nodeagent/core/testing`
  * instead of sleeping.
@@ -48,7 +48,11 @@ export function abortReason(signal: AbortSignal): Error {
  * the real clock share one abort behaviour.
  * @internal
  */
-export function sleepOn(clock: Pick<Clock, 'setTimeout'>, delayMs: number, signal?: AbortSignal): Promise<void> {
+export function sleepOn(
+  clock: Pick<Clock, 'setTimeout'>,
+  delayMs: number,
+  signal?: AbortSignal,
+): Promise<void> {
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   return new Promise<void>((resolve, reject) => {
     const onAbort = (): void => {
@@ -63,25 +67,54 @@ export function sleepOn(clock: Pick<Clock, 'setTimeout'>, delayMs: number, signa
   });
 }
 
+/** Node fires timers longer than this (about 24.8 days) after 1 ms instead, with a warning. */
+const MAX_NODE_DELAY_MS = 2_147_483_647;
+
+/** A Node timer that splits delays longer than Node's limit into chunks. */
 class RealTimer implements Timer {
+  private handle: NodeJS.Timeout | undefined;
+  private unrefed = false;
+  private cancelled = false;
+
   constructor(
-    private readonly handle: NodeJS.Timeout,
-    private readonly clear: (h: NodeJS.Timeout) => void,
-  ) {}
-  cancel(): void {
-    this.clear(this.handle);
+    private readonly fn: () => void,
+    private readonly delayMs: number,
+    private readonly repeat: boolean,
+  ) {
+    this.arm(delayMs);
   }
+
+  cancel(): void {
+    this.cancelled = true;
+    if (this.handle !== undefined) clearTimeout(this.handle);
+    this.handle = undefined;
+  }
+
   unref(): Timer {
-    this.handle.unref();
+    this.unrefed = true;
+    this.handle?.unref();
     return this;
+  }
+
+  private arm(remainingMs: number): void {
+    const chunk = Math.min(remainingMs, MAX_NODE_DELAY_MS);
+    this.handle = setTimeout(() => {
+      if (this.cancelled) return;
+      if (remainingMs > chunk) return this.arm(remainingMs - chunk);
+      // Re-armed before running, so the callback can cancel its own interval.
+      if (this.repeat) this.arm(this.delayMs);
+      else this.handle = undefined;
+      this.fn();
+    }, chunk);
+    if (this.unrefed) this.handle.unref();
   }
 }
 
 /** The process's real time: `Date.now()` and Node's timers. */
 export const realClock: Clock = {
   now: () => Date.now(),
-  setTimeout: (fn, delayMs) => new RealTimer(setTimeout(fn, Math.max(0, delayMs)), clearTimeout),
-  setInterval: (fn, periodMs) => new RealTimer(setInterval(fn, Math.max(1, periodMs)), clearInterval),
+  setTimeout: (fn, delayMs) => new RealTimer(fn, Math.max(0, delayMs) || 0, false),
+  setInterval: (fn, periodMs) => new RealTimer(fn, Math.max(1, periodMs) || 1, true),
   sleep(delayMs, signal) {
     return sleepOn(realClock, delayMs, signal);
   },

@@ -4,15 +4,16 @@
  * @module
  */
 import { type Clock, sleepOn, type Timer } from './clock.js';
+import { IndexedHeap } from './internal/indexed-heap.js';
 
 interface Scheduled {
-  readonly id: number;
+  /** Scheduling order: breaks ties between timers due at the same instant. */
+  seq: number;
   at: number;
   readonly periodMs: number | undefined;
   readonly fn: () => void;
-  cancelled: boolean;
+  heapIndex: number;
 }
-
 /** Options for {@link FakeClock}. */
 export interface FakeClockOptions {
   /**
@@ -40,26 +41,36 @@ export interface FakeClockOptions {
  */
 export class FakeClock implements Clock {
   private current: number;
-  private nextId = 0;
-  private readonly timers = new Map<number, Scheduled>();
+  private nextSeq = 0;
+  // A heap keeps each firing O(log n), so tests with thousands of timers stay fast.
+  private readonly timers = new IndexedHeap<Scheduled>(
+    (a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq),
+  );
 
   constructor(options: FakeClockOptions = {}) {
     this.current = options.startMs ?? 1_700_000_000_000;
   }
 
+  /** The fake current time, in milliseconds since the epoch. */
   now(): number {
     return this.current;
   }
 
+  /** Schedules `fn` at `now() + delayMs` (negative delays count as 0). */
   setTimeout(fn: () => void, delayMs: number): Timer {
     return this.schedule(fn, Math.max(0, delayMs), undefined);
   }
 
+  /**
+   * Schedules `fn` every `periodMs` (minimum 1 ms). Each repetition is rescheduled when
+   * the previous one fires, so it ties after timers scheduled earlier for the same instant.
+   */
   setInterval(fn: () => void, periodMs: number): Timer {
     const p = Math.max(1, periodMs);
     return this.schedule(fn, p, p);
   }
 
+  /** Resolves once the clock has been advanced by `delayMs`; rejects when `signal` aborts. */
   sleep(delayMs: number, signal?: AbortSignal): Promise<void> {
     return sleepOn(this, delayMs, signal);
   }
@@ -71,7 +82,7 @@ export class FakeClock implements Clock {
 
   /** The due time of the earliest pending timer, or `undefined` when none is pending. */
   nextDueAt(): number | undefined {
-    return this.earliest()?.at;
+    return this.timers.peek()?.at;
   }
 
   /**
@@ -79,11 +90,10 @@ export class FakeClock implements Clock {
    * callbacks settle after each one.
    */
   async advance(ms: number): Promise<void> {
-    if (ms < 0) throw new RangeError(`FakeClock.advance: ms must be >= 0, got ${ms}`);
-    const target = this.current + ms;
+    const target = this.targetOf('advance', ms);
     await flushMicrotasks();
     for (;;) {
-      const next = this.earliest();
+      const next = this.timers.peek();
       if (!next || next.at > target) break;
       this.current = next.at;
       this.fire(next);
@@ -103,10 +113,9 @@ export class FakeClock implements Clock {
    * code under test.
    */
   advanceSync(ms: number): void {
-    if (ms < 0) throw new RangeError(`FakeClock.advanceSync: ms must be >= 0, got ${ms}`);
-    const target = this.current + ms;
+    const target = this.targetOf('advanceSync', ms);
     for (;;) {
-      const next = this.earliest();
+      const next = this.timers.peek();
       if (!next || next.at > target) break;
       this.current = next.at;
       this.fire(next);
@@ -120,21 +129,30 @@ export class FakeClock implements Clock {
    */
   async runAll(maxTimers = 10_000): Promise<void> {
     for (let i = 0; i < maxTimers; i++) {
-      const next = this.earliest();
+      const next = this.timers.peek();
       if (!next) return;
       await this.advanceTo(next.at);
     }
-    throw new Error(`FakeClock.runAll: still ${this.timers.size} timer(s) pending after ${maxTimers} firings`);
+    throw new Error(
+      `FakeClock.runAll: still ${this.timers.size} timer(s) pending after ${maxTimers} firings`,
+    );
+  }
+
+  private targetOf(method: string, ms: number): number {
+    // NaN would otherwise fire every timer and leave the clock at NaN.
+    if (!(ms >= 0) || !Number.isFinite(ms)) {
+      throw new RangeError(`FakeClock.${method}: ms must be a finite number >= 0, got ${ms}`);
+    }
+    return this.current + ms;
   }
 
   private schedule(fn: () => void, delayMs: number, periodMs: number | undefined): Timer {
-    const entry: Scheduled = { id: this.nextId++, at: this.current + delayMs, periodMs, fn, cancelled: false };
-    this.timers.set(entry.id, entry);
+    const entry: Scheduled = { seq: this.nextSeq++, at: this.current + delayMs, periodMs, fn, heapIndex: -1 };
+    this.timers.push(entry);
     const timers = this.timers;
     const timer: Timer = {
       cancel() {
-        entry.cancelled = true;
-        timers.delete(entry.id);
+        timers.remove(entry);
       },
       unref() {
         return timer;
@@ -143,17 +161,14 @@ export class FakeClock implements Clock {
     return timer;
   }
 
-  private earliest(): Scheduled | undefined {
-    let best: Scheduled | undefined;
-    for (const t of this.timers.values()) {
-      if (!best || t.at < best.at || (t.at === best.at && t.id < best.id)) best = t;
-    }
-    return best;
-  }
-
   private fire(t: Scheduled): void {
-    if (t.periodMs === undefined) this.timers.delete(t.id);
-    else t.at += t.periodMs;
+    this.timers.pop();
+    if (t.periodMs !== undefined) {
+      // Re-armed before running, so the callback can cancel its own interval.
+      t.at += t.periodMs;
+      t.seq = this.nextSeq++;
+      this.timers.push(t);
+    }
     t.fn();
   }
 }

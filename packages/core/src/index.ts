@@ -1,5 +1,5 @@
 /**
- * The foundation every @nodeagent package builds on: an injected {@link Logger}, an
+ * The foundation every `@nodeagent` package builds on: an injected {@link Logger}, an
  * injected {@link Clock} (with `FakeClock` in `@nodeagent/core/testing`), a jittered
  * exponential {@link Backoff}, and a client-go grade {@link WorkQueue} with rate limiters
  * and metrics.
@@ -25,3 +25,35 @@ export {
   type LogLevel,
   noopLogger,
 } from './logger.js';
+export {
+  createPromMetricsProvider,
+  MetricRegistrationError,
+  type PromClientModule,
+  type PromMetricsProviderOptions,
+  type PromRegistry,
+} from './prom-work-queue-metrics.js';
+export {
+  BucketRateLimiter,
+  defaultControllerRateLimiter,
+  ItemExponentialFailureRateLimiter,
+  ItemFastSlowRateLimiter,
+  MaxOfRateLimiter,
+  type RateLimiter,
+  WithMaxWaitRateLimiter,
+} from './rate-limiters.js';
+export {
+  InvalidWorkQueueOptionsError,
+  WorkQueue,
+  type WorkQueueItem,
+  type WorkQueueKey,
+  type WorkQueueKeyItem,
+  type WorkQueueOptions,
+  type WorkQueueShutdownItem,
+} from './work-queue.js';
+export {
+  type CounterMetric,
+  type GaugeMetric,
+  type HistogramMetric,
+  noopWorkQueueMetricsProvider,
+  type WorkQueueMetricsProvider,
+} from './work-queue-metrics.js';

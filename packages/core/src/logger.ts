@@ -1,5 +1,5 @@
 /**
- * The logging contract every @nodeagent package accepts: pino's argument order
+ * The logging contract every `@nodeagent` package accepts: pino's argument order
  * (`(obj, msg)` or `(msg)`) and `child(bindings)`. pino loggers satisfy it as they are;
  * libraries never depend on pino.
  *
@@ -14,10 +14,15 @@ export interface LogFn {
 
 /** A structured logger with pino's shape. */
 export interface Logger {
+  /** Logs the finest detail (pino level 10). */
   trace: LogFn;
+  /** Logs diagnostics for developers (pino level 20). */
   debug: LogFn;
+  /** Logs normal operation (pino level 30). */
   info: LogFn;
+  /** Logs something unexpected that the code recovered from (pino level 40). */
   warn: LogFn;
+  /** Logs a failure that needs attention (pino level 50). */
   error: LogFn;
   /** A logger that adds `bindings` to every record, e.g. `{ component: 'pleg' }`. */
   child(bindings: Readonly<Record<string, unknown>>): Logger;
@@ -28,7 +33,13 @@ export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 
 const LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error'];
 /** pino's numeric levels, so JSON output sorts and filters like pino's. */
-const LEVEL_NUMBERS: Readonly<Record<LogLevel, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50 };
+const LEVEL_NUMBERS: Readonly<Record<LogLevel, number>> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+};
 
 const noop: LogFn = () => {};
 
@@ -55,7 +66,10 @@ export interface ConsoleLoggerOptions {
    * Where lines go.
    * @default process.stderr
    */
-  readonly stream?: { write(line: string): unknown };
+  readonly stream?: {
+    /** Receives one complete line, ending in `\n`. */
+    write(line: string): unknown;
+  };
   /**
    * `json` writes one pino-compatible JSON object per line; `pretty` writes
    * `LEVEL msg key=value ...` for humans.
@@ -78,6 +92,8 @@ export interface ConsoleLoggerOptions {
  */
 export function consoleLogger(options: ConsoleLoggerOptions = {}): Logger {
   const min = LEVELS.indexOf(options.level ?? 'info');
+  if (min < 0)
+    throw new RangeError(`consoleLogger: level must be one of ${LEVELS.join(', ')}, got ${options.level}`);
   const stream = options.stream ?? process.stderr;
   const format = options.format ?? 'json';
   const now = options.now ?? Date.now;
@@ -87,7 +103,14 @@ export function consoleLogger(options: ConsoleLoggerOptions = {}): Logger {
       return ((objOrMsg: Readonly<Record<string, unknown>> | string, msg?: string) => {
         const fields = typeof objOrMsg === 'string' ? {} : objOrMsg;
         const text = typeof objOrMsg === 'string' ? objOrMsg : msg;
-        stream.write(`${render(format, level, now(), bindings, fields, text)}\n`);
+        let line: string;
+        try {
+          line = render(format, level, now(), bindings, fields, text);
+        } catch (err) {
+          // Spreading the fields ran a throwing getter: still say something, never throw.
+          line = safeStringify({ level: LEVEL_NUMBERS[level], msg: text, logError: String(err) });
+        }
+        stream.write(`${line}\n`);
       }) as LogFn;
     };
     return {
@@ -122,16 +145,25 @@ function render(
   return parts.join(' ');
 }
 
-/** JSON.stringify that survives Errors, bigints and cycles (a log call must never throw). */
+/**
+ * JSON.stringify that survives Errors, bigints, cycles and throwing getters (a log call must
+ * never throw). Only true cycles become `[Circular]`; an object referenced twice is written twice.
+ */
 function safeStringify(value: unknown): string {
-  const seen = new WeakSet<object>();
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v === 'bigint') return v.toString();
-    if (v instanceof Error) return { type: v.name, message: v.message, stack: v.stack };
-    if (typeof v === 'object' && v !== null) {
-      if (seen.has(v)) return '[Circular]';
-      seen.add(v);
-    }
-    return v;
-  });
+  // The replacer's `this` is the object holding the current key, so trimming the stack back
+  // to it leaves exactly the ancestors of the value being written.
+  const ancestors: object[] = [];
+  try {
+    return JSON.stringify(value, function (this: unknown, _key: string, v: unknown) {
+      if (typeof v === 'bigint') return v.toString();
+      if (typeof v !== 'object' || v === null) return v;
+      while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop();
+      if (ancestors.includes(v)) return '[Circular]';
+      ancestors.push(v);
+      if (v instanceof Error) return { type: v.name, message: v.message, stack: v.stack };
+      return v;
+    });
+  } catch (err) {
+    return JSON.stringify({ msg: '[unserializable log record]', error: String(err) });
+  }
 }

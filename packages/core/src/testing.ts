@@ -1,5 +1,5 @@
 /**
- * Test doubles for @nodeagent/core users: a manual clock and a logger that records.
+ * Test doubles for `@nodeagent/core` users: a manual clock and a logger that records.
  *
  * @packageDocumentation
  */
