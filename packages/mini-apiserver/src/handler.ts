@@ -1,0 +1,459 @@
+/**
+ * The HTTP request handler: authentication, injected faults, discovery, and the REST verbs
+ * (get, list, watch, create, update, patch, delete, deletecollection) on every resource.
+ *
+ * @module
+ * @internal
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Clock, Logger } from '@nodeagent/core';
+import {
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  openApiV3Document,
+  openApiV3Index,
+  VERSION_INFO,
+} from './discovery.js';
+import {
+  ApiStatusError,
+  badRequest,
+  failureStatus,
+  invalid,
+  methodNotAllowed,
+  pathNotFound,
+  type StatusBody,
+  type StatusCause,
+  tooLargeResourceVersion,
+  unauthorized,
+  unsupportedMediaType,
+} from './errors.js';
+import type { Faults } from './faults.js';
+import { parseFieldSelector } from './fields.js';
+import { parseLabelSelector } from './labels.js';
+import { listPage, writeListPage } from './list.js';
+import { isPlainObject, type KubeObject } from './object.js';
+import { patchTypeOf } from './patch.js';
+import { parseRoute, type ResourceRoute } from './routes.js';
+import type { ObjectStore } from './store.js';
+import { type WatchStart, WatchStream } from './watch-stream.js';
+
+/** A request the server handled, kept for test assertions. */
+export interface RequestRecord {
+  readonly method: string;
+  /** Path without query. */
+  readonly path: string;
+  /** Query parameters. */
+  readonly query: Readonly<Record<string, string>>;
+  /** Whether it was a watch. */
+  readonly watch: boolean;
+}
+
+/** What the handler needs from the server. */
+export interface HandlerContext {
+  readonly store: ObjectStore;
+  readonly faults: Faults;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly token: string | undefined;
+  readonly bookmarkIntervalMs: number;
+  readonly watchTimeoutSeconds: () => number;
+  readonly serverAddress: () => string;
+  readonly watches: Set<WatchStream>;
+  readonly record: (r: RequestRecord) => void;
+}
+
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+function sendJson(res: ServerResponse, code: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+  res.end(text);
+}
+
+function sendStatus(res: ServerResponse, status: StatusBody): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  sendJson(res, status.code, status);
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    const b = c as Buffer;
+    size += b.length;
+    if (size > MAX_BODY_BYTES)
+      throw new ApiStatusError(failureStatus(413, 'RequestEntityTooLarge', 'the request body is too large'));
+    chunks.push(b);
+  }
+  if (size === 0) return undefined;
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw badRequest(`the body of the request could not be decoded as JSON: ${(err as Error).message}`);
+  }
+}
+
+function isTrue(v: string | null): boolean {
+  return v === 'true' || v === '1';
+}
+
+function intParam(q: URLSearchParams, name: string): number | undefined {
+  const v = q.get(name);
+  if (v === null || v === '') return undefined;
+  if (!/^-?[0-9]+$/.test(v)) throw badRequest(`invalid value for ${name}: "${v}"`);
+  return Number(v);
+}
+
+/** Handles one HTTP request end to end; never throws. */
+export async function handleRequest(
+  ctx: HandlerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  try {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const method = (req.method ?? 'GET').toUpperCase();
+    const q = url.searchParams;
+    const route = parseRoute(url.pathname);
+    const watch =
+      route.kind === 'resource' && method === 'GET' && (isTrue(q.get('watch')) || route.legacyWatch);
+    ctx.record({ method, path: url.pathname, query: Object.fromEntries(q), watch });
+    if (route.kind === 'health') {
+      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end('ok');
+      return;
+    }
+    if (ctx.token !== undefined && req.headers.authorization !== `Bearer ${ctx.token}`) throw unauthorized();
+    if (ctx.faults.latencyMs > 0) await ctx.clock.sleep(ctx.faults.latencyMs);
+    const injected = ctx.faults.takeFailure({ method, path: url.pathname, watch });
+    if (injected) {
+      sendStatus(res, injected);
+      return;
+    }
+    switch (route.kind) {
+      case 'version':
+        return sendJson(res, 200, VERSION_INFO);
+      case 'api':
+        return sendJson(res, 200, apiVersions(ctx.serverAddress()));
+      case 'apis':
+        return sendJson(res, 200, apiGroupList());
+      case 'group': {
+        const doc = apiGroup(route.group ?? '');
+        if (!doc) throw pathNotFound();
+        return sendJson(res, 200, doc);
+      }
+      case 'resources': {
+        const doc = apiResourceList(route.group ?? '', route.version ?? '');
+        if (!doc) throw pathNotFound();
+        return sendJson(res, 200, doc);
+      }
+      case 'openapi': {
+        const rest = url.pathname.replace(/^\/openapi\/v3\/?/, '');
+        if (!url.pathname.startsWith('/openapi/v3')) throw pathNotFound();
+        const doc = rest === '' ? openApiV3Index() : openApiV3Document(rest);
+        if (!doc) throw pathNotFound();
+        return sendJson(res, 200, doc);
+      }
+      case 'unknown':
+        throw pathNotFound();
+      case 'resource':
+        await handleResource(ctx, route, method, q, watch, req, res);
+        return;
+    }
+  } catch (err) {
+    if (err instanceof ApiStatusError) {
+      sendStatus(res, err.status);
+      return;
+    }
+    ctx.log.error({ err }, 'mini-apiserver: internal error');
+    sendStatus(
+      res,
+      failureStatus(500, 'InternalError', `Internal error occurred: ${(err as Error).message}`),
+    );
+  }
+}
+
+async function handleResource(
+  ctx: HandlerContext,
+  route: ResourceRoute,
+  method: string,
+  q: URLSearchParams,
+  watch: boolean,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const { type, namespace, name, subresource } = route;
+  const store = ctx.store;
+  if (q.get('dryRun')) throw badRequest('dryRun is not supported by mini-apiserver');
+  if (
+    subresource !== undefined &&
+    subresource !== 'status' &&
+    !(subresource === 'binding' && type.resource === 'pods')
+  ) {
+    throw pathNotFound();
+  }
+  if (subresource === 'status' && !type.hasStatus) throw pathNotFound();
+  if (watch) {
+    startWatch(ctx, route, q, res);
+    return;
+  }
+  if (name === undefined) {
+    if (subresource !== undefined) throw pathNotFound();
+    switch (method) {
+      case 'GET': {
+        const labels = parseLabelSelector(q.get('labelSelector'));
+        const fields = parseFieldSelector(type, q.get('fieldSelector'));
+        const page = listPage(
+          store.table(type),
+          {
+            namespace,
+            labels,
+            fields,
+            limit: intParam(q, 'limit'),
+            continueToken: q.get('continue') || undefined,
+            resourceVersion: q.get('resourceVersion') ?? undefined,
+            resourceVersionMatch: q.get('resourceVersionMatch') || undefined,
+            hasSelectors: labels.requirements.length > 0 || fields.requirements.length > 0,
+          },
+          store.currentRv,
+        );
+        writeListPage(res, type, page);
+        return;
+      }
+      case 'POST': {
+        const body = await readBody(req);
+        if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+        const obj = withNamespace(body as KubeObject, namespace, type.namespaced);
+        return sendJson(res, 201, store.create(type.resource, obj, { keepStatus: false }));
+      }
+      case 'DELETE': {
+        const opts = deleteOptions(await readBody(req), q);
+        const labels = parseLabelSelector(q.get('labelSelector'));
+        const fields = parseFieldSelector(type, q.get('fieldSelector'));
+        const items: KubeObject[] = [];
+        for (const e of store.table(type).currentSnapshot()) {
+          if (namespace !== undefined && e.namespace !== namespace) continue;
+          if (!labels.matches(e.labels) || !fields.matches(e.fields)) continue;
+          items.push(store.delete(type.resource, e.namespace, e.name, opts).object);
+        }
+        return sendJson(res, 200, {
+          kind: type.listKind,
+          apiVersion: type.apiVersion,
+          metadata: { resourceVersion: store.resourceVersion },
+          items,
+        });
+      }
+      default:
+        throw methodNotAllowed();
+    }
+  }
+  switch (method) {
+    case 'GET': {
+      if (subresource === 'binding') throw methodNotAllowed();
+      const obj = store.get(type.resource, namespace, name);
+      return sendJson(res, 200, obj);
+    }
+    case 'PUT': {
+      if (subresource === 'binding') throw methodNotAllowed();
+      const body = await readBody(req);
+      if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+      const obj = withNamespace(body as KubeObject, namespace, type.namespaced);
+      const bodyName = obj.metadata?.name;
+      if (bodyName !== undefined && bodyName !== name) {
+        throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
+      }
+      obj.metadata = { ...(obj.metadata ?? {}), name };
+      const opts = subresource === 'status' ? { subresource: 'status' as const } : {};
+      return sendJson(res, 200, store.update(type.resource, obj, opts));
+    }
+    case 'PATCH': {
+      if (subresource === 'binding') throw methodNotAllowed();
+      const ct = req.headers['content-type'];
+      const patchType = patchTypeOf(ct);
+      if (!patchType) throw unsupportedMediaType(ct ?? '');
+      const body = await readBody(req);
+      const opts = subresource === 'status' ? { subresource: 'status' as const } : {};
+      return sendJson(res, 200, store.patch(type.resource, namespace, name, patchType, body, opts));
+    }
+    case 'POST': {
+      if (subresource !== 'binding') throw methodNotAllowed();
+      const body = await readBody(req);
+      const target = isPlainObject(body) && isPlainObject(body.target) ? body.target.name : undefined;
+      if (typeof target !== 'string' || target === '') {
+        throw invalid('', 'Binding', name, [
+          { reason: 'FieldValueRequired', message: 'Required value', field: 'target.name' },
+        ]);
+      }
+      const pod = store.get('pods', namespace, name);
+      const spec = isPlainObject(pod.spec) ? pod.spec : {};
+      if (typeof spec.nodeName === 'string' && spec.nodeName !== '') {
+        throw new ApiStatusError(
+          failureStatus(
+            409,
+            'Conflict',
+            `Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is already assigned to node "${spec.nodeName}"`,
+            { name, kind: 'pods/binding' },
+          ),
+        );
+      }
+      pod.spec = { ...spec, nodeName: target };
+      store.update('pods', pod);
+      return sendJson(res, 201, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Success',
+        code: 201,
+      });
+    }
+    case 'DELETE': {
+      if (subresource !== undefined) throw methodNotAllowed();
+      const opts = deleteOptions(await readBody(req), q);
+      const result = store.delete(type.resource, namespace, name, opts);
+      if (['pods', 'services', 'namespaces'].includes(type.resource) || !result.deleted) {
+        return sendJson(res, 200, result.object);
+      }
+      const details: Record<string, string> = {
+        name,
+        kind: type.resource,
+        uid: result.object.metadata?.uid ?? '',
+      };
+      if (type.group !== '') details.group = type.group;
+      return sendJson(res, 200, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Success',
+        details,
+      });
+    }
+    default:
+      throw methodNotAllowed();
+  }
+}
+
+function withNamespace(obj: KubeObject, namespace: string | undefined, namespaced: boolean): KubeObject {
+  if (!namespaced) return obj;
+  const meta: Record<string, unknown> = isPlainObject(obj.metadata) ? { ...obj.metadata } : {};
+  if (meta.namespace === undefined || meta.namespace === '') {
+    if (namespace !== undefined) meta.namespace = namespace;
+  } else if (namespace !== undefined && meta.namespace !== namespace) {
+    throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  return { ...obj, metadata: meta };
+}
+
+function deleteOptions(
+  body: unknown,
+  q: URLSearchParams,
+): { gracePeriodSeconds?: number; preconditions?: { uid?: string; resourceVersion?: string } } {
+  const out: { gracePeriodSeconds?: number; preconditions?: { uid?: string; resourceVersion?: string } } = {};
+  const b = isPlainObject(body) ? body : {};
+  const g =
+    typeof b.gracePeriodSeconds === 'number' ? b.gracePeriodSeconds : intParam(q, 'gracePeriodSeconds');
+  if (g !== undefined) out.gracePeriodSeconds = g;
+  if (isPlainObject(b.preconditions)) {
+    const p: { uid?: string; resourceVersion?: string } = {};
+    if (typeof b.preconditions.uid === 'string') p.uid = b.preconditions.uid;
+    if (typeof b.preconditions.resourceVersion === 'string')
+      p.resourceVersion = b.preconditions.resourceVersion;
+    out.preconditions = p;
+  }
+  return out;
+}
+
+function forbidden(field: string, message: string): StatusCause {
+  return { reason: 'FieldValueForbidden', message: `Forbidden: ${message}`, field };
+}
+
+function startWatch(
+  ctx: HandlerContext,
+  route: ResourceRoute,
+  q: URLSearchParams,
+  res: ServerResponse,
+): void {
+  const { type, namespace } = route;
+  const table = ctx.store.table(type);
+  let fieldSelector = q.get('fieldSelector');
+  if (route.name !== undefined) {
+    fieldSelector = fieldSelector
+      ? `${fieldSelector},metadata.name=${route.name}`
+      : `metadata.name=${route.name}`;
+  }
+  const labels = parseLabelSelector(q.get('labelSelector'));
+  const fields = parseFieldSelector(type, fieldSelector);
+  const bookmarks = isTrue(q.get('allowWatchBookmarks'));
+  const sendInitialRaw = q.get('sendInitialEvents');
+  const rvMatch = q.get('resourceVersionMatch') ?? '';
+  const rvParam = q.get('resourceVersion') ?? '';
+  const causes: StatusCause[] = [];
+  if (sendInitialRaw !== null) {
+    if (rvMatch !== 'NotOlderThan') {
+      causes.push(
+        forbidden(
+          'resourceVersionMatch',
+          'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+        ),
+      );
+    }
+    if (!bookmarks)
+      causes.push(
+        forbidden('allowWatchBookmarks', 'sendInitialEvents requires setting allowWatchBookmarks to true'),
+      );
+  } else if (rvMatch !== '') {
+    causes.push(
+      forbidden(
+        'resourceVersionMatch',
+        'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+      ),
+    );
+  }
+  if (causes.length > 0) throw invalid('meta.k8s.io', 'ListOptions', '', causes);
+  if (rvParam !== '' && !/^[0-9]+$/.test(rvParam)) throw badRequest(`invalid resource version "${rvParam}"`);
+  const rv = rvParam === '' ? undefined : Number(rvParam);
+  const current = ctx.store.currentRv;
+  let start: WatchStart;
+  if (sendInitialRaw !== null && isTrue(sendInitialRaw)) {
+    if (rv !== undefined && rv > current) throw tooLargeResourceVersion(rv, current);
+    start = { kind: 'state', endBookmark: true };
+  } else if (rv === undefined || rv === 0) {
+    start = sendInitialRaw !== null ? { kind: 'from', rv: current } : { kind: 'state', endBookmark: false };
+  } else {
+    start = { kind: 'from', rv };
+  }
+  const timeoutParam = intParam(q, 'timeoutSeconds');
+  const stream = new WatchStream({
+    res,
+    type,
+    table,
+    namespace: type.namespaced ? namespace : undefined,
+    labels,
+    fields,
+    bookmarks,
+    bookmarkIntervalMs: ctx.bookmarkIntervalMs,
+    timeoutSeconds: timeoutParam !== undefined && timeoutParam > 0 ? timeoutParam : ctx.watchTimeoutSeconds(),
+    clock: ctx.clock,
+    currentRv: () => ctx.store.currentRv,
+    onClose: (w) => ctx.watches.delete(w),
+  });
+  ctx.watches.add(stream);
+  if (start.kind === 'from') {
+    const history = table.eventsSince(start.rv);
+    if (!history) {
+      stream.fail(
+        failureStatus(410, 'Expired', `too old resource version: ${start.rv} (${table.compactedRv + 1})`),
+      );
+      return;
+    }
+    stream.start(start, undefined, history);
+  } else {
+    stream.start(start, table.currentSnapshot(), undefined);
+  }
+  if (ctx.faults.takeStall()) stream.stall();
+}

@@ -1,0 +1,51 @@
+/**
+ * An embedded, in-memory Kubernetes API server that speaks the real REST protocol (list
+ * with pagination and selectors, watch with resourceVersions, bookmarks and streaming
+ * lists, patches, graceful pod deletion, discovery), so agents and informers run against a
+ * real HTTP peer with no cluster — plus fault injection and an EndpointSlice controller.
+ *
+ * @example
+ * ```ts
+ * import { startMiniApiServer } from '@nodeagent/mini-apiserver';
+ *
+ * const server = await startMiniApiServer({ token: 'secret' });
+ * server.store.create('pods', {
+ *   metadata: { name: 'web', namespace: 'default' },
+ *   spec: { nodeName: 'node-1', containers: [{ name: 'app', image: 'nginx' }] },
+ * });
+ * // server.kubeconfig works with kubectl and @kubernetes/client-node
+ * server.faults.dropWatches();
+ * await server.stop();
+ * ```
+ *
+ * @packageDocumentation
+ */
+export {
+  EndpointSliceController,
+  MANAGED_BY,
+  SERVICE_NAME_LABEL,
+} from './endpointslice-controller.js';
+export {
+  ApiStatusError,
+  type StatusBody,
+  type StatusCause,
+  type StatusDetails,
+} from './errors.js';
+export { type FailureRule, Faults } from './faults.js';
+export type { RequestRecord } from './handler.js';
+export { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
+export { type LabelRequirement, type LabelSelector, parseLabelSelector } from './labels.js';
+export type { JsonValue, KubeObject, ObjectMeta } from './object.js';
+export { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, type PatchType } from './patch.js';
+export { RESOURCE_TYPES, type ResourceName, type ResourceType } from './resources.js';
+export { type MiniApiServer, type MiniApiServerOptions, startMiniApiServer } from './server.js';
+export {
+  type CreateOptions,
+  type DeleteOptions,
+  type DeleteResult,
+  ObjectStore,
+  type ObjectStoreOptions,
+  type StoreChange,
+  type WriteOptions,
+} from './store.js';
+export type { StoreEventType } from './table.js';

@@ -1,0 +1,219 @@
+/**
+ * Object validation with field causes (what the real server reports as 422 Invalid):
+ * names, and the fields of each type that clients most often get wrong.
+ *
+ * @module
+ */
+import { type ApiStatusError, invalid, type StatusCause } from './errors.js';
+import { isPlainObject, type KubeObject } from './object.js';
+import type { ResourceType } from './resources.js';
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+
+const LABEL_MSG =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const SUBDOMAIN_MSG =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const DNS1035_MSG =
+  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+function required(field: string): StatusCause {
+  return { reason: 'FieldValueRequired', message: 'Required value', field };
+}
+
+function invalidValue(field: string, value: unknown, detail: string): StatusCause {
+  const shown = typeof value === 'string' ? `"${value}"` : JSON.stringify(value);
+  return { reason: 'FieldValueInvalid', message: `Invalid value: ${shown}: ${detail}`, field };
+}
+
+type NameRule = 'label' | 'subdomain' | 'dns1035';
+
+const NAME_RULES: Readonly<Record<string, NameRule>> = {
+  pods: 'subdomain',
+  nodes: 'subdomain',
+  services: 'dns1035',
+  events: 'subdomain',
+  namespaces: 'label',
+  endpointslices: 'subdomain',
+  leases: 'subdomain',
+};
+
+/** Checks a name against a DNS rule; returns a cause or `undefined`. */
+export function checkName(field: string, name: string, rule: NameRule): StatusCause | undefined {
+  if (rule === 'label') {
+    if (name.length > 63) return invalidValue(field, name, 'must be no more than 63 characters');
+    if (!DNS1123_LABEL.test(name)) return invalidValue(field, name, LABEL_MSG);
+  } else if (rule === 'dns1035') {
+    if (name.length > 63) return invalidValue(field, name, 'must be no more than 63 characters');
+    if (!DNS1035_LABEL.test(name)) return invalidValue(field, name, DNS1035_MSG);
+  } else {
+    if (name.length > 253) return invalidValue(field, name, 'must be no more than 253 characters');
+    if (!DNS1123_SUBDOMAIN.test(name)) return invalidValue(field, name, SUBDOMAIN_MSG);
+  }
+  return undefined;
+}
+
+function validatePort(field: string, port: unknown, causes: StatusCause[]): void {
+  if (port === undefined || port === null) {
+    causes.push(required(field));
+  } else if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) {
+    causes.push(invalidValue(field, port, 'must be between 1 and 65535, inclusive'));
+  }
+}
+
+function validateContainers(field: string, list: unknown, requireOne: boolean, causes: StatusCause[]): void {
+  if (list === undefined || list === null || (Array.isArray(list) && list.length === 0)) {
+    if (requireOne) causes.push(required(field));
+    return;
+  }
+  if (!Array.isArray(list)) {
+    causes.push(invalidValue(field, list, 'must be a list'));
+    return;
+  }
+  const seen = new Set<string>();
+  list.forEach((c: unknown, i: number) => {
+    const f = `${field}[${i}]`;
+    const ctr = isPlainObject(c) ? c : {};
+    const name = ctr.name;
+    if (typeof name !== 'string' || name === '') causes.push(required(`${f}.name`));
+    else {
+      const bad = checkName(`${f}.name`, name, 'label');
+      if (bad) causes.push(bad);
+      if (seen.has(name))
+        causes.push({
+          reason: 'FieldValueDuplicate',
+          message: `Duplicate value: "${name}"`,
+          field: `${f}.name`,
+        });
+      seen.add(name);
+    }
+    if (typeof ctr.image !== 'string' || ctr.image === '') causes.push(required(`${f}.image`));
+    if (Array.isArray(ctr.ports)) {
+      ctr.ports.forEach((p: unknown, j: number) => {
+        validatePort(
+          `${f}.ports[${j}].containerPort`,
+          isPlainObject(p) ? p.containerPort : undefined,
+          causes,
+        );
+      });
+    }
+  });
+}
+
+function validateSpecific(type: ResourceType, obj: KubeObject, causes: StatusCause[]): void {
+  const o = obj as Record<string, unknown>;
+  switch (type.resource) {
+    case 'pods': {
+      const spec = isPlainObject(o.spec) ? o.spec : undefined;
+      if (!spec) {
+        causes.push(required('spec.containers'));
+        return;
+      }
+      validateContainers('spec.containers', spec.containers, true, causes);
+      validateContainers('spec.initContainers', spec.initContainers, false, causes);
+      const rp = spec.restartPolicy;
+      if (rp !== undefined && rp !== 'Always' && rp !== 'OnFailure' && rp !== 'Never') {
+        causes.push({
+          reason: 'FieldValueNotSupported',
+          message: `Unsupported value: "${String(rp)}": supported values: "Always", "OnFailure", "Never"`,
+          field: 'spec.restartPolicy',
+        });
+      }
+      break;
+    }
+    case 'services': {
+      const spec = isPlainObject(o.spec) ? o.spec : {};
+      const headless = spec.clusterIP === 'None' || spec.type === 'ExternalName';
+      const ports = spec.ports;
+      if (!Array.isArray(ports) || ports.length === 0) {
+        if (!headless) causes.push(required('spec.ports'));
+        return;
+      }
+      ports.forEach((p: unknown, i: number) => {
+        const port = isPlainObject(p) ? p : {};
+        validatePort(`spec.ports[${i}].port`, port.port, causes);
+        const tp = port.targetPort;
+        if (typeof tp === 'number') validatePort(`spec.ports[${i}].targetPort`, tp, causes);
+        if (ports.length > 1 && (typeof port.name !== 'string' || port.name === '')) {
+          causes.push(required(`spec.ports[${i}].name`));
+        }
+      });
+      break;
+    }
+    case 'endpointslices': {
+      const at = o.addressType;
+      if (at === undefined) causes.push(required('addressType'));
+      else if (at !== 'IPv4' && at !== 'IPv6' && at !== 'FQDN') {
+        causes.push({
+          reason: 'FieldValueNotSupported',
+          message: `Unsupported value: "${String(at)}": supported values: "FQDN", "IPv4", "IPv6"`,
+          field: 'addressType',
+        });
+      }
+      const eps = o.endpoints;
+      if (Array.isArray(eps)) {
+        eps.forEach((e: unknown, i: number) => {
+          const addrs = isPlainObject(e) ? e.addresses : undefined;
+          if (!Array.isArray(addrs) || addrs.length === 0) causes.push(required(`endpoints[${i}].addresses`));
+        });
+      }
+      break;
+    }
+    case 'events': {
+      const io = isPlainObject(o.involvedObject) ? o.involvedObject : undefined;
+      if (!io) causes.push(required('involvedObject'));
+      break;
+    }
+  }
+}
+
+/**
+ * Validates an object about to be stored.
+ * @returns the 422 error to throw, or `undefined` when the object is valid.
+ */
+export function validateObject(type: ResourceType, obj: KubeObject): ApiStatusError | undefined {
+  const causes: StatusCause[] = [];
+  const meta = obj.metadata ?? {};
+  const name = typeof meta.name === 'string' ? meta.name : '';
+  if (name === '') {
+    causes.push({
+      reason: 'FieldValueRequired',
+      message: 'Required value: name or generateName is required',
+      field: 'metadata.name',
+    });
+  } else {
+    const bad = checkName('metadata.name', name, NAME_RULES[type.resource] ?? 'subdomain');
+    if (bad) causes.push(bad);
+  }
+  if (type.namespaced) {
+    const ns = meta.namespace;
+    if (typeof ns !== 'string' || ns === '') causes.push(required('metadata.namespace'));
+  }
+  validateMetaMaps(meta.labels, 'metadata.labels', causes);
+  validateSpecific(type, obj, causes);
+  return causes.length > 0 ? invalid(type.group, type.kind, name, causes) : undefined;
+}
+
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+function validateMetaMaps(map: unknown, field: string, causes: StatusCause[]): void {
+  if (map === undefined || map === null) return;
+  if (!isPlainObject(map)) {
+    causes.push(invalidValue(field, map, 'must be a map of strings'));
+    return;
+  }
+  for (const [k, v] of Object.entries(map)) {
+    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v)) {
+      causes.push(
+        invalidValue(
+          field,
+          v,
+          "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        ),
+      );
+    }
+    if (k === '') causes.push(invalidValue(field, k, 'name part must be non-empty'));
+  }
+}

@@ -1,0 +1,119 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: assertions read raw API JSON
+import {
+  type KubeObject,
+  type MiniApiServer,
+  type MiniApiServerOptions,
+  startMiniApiServer,
+} from '../src/index.js';
+
+/** Starts a server and registers nothing: callers stop it in afterEach. */
+export async function start(options: MiniApiServerOptions = {}): Promise<MiniApiServer> {
+  return startMiniApiServer(options);
+}
+
+/** A minimal valid pod. */
+export function pod(
+  name: string,
+  extra: { ns?: string; labels?: Record<string, string>; nodeName?: string; status?: unknown } = {},
+): KubeObject {
+  const spec: Record<string, unknown> = { containers: [{ name: 'app', image: 'busybox' }] };
+  if (extra.nodeName !== undefined) spec.nodeName = extra.nodeName;
+  const obj: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: extra.ns ?? 'default', ...(extra.labels ? { labels: extra.labels } : {}) },
+    spec,
+  };
+  if (extra.status !== undefined) obj.status = extra.status;
+  return obj;
+}
+
+/** JSON request against the server; returns status code and parsed body. */
+export async function call(
+  server: MiniApiServer,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<{ code: number; body: any; headers: Headers }> {
+  const init: RequestInit = { method, headers: { 'content-type': contentType } };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  const res = await fetch(server.url + path, init);
+  const text = await res.text();
+  return { code: res.status, body: text === '' ? undefined : JSON.parse(text), headers: res.headers };
+}
+
+/** An open watch that collects decoded events. */
+export interface WatchHandle {
+  readonly events: Array<{ type: string; object: any }>;
+  readonly status: number;
+  /** Resolves when at least `n` events arrived (rejects after `timeoutMs`). */
+  waitFor(n: number, timeoutMs?: number): Promise<Array<{ type: string; object: any }>>;
+  /** Resolves when the server ended the stream (done=true) or the connection failed (done=false). */
+  readonly ended: Promise<boolean>;
+  close(): void;
+}
+
+/** Opens a watch (path includes the query). */
+export async function openWatch(server: MiniApiServer, pathAndQuery: string): Promise<WatchHandle> {
+  const ac = new AbortController();
+  const res = await fetch(server.url + pathAndQuery, { signal: ac.signal });
+  const events: Array<{ type: string; object: any }> = [];
+  let notify: (() => void) | undefined;
+  const ended = (async () => {
+    if (!res.body) return true;
+    const decoder = new TextDecoder();
+    let buf = '';
+    try {
+      for await (const chunk of res.body) {
+        buf += decoder.decode(chunk as Uint8Array, { stream: true });
+        let nl = buf.indexOf('\n');
+        while (nl >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          if (line.trim() !== '') events.push(JSON.parse(line));
+          nl = buf.indexOf('\n');
+        }
+        notify?.();
+      }
+      return true;
+    } catch {
+      return false;
+    } finally {
+      notify?.();
+    }
+  })();
+  let finished = false;
+  void ended.then(() => {
+    finished = true;
+  });
+  return {
+    events,
+    status: res.status,
+    ended,
+    close: () => ac.abort(),
+    waitFor(n, timeoutMs = 5000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `timed out waiting for ${n} events, got ${JSON.stringify(events.map((e) => e.type))}`,
+              ),
+            ),
+          timeoutMs,
+        );
+        const check = (): void => {
+          if (events.length >= n) {
+            clearTimeout(timer);
+            resolve(events);
+          } else if (finished) {
+            clearTimeout(timer);
+            reject(new Error(`stream ended with ${events.length} events`));
+          } else notify = check;
+        };
+        check();
+      });
+    },
+  };
+}
