@@ -1,0 +1,146 @@
+/**
+ * IP and CIDR parsing with kube-proxy's normalisation: IPv4 octets with leading zeros are read
+ * as decimal (`172.30.0.041` → `172.30.0.41`, as Go's `ParseIPSloppy`), IPv6 is printed in RFC
+ * 5952 form, IPv4-mapped IPv6 (`::ffff:1.2.3.4`) counts as IPv4 (as Go's `To4()`), and CIDRs
+ * are masked to their network address (`10.0.0.5/8` → `10.0.0.0/8`).
+ *
+ * @module
+ */
+import type { IPFamily } from './types.js';
+
+/** A parsed, normalised IP address. */
+export interface ParsedIP {
+  /** The canonical text form. */
+  readonly ip: string;
+  /** Its family. */
+  readonly family: IPFamily;
+}
+
+/** A parsed CIDR masked to its network address. */
+export interface ParsedCIDR {
+  /** The canonical text form `network/prefix`. */
+  readonly cidr: string;
+  /** Its family. */
+  readonly family: IPFamily;
+}
+
+function parseIPv4Bytes(text: string): Uint8Array | null {
+  const parts = text.split('.');
+  if (parts.length !== 4) return null;
+  const bytes = new Uint8Array(4);
+  for (let i = 0; i < 4; i++) {
+    const part = parts[i]!;
+    if (!/^[0-9]{1,3}$/.test(part)) return null;
+    const value = Number.parseInt(part, 10);
+    if (value > 255) return null;
+    bytes[i] = value;
+  }
+  return bytes;
+}
+
+function parseHexGroups(text: string): number[] | null {
+  if (text === '') return [];
+  const groups: number[] = [];
+  for (const group of text.split(':')) {
+    if (!/^[0-9a-fA-F]{1,4}$/.test(group)) return null;
+    groups.push(Number.parseInt(group, 16));
+  }
+  return groups;
+}
+
+function parseIPv6Bytes(text: string): Uint8Array | null {
+  let body = text;
+  const lastColon = body.lastIndexOf(':');
+  if (body.indexOf('.', lastColon) > 0) {
+    // An embedded IPv4 tail ('::ffff:1.2.3.4') becomes the last two hex groups.
+    const tail = parseIPv4Bytes(body.slice(lastColon + 1));
+    if (tail === null) return null;
+    const high = ((tail[0]! << 8) | tail[1]!).toString(16);
+    const low = ((tail[2]! << 8) | tail[3]!).toString(16);
+    body = `${body.slice(0, lastColon + 1)}${high}:${low}`;
+  }
+  const ellipsis = body.indexOf('::');
+  let groups: number[];
+  if (ellipsis >= 0) {
+    if (body.indexOf('::', ellipsis + 1) >= 0) return null;
+    const head = parseHexGroups(body.slice(0, ellipsis));
+    const rest = parseHexGroups(body.slice(ellipsis + 2));
+    if (head === null || rest === null) return null;
+    const missing = 8 - head.length - rest.length;
+    if (missing < 1) return null;
+    groups = [...head, ...new Array<number>(missing).fill(0), ...rest];
+  } else {
+    const all = parseHexGroups(body);
+    if (all === null || all.length !== 8) return null;
+    groups = all;
+  }
+  const bytes = new Uint8Array(16);
+  groups.forEach((g, i) => {
+    bytes[i * 2] = g >> 8;
+    bytes[i * 2 + 1] = g & 0xff;
+  });
+  return bytes;
+}
+
+function isV4Mapped(bytes: Uint8Array): boolean {
+  for (let i = 0; i < 10; i++) if (bytes[i] !== 0) return false;
+  return bytes[10] === 0xff && bytes[11] === 0xff;
+}
+
+function formatIPv6(bytes: Uint8Array): string {
+  const groups: number[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push((bytes[i]! << 8) | bytes[i + 1]!);
+  // RFC 5952: compress the longest run (≥ 2) of zero groups, the first one on a tie.
+  let bestStart = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen) {
+      bestStart = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (bestStart < 0) return hex.join(':');
+  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
+}
+
+function parseBytes(text: string): Uint8Array | null {
+  if (text.includes(':')) return parseIPv6Bytes(text);
+  return parseIPv4Bytes(text);
+}
+
+function toParsed(bytes: Uint8Array): ParsedIP {
+  if (bytes.length === 4) return { ip: bytes.join('.'), family: 4 };
+  if (isV4Mapped(bytes)) return { ip: Array.from(bytes.subarray(12)).join('.'), family: 4 };
+  return { ip: formatIPv6(bytes), family: 6 };
+}
+
+/** Parses an IP address as kube-proxy does; null when `text` is not an IP (zones such as `%eth0` are refused). */
+export function parseIP(text: string): ParsedIP | null {
+  const bytes = parseBytes(text);
+  return bytes === null ? null : toParsed(bytes);
+}
+
+/** Parses a CIDR (`ip/prefix`, prefix leading zeros allowed) and masks it to its network; null when invalid. */
+export function parseCIDR(text: string): ParsedCIDR | null {
+  const slash = text.indexOf('/');
+  if (slash < 0) return null;
+  const bytes = parseBytes(text.slice(0, slash));
+  const prefixText = text.slice(slash + 1);
+  if (bytes === null || !/^[0-9]{1,3}$/.test(prefixText)) return null;
+  const prefix = Number.parseInt(prefixText, 10);
+  if (bytes.length === 16 && isV4Mapped(bytes)) return null;
+  if (prefix > bytes.length * 8) return null;
+  for (let bit = prefix; bit < bytes.length * 8; bit++) {
+    bytes[bit >> 3]! &= ~(0x80 >> (bit & 7));
+  }
+  const parsed = toParsed(bytes);
+  return { cidr: `${parsed.ip}/${prefix}`, family: parsed.family };
+}
