@@ -1,0 +1,44 @@
+import { FakeClock } from '@nodeagent/core/testing';
+import { Registry } from 'prom-client';
+import type { DeletedFinalStateUnknown, KubeObject, SharedInformerOptions } from '../src/index.js';
+import { RestListerWatcher, SharedInformer } from '../src/index.js';
+import { ScriptedServer } from './scripted-server.js';
+
+export interface Recorded {
+  readonly adds: { name: string; initial: boolean }[];
+  readonly updates: { old: string; new: string }[];
+  readonly deletes: (KubeObject | DeletedFinalStateUnknown)[];
+}
+
+export async function setup(options: SharedInformerOptions = {}, token?: string) {
+  const server = await new ScriptedServer().start();
+  const clock = new FakeClock();
+  const registry = new Registry();
+  const lw = new RestListerWatcher({ kubeConfig: server.kubeConfig(token), path: '/api/v1/pods' });
+  const informer = new SharedInformer(lw, { clock, random: () => 0.5, registry, name: 'pods', ...options });
+  const errors: Error[] = [];
+  informer.on('watchError', (e) => errors.push(e));
+  const seen: Recorded = { adds: [], updates: [], deletes: [] };
+  informer.addEventHandler({
+    onAdd: (o, initial) => void seen.adds.push({ name: o.metadata?.name ?? '', initial }),
+    onUpdate: (o, n) =>
+      void seen.updates.push({
+        old: o.metadata?.resourceVersion ?? '',
+        new: n.metadata?.resourceVersion ?? '',
+      }),
+    onDelete: (o) => void seen.deletes.push(o),
+  });
+  const advance = () => clock.advance(500);
+  const cleanup = async () => {
+    await informer.stop();
+    lw.close();
+    await server.close();
+  };
+  const names = () =>
+    informer.lister
+      .list()
+      .map((p) => `${p.metadata?.name}@${p.metadata?.resourceVersion}`)
+      .sort();
+  const metric = async (name: string) => (await registry.getSingleMetric(name)?.get())?.values ?? [];
+  return { server, clock, informer, errors, seen, advance, cleanup, names, registry, metric, lw };
+}
