@@ -1,0 +1,140 @@
+/**
+ * One sync step for the proxier's loop: plan (full or partial), ensure jump rules on full
+ * syncs, apply the payloads in order, and record the outcome in the planner.
+ *
+ * @module
+ */
+import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
+import type { ProxySnapshot } from '@nodeagent/proxy-state';
+import { type IptablesExecutor, type JumpRule, kubeProxyJumpRules } from './executor.js';
+import { IptablesRenderer } from './render.js';
+import type { IptablesRenderOptions } from './render-options.js';
+import type { InvalidServicePortError, IptablesServicePort } from './service-port.js';
+import { SnapshotAdapter, snapshotFamily } from './snapshot-input.js';
+import { type FullSyncReason, IptablesSyncPlanner, type IptablesSyncPlannerOptions } from './sync-planner.js';
+
+/** Options of {@link IptablesSyncer}. */
+export interface IptablesSyncerOptions extends IptablesSyncPlannerOptions {
+  /** Where the rules go. */
+  readonly executor: IptablesExecutor;
+  /** Renderer options (family, detector, mark, ...). */
+  readonly render?: IptablesRenderOptions;
+  /**
+   * Jump rules ensured before every full sync.
+   * @default kubeProxyJumpRules(localhost node ports enabled for IPv4)
+   */
+  readonly jumpRules?: readonly JumpRule[];
+  /** @default noopLogger */
+  readonly logger?: Logger;
+}
+
+/** What one sync did. */
+export interface IptablesSyncResult {
+  /** True for a full sync. */
+  readonly full: boolean;
+  /** Why it was full. */
+  readonly fullReason: FullSyncReason | undefined;
+  /** Bytes written to iptables-restore. */
+  readonly bytes: number;
+  /** Number of restore calls. */
+  readonly restoreCalls: number;
+  /** Stale chains deleted. */
+  readonly deletedChains: number;
+  /** Rules per table after the sync (for `sync_proxy_rules_iptables_total{table}`). */
+  readonly ruleCounts: { readonly filter: number; readonly nat: number };
+  /** Ports dropping traffic for lack of local endpoints (`sync_proxy_rules_no_local_endpoints_total`). */
+  readonly noLocalEndpoints: { readonly internal: number; readonly external: number };
+  /** False when a partial sync left the unchanged shared chains out. */
+  readonly sharedChainsWritten: boolean;
+  /** Wall time in milliseconds. */
+  readonly durationMs: number;
+  /** Service ports skipped because of bad input. */
+  readonly errors: readonly InvalidServicePortError[];
+}
+
+/**
+ * Applies rulesets through an executor with kube-proxy's sync policy (see
+ * {@link IptablesSyncPlanner}). Not re-entrant: the caller's loop serialises calls.
+ */
+export class IptablesSyncer {
+  /** The planner (policy state: last full sync, known chains). */
+  readonly planner: IptablesSyncPlanner;
+  /** The renderer. */
+  readonly renderer: IptablesRenderer;
+  readonly #executor: IptablesExecutor;
+  readonly #jumps: readonly JumpRule[];
+  readonly #log: Logger;
+  readonly #clock: Clock;
+  readonly #adapter = new SnapshotAdapter();
+
+  /** @param options executor, renderer options and policy. */
+  constructor(options: IptablesSyncerOptions) {
+    this.#executor = options.executor;
+    this.renderer = new IptablesRenderer(options.render ?? {});
+    this.planner = new IptablesSyncPlanner(this.renderer, options);
+    this.#jumps = options.jumpRules ?? kubeProxyJumpRules(this.renderer.options.localhostNodePorts);
+    this.#log = options.logger ?? noopLogger;
+    this.#clock = options.clock ?? realClock;
+  }
+
+  /**
+   * Syncs `servicePorts`; `changedServices` are the service keys changed since the last
+   * successful sync. @throws the executor's error after recording the failure.
+   */
+  async sync(
+    servicePorts: Iterable<IptablesServicePort>,
+    changedServices: ReadonlySet<string>,
+    forceFull = false,
+  ): Promise<IptablesSyncResult> {
+    return this.#sync(this.planner, servicePorts, changedServices, forceFull);
+  }
+
+  /**
+   * Syncs a proxy-state snapshot (its `changedServices`; `fullSyncRequired` forces a full
+   * sync). @throws TypeError if the snapshot's family differs from the renderer's.
+   */
+  async syncSnapshot(snapshot: ProxySnapshot): Promise<IptablesSyncResult> {
+    if (snapshotFamily(snapshot) !== this.renderer.options.ipFamily) {
+      throw new TypeError(
+        `snapshot is ${snapshotFamily(snapshot)} but this syncer renders ${this.renderer.options.ipFamily}`,
+      );
+    }
+    const ports = this.#adapter.servicePorts(snapshot);
+    return this.#sync(this.planner, ports, snapshot.changedServices, snapshot.fullSyncRequired);
+  }
+
+  async #sync(
+    planner: IptablesSyncPlanner,
+    servicePorts: Iterable<IptablesServicePort>,
+    changed: ReadonlySet<string>,
+    forceFull: boolean,
+  ): Promise<IptablesSyncResult> {
+    const start = this.#clock.now();
+    const plan = planner.plan(servicePorts, changed, forceFull);
+    try {
+      if (plan.full) await this.#executor.ensureJumps(this.#jumps);
+      for (const payload of plan.payloads)
+        await this.#executor.restore(payload, { noflush: true, counters: true });
+    } catch (err) {
+      planner.failed(plan);
+      this.#log.error({ err, full: plan.full }, 'iptables sync failed; next sync is full');
+      throw err;
+    }
+    planner.succeeded(plan);
+    const result: IptablesSyncResult = {
+      full: plan.full,
+      fullReason: plan.fullReason,
+      bytes: plan.bytes,
+      restoreCalls: plan.payloads.length,
+      deletedChains: plan.staleChains.length,
+      ruleCounts: plan.ruleCounts,
+      noLocalEndpoints: plan.noLocalEndpoints,
+      sharedChainsWritten: plan.sharedChainsWritten,
+      durationMs: this.#clock.now() - start,
+      errors: plan.ruleset.errors,
+    };
+    for (const e of result.errors) this.#log.warn({ servicePort: e.servicePortName }, e.message);
+    this.#log.debug({ ...result, errors: result.errors.length }, 'iptables sync done');
+    return result;
+  }
+}

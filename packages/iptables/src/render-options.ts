@@ -1,0 +1,171 @@
+/**
+ * Options of the iptables renderer, with kube-proxy's defaults.
+ *
+ * @module
+ */
+import { formatCIDR, type IpFamily, parseCIDR } from './ip.js';
+
+/**
+ * How traffic from local pods is told apart from other traffic (kube-proxy's
+ * `--detect-local-mode`). `None` disables the rules that depend on it.
+ */
+export type LocalTrafficDetector =
+  | { readonly mode: 'ClusterCIDR' | 'NodeCIDR'; readonly cidr: string }
+  | { readonly mode: 'BridgeInterface'; readonly interfaceName: string }
+  | { readonly mode: 'InterfaceNamePrefix'; readonly interfacePrefix: string }
+  | { readonly mode: 'None' };
+
+/** Options for {@link renderIptables} and {@link IptablesRenderer}. */
+export interface IptablesRenderOptions {
+  /**
+   * Address family of the ruleset (`iptables` vs `ip6tables`).
+   * @default 'IPv4'
+   */
+  readonly ipFamily?: IpFamily;
+  /**
+   * The node's primary IP of this family; used to allow node-originated traffic through
+   * `loadBalancerSourceRanges` that contain it.
+   * @default undefined
+   */
+  readonly nodeIP?: string;
+  /**
+   * Bit of the packet mark used to flag packets for masquerade (0-31).
+   * @default 14 (mark 0x4000)
+   */
+  readonly masqueradeBit?: number;
+  /**
+   * Masquerade all traffic to cluster IPs (kube-proxy `--masquerade-all`).
+   * @default false
+   */
+  readonly masqueradeAll?: boolean;
+  /**
+   * Local-traffic detector.
+   * @default { mode: 'None' }
+   */
+  readonly localDetector?: LocalTrafficDetector;
+  /**
+   * Allow node ports on 127.0.0.0/8 (needs sysctl `net.ipv4.conf.all.route_localnet=1`;
+   * IPv4 only). kube-proxy turns it off when `nodePortAddresses` excludes loopback.
+   * @default true
+   */
+  readonly localhostNodePorts?: boolean;
+  /**
+   * Node IPs that accept node-port traffic (kube-proxy `--nodeport-addresses`, resolved to
+   * addresses). Undefined means every local address (`-m addrtype --dst-type LOCAL`).
+   * @default undefined
+   */
+  readonly nodePortIPs?: readonly string[];
+  /**
+   * The iptables binary supports `MASQUERADE --random-fully`.
+   * @default false
+   */
+  readonly randomFully?: boolean;
+  /**
+   * `net.netfilter.nf_conntrack_tcp_be_liberal` is non-zero: no INVALID-drop rule.
+   * @default false
+   */
+  readonly conntrackTCPLiberal?: boolean;
+  /**
+   * nfacct counters that exist (kube-proxy adds `-m nfacct` matches for them).
+   * @default {} (none)
+   */
+  readonly nfacct?: { readonly ctStateInvalid?: boolean; readonly localhostNodePorts?: boolean };
+  /**
+   * Above this many endpoints in total, per-endpoint comments are left out.
+   * @default 1000
+   */
+  readonly largeClusterEndpointsThreshold?: number;
+}
+
+/** Options with every default applied. */
+export interface ResolvedRenderOptions {
+  readonly ipFamily: IpFamily;
+  readonly nodeIP: string | undefined;
+  readonly masqueradeMark: string;
+  readonly masqueradeAll: boolean;
+  readonly ifLocal: string | undefined;
+  readonly ifNotLocal: string | undefined;
+  readonly localhostNodePorts: boolean;
+  readonly nodePortIPs: readonly string[] | undefined;
+  readonly randomFully: boolean;
+  readonly conntrackTCPLiberal: boolean;
+  readonly nfacctCtStateInvalid: boolean;
+  readonly nfacctLocalhostNodePorts: boolean;
+  readonly largeClusterEndpointsThreshold: number;
+}
+
+/** A render option that cannot be used. */
+export class InvalidRenderOptionsError extends Error {
+  override readonly name = 'InvalidRenderOptionsError';
+}
+
+/**
+ * The mark as upstream's tests and the golden fixture write it (`0x4000`). kube-proxy
+ * itself formats it with Go's `%#08x` (`0x00004000`); the kernel stores the same value
+ * either way (`iptables-save` prints `--set-xmark 0x4000/0x4000`).
+ */
+function markHex(v: number): string {
+  return '0x' + v.toString(16);
+}
+
+function checkInterface(name: string): void {
+  if (!/^[A-Za-z0-9_.@:-]{1,15}$/.test(name)) {
+    throw new InvalidRenderOptionsError(
+      `interface name ${JSON.stringify(name)} is not a valid Linux interface name`,
+    );
+  }
+}
+
+/** Applies defaults and validates. @throws InvalidRenderOptionsError */
+export function resolveRenderOptions(o: IptablesRenderOptions = {}): ResolvedRenderOptions {
+  const bit = o.masqueradeBit ?? 14;
+  if (!Number.isInteger(bit) || bit < 0 || bit > 31) {
+    throw new InvalidRenderOptionsError(`masqueradeBit ${bit} is out of range 0-31`);
+  }
+  const ipFamily = o.ipFamily ?? 'IPv4';
+  const det = o.localDetector ?? { mode: 'None' };
+  let ifLocal: string | undefined;
+  let ifNotLocal: string | undefined;
+  switch (det.mode) {
+    case 'ClusterCIDR':
+    case 'NodeCIDR': {
+      const c = parseCIDR(det.cidr);
+      if (!c || c.ip.family !== ipFamily) {
+        throw new InvalidRenderOptionsError(
+          `localDetector cidr ${JSON.stringify(det.cidr)} is not an ${ipFamily} CIDR`,
+        );
+      }
+      const cidr = formatCIDR(c);
+      ifLocal = `-s ${cidr}`;
+      ifNotLocal = `! -s ${cidr}`;
+      break;
+    }
+    case 'BridgeInterface':
+      checkInterface(det.interfaceName);
+      ifLocal = `-i ${det.interfaceName}`;
+      ifNotLocal = `! -i ${det.interfaceName}`;
+      break;
+    case 'InterfaceNamePrefix':
+      checkInterface(det.interfacePrefix);
+      ifLocal = `-i ${det.interfacePrefix}+`;
+      ifNotLocal = `! -i ${det.interfacePrefix}+`;
+      break;
+    case 'None':
+      break;
+  }
+  return {
+    ipFamily,
+    nodeIP: o.nodeIP,
+    masqueradeMark: markHex((1 << bit) >>> 0),
+    masqueradeAll: o.masqueradeAll ?? false,
+    ifLocal,
+    ifNotLocal,
+    localhostNodePorts: (o.localhostNodePorts ?? true) && ipFamily === 'IPv4',
+    nodePortIPs: o.nodePortIPs,
+    randomFully: o.randomFully ?? false,
+    conntrackTCPLiberal: o.conntrackTCPLiberal ?? false,
+    nfacctCtStateInvalid: o.nfacct?.ctStateInvalid ?? false,
+    nfacctLocalhostNodePorts: o.nfacct?.localhostNodePorts ?? false,
+    largeClusterEndpointsThreshold: o.largeClusterEndpointsThreshold ?? 1000,
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * Serialising a rendered ruleset into iptables-restore input: the single payload kube-proxy
+ * writes, and the chunked sequence this package applies on full syncs.
+ *
+ * @module
+ */
+import type { IptablesRuleset, ServicePortRules } from './render.js';
+
+/** What a restore payload deletes besides what it writes. */
+export interface RestoreTextOptions {
+  /**
+   * Nat chains to flush and delete (`:CHAIN` + `-X CHAIN`): per-service chains that exist in
+   * the kernel but are no longer written.
+   * @default []
+   */
+  readonly staleNatChains?: Iterable<string>;
+  /**
+   * Write the shared chains (the filter table, nat KUBE-SERVICES, KUBE-NODEPORTS,
+   * KUBE-POSTROUTING, KUBE-MARK-MASQ). kube-proxy always does; leaving them out is only
+   * correct when the kernel already holds exactly this content (see {@link sharedChainsText}).
+   * @default true
+   */
+  readonly includeSharedChains?: boolean;
+}
+
+const chainLine = (c: string): string => `:${c} - [0:0]\n`;
+
+function lines(l: readonly string[]): string {
+  return l.length === 0 ? '' : l.join('\n') + '\n';
+}
+
+// Strings are built by concatenation (V8 ropes): far less garbage than one array entry per
+// rule when a payload holds hundreds of thousands of rules.
+function filterSection(rs: IptablesRuleset): string {
+  let out = '*filter\n';
+  for (const c of rs.filterChains) out += chainLine(c);
+  out += lines(rs.filterHeadRules);
+  for (const sp of rs.servicePorts) out += sp.filterRules;
+  out += lines(rs.filterTailRules);
+  return out + 'COMMIT\n';
+}
+
+/**
+ * The restore payload kube-proxy writes for this ruleset in one `iptables-restore --noflush`
+ * call: the filter table, then the nat table with the fixed chains, the own chains of every
+ * service port the render wrote, flush + delete of `staleNatChains`, and the KUBE-SERVICES
+ * tail rule.
+ */
+export function restoreText(rs: IptablesRuleset, opts: RestoreTextOptions = {}): string {
+  const shared = opts.includeSharedChains ?? true;
+  let out = shared ? filterSection(rs) + '*nat\n' : '*nat\n';
+  if (shared) for (const c of rs.natChains) out += chainLine(c);
+  for (const sp of rs.servicePorts) if (sp.chains) for (const c of sp.chains) out += chainLine(c);
+  const stale = [...(opts.staleNatChains ?? [])];
+  for (const c of stale) out += chainLine(c);
+  if (shared) out += lines(rs.natHeadRules);
+  for (const sp of rs.servicePorts) {
+    if (shared) out += sp.dispatchRules;
+    if (sp.chainRules) out += sp.chainRules;
+  }
+  for (const c of stale) out += `-X ${c}\n`;
+  return out + (shared ? lines(rs.natTailRules) : '') + 'COMMIT\n';
+}
+
+/**
+ * The full content of the shared chains as one string: equal strings mean a sync may leave
+ * those chains alone.
+ */
+export function sharedChainsText(rs: IptablesRuleset): string {
+  let out = filterSection(rs) + rs.natChains.join(' ') + '\n' + lines(rs.natHeadRules);
+  for (const sp of rs.servicePorts) out += sp.dispatchRules;
+  return out + lines(rs.natTailRules);
+}
+
+/** Options for {@link restoreChunks}. */
+export interface RestoreChunksOptions extends RestoreTextOptions {
+  /**
+   * Maximum number of nat rules in one per-service chunk (a chunk always holds whole
+   * service ports).
+   * @default 2000
+   */
+  readonly maxRulesPerChunk?: number;
+}
+
+/**
+ * The same ruleset as {@link restoreText}, cut into several payloads that are applied in
+ * order, each atomically:
+ *
+ * 1. nat KUBE-POSTROUTING and KUBE-MARK-MASQ (every endpoint chain jumps to the latter);
+ * 2. the own chains of the written service ports, a bounded number of rules per payload
+ *    (each chain only jumps to chains of the same service port or KUBE-MARK-MASQ, so
+ *    every payload is self-contained);
+ * 3. last, the whole filter table and nat KUBE-SERVICES / KUBE-NODEPORTS, which switch
+ *    traffic to the new chains, and the deletion of stale chains no rule points at anymore.
+ *
+ * Until the last payload, packets keep using the previous dispatch rules; a service port
+ * whose chains were rewritten keeps its chain names, so it is served by its new rules.
+ */
+export function restoreChunks(rs: IptablesRuleset, opts: RestoreChunksOptions = {}): string[] {
+  const maxRules = opts.maxRulesPerChunk ?? 2000;
+  const chunks: string[] = [];
+  chunks.push(
+    '*nat\n' +
+      chainLine('KUBE-POSTROUTING') +
+      chainLine('KUBE-MARK-MASQ') +
+      lines(rs.natHeadRules) +
+      'COMMIT\n',
+  );
+
+  let batch: ServicePortRules[] = [];
+  let batchRules = 0;
+  const flush = (): void => {
+    if (batch.length === 0) return;
+    let out = '*nat\n';
+    for (const sp of batch) for (const c of sp.chains!) out += chainLine(c);
+    for (const sp of batch) out += sp.chainRules!;
+    chunks.push(out + 'COMMIT\n');
+    batch = [];
+    batchRules = 0;
+  };
+  for (const sp of rs.servicePorts) {
+    if (!sp.chains || sp.chains.length === 0) continue;
+    if (batchRules > 0 && batchRules + sp.chainRuleCount > maxRules) flush();
+    batch.push(sp);
+    batchRules += sp.chainRuleCount;
+  }
+  flush();
+
+  let out = filterSection(rs) + '*nat\n' + chainLine('KUBE-SERVICES') + chainLine('KUBE-NODEPORTS');
+  const stale = [...(opts.staleNatChains ?? [])];
+  for (const c of stale) out += chainLine(c);
+  for (const sp of rs.servicePorts) out += sp.dispatchRules;
+  for (const c of stale) out += `-X ${c}\n`;
+  chunks.push(out + lines(rs.natTailRules) + 'COMMIT\n');
+  return chunks;
+}

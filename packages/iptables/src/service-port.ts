@@ -1,0 +1,225 @@
+/**
+ * The renderer's input: one service port with its already-categorised endpoints, in the
+ * shape kube-proxy's iptables proxier works from (`ServicePort` + `CategorizeEndpoints`
+ * output), and the validation that turns API strings into normalised rule arguments.
+ *
+ * @module
+ */
+import {
+  cidrContains,
+  familyOf,
+  type IpFamily,
+  joinHostPort,
+  normalizeCIDR,
+  normalizeIP,
+  parseCIDR,
+  parseIP,
+} from './ip.js';
+
+/** Layer-4 protocol of a service port. */
+export type L4Protocol = 'TCP' | 'UDP' | 'SCTP';
+
+/** An endpoint the service port can send traffic to. */
+export interface IptablesEndpoint {
+  /** Endpoint IP (same family as the ruleset). */
+  readonly ip: string;
+  /** Target port. */
+  readonly port: number;
+}
+
+/**
+ * One service port and its categorised endpoints (see `categorizeEndpoints` in
+ * `@nodeagent/proxy-state`): what the renderer needs to write every rule kube-proxy writes.
+ */
+export interface IptablesServicePort {
+  /** Service namespace. */
+  readonly namespace: string;
+  /** Service name. */
+  readonly name: string;
+  /** Port name; `''` for an unnamed port. */
+  readonly portName: string;
+  /** Protocol of the port. */
+  readonly protocol: L4Protocol;
+  /** Cluster IP of this ruleset's family. */
+  readonly clusterIP: string;
+  /** Service port number. */
+  readonly port: number;
+  /** Node port, or 0 / undefined for none. */
+  readonly nodePort?: number;
+  /** External IPs of this family. */
+  readonly externalIPs?: readonly string[];
+  /** Load-balancer ingress IPs of this family (excluding `ipMode: Proxy` ingresses). */
+  readonly loadBalancerVIPs?: readonly string[];
+  /** `loadBalancerSourceRanges` of this family. */
+  readonly loadBalancerSourceRanges?: readonly string[];
+  /** Health-check node port (externalTrafficPolicy Local), or 0 / undefined. */
+  readonly healthCheckNodePort?: number;
+  /** ClientIP session affinity timeout in seconds; undefined when affinity is None. */
+  readonly sessionAffinityTimeoutSeconds?: number;
+  /** `externalTrafficPolicy: Local`. */
+  readonly externalPolicyLocal?: boolean;
+  /** `internalTrafficPolicy: Local`. */
+  readonly internalPolicyLocal?: boolean;
+  /** Endpoints for "Cluster" traffic policy (topology-filtered, terminating fallback applied). */
+  readonly clusterEndpoints: readonly IptablesEndpoint[];
+  /** Endpoints on this node for "Local" traffic policy. */
+  readonly localEndpoints: readonly IptablesEndpoint[];
+  /** True if the service has any usable endpoint on any node. */
+  readonly hasEndpoints: boolean;
+  /**
+   * Number of endpoints of this port before categorisation (counts towards kube-proxy's
+   * large-cluster threshold). Defaults to the larger of the two endpoint lists.
+   */
+  readonly totalEndpoints?: number;
+}
+
+/** A service port that could not be rendered; the others still are. */
+export class InvalidServicePortError extends Error {
+  override readonly name = 'InvalidServicePortError';
+  /** `ns/name:port` of the rejected service port. */
+  readonly servicePortName: string;
+  /** @param servicePortName `ns/name:port`; @param reason what is wrong and what is valid. */
+  constructor(servicePortName: string, reason: string) {
+    super(`service port ${JSON.stringify(servicePortName)} skipped: ${reason}`);
+    this.servicePortName = servicePortName;
+  }
+}
+
+/** `ns/name:port` (`ns/name` for an unnamed port), as kube-proxy's `ServicePortName.String()`. */
+export function servicePortNameString(
+  sp: Pick<IptablesServicePort, 'namespace' | 'name' | 'portName'>,
+): string {
+  const base = `${sp.namespace}/${sp.name}`;
+  return sp.portName ? `${base}:${sp.portName}` : base;
+}
+
+/** A validated, normalised endpoint. */
+export interface NormalizedEndpoint {
+  /** Normalised IP. */
+  readonly ip: string;
+  /** Port. */
+  readonly port: number;
+  /** `ip:port` (`[ip]:port` for IPv6). */
+  readonly hostPort: string;
+}
+
+/** A validated, normalised service port, ready to be rendered. */
+export interface NormalizedServicePort {
+  /** The input it came from. */
+  readonly source: IptablesServicePort;
+  /** `ns/name:port`. */
+  readonly nameString: string;
+  /** `ns/name`: the partial-sync key (all ports of a service are rewritten together). */
+  readonly serviceKey: string;
+  /** Lower-case protocol (`tcp`). */
+  readonly proto: string;
+  /** Normalised cluster IP. */
+  readonly clusterIP: string;
+  /** Service port. */
+  readonly port: number;
+  /** Node port or 0. */
+  readonly nodePort: number;
+  /** Normalised external IPs. */
+  readonly externalIPs: readonly string[];
+  /** Normalised LB VIPs. */
+  readonly loadBalancerVIPs: readonly string[];
+  /** Normalised source ranges. */
+  readonly sourceRanges: readonly string[];
+  /** True if a source range contains the node IP. */
+  readonly sourceRangesContainNodeIP: boolean;
+  /** Health-check node port or 0. */
+  readonly healthCheckNodePort: number;
+  /** Affinity timeout, undefined for none. */
+  readonly affinitySeconds: number | undefined;
+  /** eTP Local. */
+  readonly externalPolicyLocal: boolean;
+  /** iTP Local. */
+  readonly internalPolicyLocal: boolean;
+  /** Cluster endpoints. */
+  readonly clusterEndpoints: readonly NormalizedEndpoint[];
+  /** Local endpoints. */
+  readonly localEndpoints: readonly NormalizedEndpoint[];
+  /** Any usable endpoint anywhere. */
+  readonly hasEndpoints: boolean;
+}
+
+const PROTOCOLS: Readonly<Record<string, string>> = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' };
+
+function isPort(n: unknown, allowZero: boolean): n is number {
+  return typeof n === 'number' && Number.isInteger(n) && n <= 65535 && (allowZero ? n >= 0 : n >= 1);
+}
+
+/**
+ * Validates and normalises a service port for a ruleset of `family`.
+ * @throws InvalidServicePortError naming the bad field.
+ */
+export function normalizeServicePort(
+  sp: IptablesServicePort,
+  family: IpFamily,
+  nodeIP: string | undefined,
+): NormalizedServicePort {
+  const nameString = servicePortNameString(sp);
+  const fail = (reason: string): never => {
+    throw new InvalidServicePortError(nameString, reason);
+  };
+  const proto =
+    PROTOCOLS[sp.protocol] ?? fail(`unknown protocol ${JSON.stringify(sp.protocol)} (want TCP, UDP or SCTP)`);
+  const ipOf = (s: string, what: string): string => {
+    const ip = normalizeIP(String(s));
+    if (ip === undefined) return fail(`${what} ${JSON.stringify(s)} is not an IP address`);
+    if (familyOf(ip) !== family) return fail(`${what} ${s} is not ${family}`);
+    return ip;
+  };
+  const clusterIP = ipOf(sp.clusterIP, 'cluster IP');
+  if (!isPort(sp.port, false)) fail(`port ${String(sp.port)} is out of range 1-65535`);
+  const nodePort = sp.nodePort ?? 0;
+  if (!isPort(nodePort, true)) fail(`nodePort ${String(nodePort)} is out of range 0-65535`);
+  const healthCheckNodePort = sp.healthCheckNodePort ?? 0;
+  if (!isPort(healthCheckNodePort, true))
+    fail(`healthCheckNodePort ${String(healthCheckNodePort)} is out of range`);
+  const affinity = sp.sessionAffinityTimeoutSeconds;
+  if (affinity !== undefined && !(Number.isInteger(affinity) && affinity >= 1 && affinity <= 86400)) {
+    fail(`session affinity timeout ${String(affinity)} is out of range 1-86400 s`);
+  }
+  const externalIPs = (sp.externalIPs ?? []).map((s) => ipOf(s, 'external IP'));
+  const loadBalancerVIPs = (sp.loadBalancerVIPs ?? []).map((s) => ipOf(s, 'load-balancer IP'));
+  const node = nodeIP === undefined ? undefined : parseIP(nodeIP);
+  let sourceRangesContainNodeIP = false;
+  const sourceRanges = (sp.loadBalancerSourceRanges ?? []).map((s) => {
+    const c = parseCIDR(String(s));
+    if (!c) return fail(`loadBalancerSourceRange ${JSON.stringify(s)} is not a CIDR`);
+    if (c.ip.family !== family) return fail(`loadBalancerSourceRange ${s} is not ${family}`);
+    if (node && cidrContains(c, node)) sourceRangesContainNodeIP = true;
+    return normalizeCIDR(s)!;
+  });
+  const endpoint = (e: IptablesEndpoint): NormalizedEndpoint => {
+    const ip = ipOf(e.ip, 'endpoint IP');
+    if (!isPort(e.port, false)) fail(`endpoint ${e.ip} port ${String(e.port)} is out of range 1-65535`);
+    return { ip, port: e.port, hostPort: joinHostPort(ip, e.port) };
+  };
+  return {
+    source: sp,
+    nameString,
+    serviceKey: `${sp.namespace}/${sp.name}`,
+    proto,
+    clusterIP,
+    port: sp.port,
+    nodePort,
+    externalIPs,
+    loadBalancerVIPs,
+    sourceRanges,
+    sourceRangesContainNodeIP,
+    healthCheckNodePort,
+    affinitySeconds: affinity,
+    externalPolicyLocal: sp.externalPolicyLocal === true,
+    internalPolicyLocal: sp.internalPolicyLocal === true,
+    clusterEndpoints: sortEndpoints(sp.clusterEndpoints.map(endpoint)),
+    localEndpoints: sortEndpoints(sp.localEndpoints.map(endpoint)),
+    hasEndpoints: sp.hasEndpoints,
+  };
+}
+
+/** kube-proxy orders endpoints by their `ip:port` string. */
+function sortEndpoints(eps: NormalizedEndpoint[]): NormalizedEndpoint[] {
+  return eps.sort((a, b) => (a.hostPort < b.hostPort ? -1 : a.hostPort > b.hostPort ? 1 : 0));
+}

@@ -1,0 +1,60 @@
+/**
+ * The side-effect boundary: everything that touches IPVS, ipsets or the dummy interface goes
+ * through an {@link IpvsExecutor}. `SpawnIpvsExecutor` runs the real tools; `FakeIpvsExecutor`
+ * (from `@nodeagent/ipvs/testing`) applies the same operations to an in-memory table.
+ *
+ * @module
+ */
+import type { ConnectionCounts } from './diff.js';
+import type { IpvsState } from './model.js';
+import type { IpvsOperation } from './operations.js';
+
+/** Reads and changes the IPVS table, ipsets and the dummy interface's addresses. */
+export interface IpvsExecutor {
+  /** The current state: virtual/real servers, bound addresses, and every ipset. */
+  read(): Promise<IpvsState>;
+  /**
+   * Applies operations in order. Not atomic: operations before a failing one stay applied.
+   * @throws IpvsOperationError (or a command error of the real executor) on the first failure.
+   */
+  apply(operations: readonly IpvsOperation[]): Promise<void>;
+}
+
+/** Where graceful termination reads real-server connection counts from. */
+export interface IpvsStatsSource {
+  /** Active and inactive connection counts keyed by `uniqueRealServerKey(vs, rs)`. */
+  readConnections(): Promise<ReadonlyMap<string, ConnectionCounts>>;
+}
+
+/** An operation the (fake) kernel refused; the message mimics the tools' errors. */
+export class IpvsOperationError extends Error {
+  override readonly name = 'IpvsOperationError';
+  /** The operation that failed. */
+  readonly operation: IpvsOperation;
+  /** Its index in the applied list. */
+  readonly index: number;
+  /** @param operation the failed operation; @param index its position; @param message the error text. */
+  constructor(operation: IpvsOperation, index: number, message: string) {
+    super(`operation ${index} (${operation.kind}) failed: ${message}`);
+    this.operation = operation;
+    this.index = index;
+  }
+}
+
+/** A failed tool call of the real executor. */
+export class IpvsCommandError extends Error {
+  override readonly name = 'IpvsCommandError';
+  /** The argv that failed. */
+  readonly argv: readonly string[];
+  /** Exit code (undefined if killed by a signal or not started). */
+  readonly exitCode: number | undefined;
+  /** Captured stderr. */
+  readonly stderr: string;
+  /** @param argv command; @param exitCode exit status; @param stderr its stderr. */
+  constructor(argv: readonly string[], exitCode: number | undefined, stderr: string) {
+    super(`${argv.join(' ')} failed (exit ${exitCode ?? 'signal'}): ${stderr.trim().slice(0, 2000)}`);
+    this.argv = argv;
+    this.exitCode = exitCode;
+    this.stderr = stderr;
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * kube-proxy's IPVS mode as data: a pure planner from a `@nodeagent/proxy-state` snapshot to
+ * virtual servers (scheduler, persistence for ClientIP affinity) and real servers, the
+ * addresses to bind on `kube-ipvs0`, kube-proxy's ipsets and the residual iptables rules;
+ * renderers for `ipvsadm-restore`, `ipset restore` and `iptables-restore` text; an
+ * incremental diff with graceful termination (weight 0, delete once drained); executors; and
+ * a packet tracer.
+ *
+ * IPVS is not available on the kernel this package is developed and tested on ("Protocol not
+ * available"; no dummy link type either): the IPVS part is tested against
+ * `FakeIpvsExecutor` from `@nodeagent/ipvs/testing`, the ipset and iptables parts against the
+ * real kernel in network namespaces.
+ *
+ * @example
+ * ```ts
+ * import { buildProxySnapshots } from '@nodeagent/proxy-state';
+ * import { planIpvs, renderIpvsadmRestore, traceIpvs } from '@nodeagent/ipvs';
+ *
+ * const { v4 } = buildProxySnapshots({ nodeName: 'node-a', nodeIPs: ['192.168.0.2'], services, endpointSlices });
+ * const plan = planIpvs(v4, { localDetector: { mode: 'ClusterCIDR', cidr: '10.0.0.0/8' } });
+ * renderIpvsadmRestore(plan); // '-A -t 172.30.0.41:80 -s rr\n-a -t 172.30.0.41:80 -r 10.180.0.1:80 -m -w 1\n'
+ * traceIpvs(plan, { sourceIP: '10.0.0.5', destIP: '172.30.0.41', destPort: 80 }).endpoints; // ['10.180.0.1:80']
+ * ```
+ *
+ * @packageDocumentation
+ */
+export {
+  type ConnectionCounts,
+  type DiffIpvsOptions,
+  diffIpvs,
+  type IpvsDiff,
+  type TerminatingRealServer,
+} from './diff.js';
+export {
+  InvalidEndpointError,
+  InvalidServicePortError,
+  type IpvsPlanError,
+  VirtualServerConflictError,
+} from './errors.js';
+export {
+  IpvsCommandError,
+  type IpvsExecutor,
+  IpvsOperationError,
+  type IpvsStatsSource,
+} from './executor.js';
+export {
+  IPSET_DEFINITIONS,
+  IPSET_MAX_NAME_LENGTH,
+  type IpSetDefinition,
+  ipPortEntry,
+  ipPortIpEntry,
+  ipPortNetEntry,
+  ipsetName,
+  KUBE_CLUSTER_IP,
+  KUBE_EXTERNAL_IP,
+  KUBE_EXTERNAL_IP_LOCAL,
+  KUBE_HEALTH_CHECK_NODE_PORT,
+  KUBE_IPVS_IPS,
+  KUBE_LOAD_BALANCER,
+  KUBE_LOAD_BALANCER_FW,
+  KUBE_LOAD_BALANCER_LOCAL,
+  KUBE_LOAD_BALANCER_SOURCE_CIDR,
+  KUBE_LOAD_BALANCER_SOURCE_IP,
+  KUBE_LOOP_BACK,
+  KUBE_NODE_PORT_LOCAL_SCTP_HASH,
+  KUBE_NODE_PORT_LOCAL_TCP,
+  KUBE_NODE_PORT_LOCAL_UDP,
+  KUBE_NODE_PORT_SCTP_HASH,
+  KUBE_NODE_PORT_TCP,
+  KUBE_NODE_PORT_UDP,
+  type ParsedIpSetEntry,
+  parseIpSetEntry,
+} from './ipsets.js';
+export {
+  compareVirtualServers,
+  type IpSet,
+  type IpSetType,
+  type IpvsProtocol,
+  type IpvsState,
+  joinHostPort,
+  type RealServer,
+  type RealServerId,
+  realServerKey,
+  sameVirtualServerSpec,
+  uniqueRealServerKey,
+  type VirtualServer,
+  type VirtualServerFlag,
+  type VirtualServerId,
+  type VirtualServerSpec,
+  virtualServerKey,
+  virtualServerSpec,
+} from './model.js';
+export {
+  type IpSetHeader,
+  type IpvsOperation,
+  isIpsetOperation,
+  type OperationBackend,
+  operationBackend,
+} from './operations.js';
+export {
+  parseIpAddrShow,
+  parseIpsetSave,
+  parseIpvsadmList,
+  parseIpvsadmSave,
+  splitHostPort,
+} from './parse-tools.js';
+export {
+  InvalidIpvsOptionsError,
+  type IpvsPlanOptions,
+  type LocalTrafficDetector,
+  type ResolvedIpvsPlanOptions,
+  resolveIpvsPlanOptions,
+} from './plan-options.js';
+export { type IpvsPlan, type PlannedVirtualServer, planIpvs, type VirtualServerKind } from './planner.js';
+export { IpvsReconciler, type IpvsReconcilerOptions, type IpvsSyncResult } from './reconciler.js';
+export {
+  checkIpSetEntry,
+  IpsetRenderError,
+  type IpsetRestoreOptions,
+  ipsetCreateArgs,
+  renderIpsetOperations,
+  renderIpsetRestore,
+} from './render-ipset.js';
+export {
+  IptablesRenderError,
+  type IpvsJumpRule,
+  ipvsJumpRules,
+  quoteComment,
+  renderResidualIptables,
+  ruleLine,
+} from './render-iptables.js';
+export {
+  IpvsRenderError,
+  ipvsadmArgs,
+  renderIpvsadmOperations,
+  renderIpvsadmRestore,
+  serviceArgs,
+  serviceOptionArgs,
+} from './render-ipvsadm.js';
+export {
+  buildResidualIptables,
+  IPVS_FILTER_CHAINS,
+  IPVS_NAT_CHAINS,
+  KUBE_FORWARD,
+  KUBE_IPVS_FILTER,
+  KUBE_IPVS_OUT_FILTER,
+  KUBE_LOAD_BALANCER_CHAIN,
+  KUBE_MARK_MASQ,
+  KUBE_NODE_PORT,
+  KUBE_POSTROUTING,
+  KUBE_PROXY_FIREWALL,
+  KUBE_SERVICES,
+  KUBE_SOURCE_RANGES_FIREWALL,
+  type NoNodeAccessEntry,
+  type ResidualIptables,
+  type ResidualRule,
+  type RuleMatch,
+  type RuleTarget,
+} from './residual-iptables.js';
+export { SpawnIpvsExecutor, type SpawnIpvsExecutorOptions } from './spawn-executor.js';
+export { type IpvsTracePacket, type IpvsTraceResult, traceIpvs } from './tracer.js';

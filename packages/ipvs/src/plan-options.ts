@@ -1,0 +1,191 @@
+/**
+ * Options of the IPVS planner, with kube-proxy's defaults, and their validation.
+ *
+ * @module
+ */
+import type { IPFamily } from '@nodeagent/proxy-state';
+import { canonicalCIDR, canonicalIP, isLoopback } from './ip.js';
+
+/**
+ * How traffic from local pods is told apart from other traffic (kube-proxy's
+ * `--detect-local-mode`); the same shape as the iptables and nftables renderers take.
+ */
+export type LocalTrafficDetector =
+  | { readonly mode: 'ClusterCIDR' | 'NodeCIDR'; readonly cidr: string }
+  | { readonly mode: 'BridgeInterface'; readonly interfaceName: string }
+  | { readonly mode: 'InterfaceNamePrefix'; readonly interfacePrefix: string }
+  | { readonly mode: 'None' };
+
+/** Options of {@link planIpvs}. */
+export interface IpvsPlanOptions {
+  /**
+   * The IPVS scheduler of every virtual server (`--ipvs-scheduler`).
+   * @default 'rr'
+   */
+  readonly scheduler?: string;
+  /**
+   * Bit of the packet mark that flags packets for masquerade (0-31).
+   * @default 14 (mark 0x4000)
+   */
+  readonly masqueradeBit?: number;
+  /**
+   * Masquerade all traffic to cluster IPs (`--masquerade-all`).
+   * @default false
+   */
+  readonly masqueradeAll?: boolean;
+  /**
+   * Local-traffic detector.
+   * @default { mode: 'None' }
+   */
+  readonly localDetector?: LocalTrafficDetector;
+  /**
+   * The node's primary IP of this family; node-originated traffic may reach load balancers whose
+   * `loadBalancerSourceRanges` contain it.
+   * @default the snapshot's first node IP
+   */
+  readonly nodeIP?: string;
+  /**
+   * Addresses that get a NodePort virtual server (`--nodeport-addresses`, resolved; loopback
+   * addresses are left out).
+   * @default the snapshot's node IPs
+   */
+  readonly nodePortIPs?: readonly string[];
+  /**
+   * `MASQUERADE --random-fully` is supported by the iptables binary.
+   * @default false
+   */
+  readonly randomFully?: boolean;
+  /**
+   * `net.netfilter.nf_conntrack_tcp_be_liberal` is non-zero: no INVALID-drop rule.
+   * @default false
+   */
+  readonly conntrackTCPLiberal?: boolean;
+  /**
+   * `hashsize` of the hash-type ipsets.
+   * @default 1024
+   */
+  readonly ipsetHashSize?: number;
+  /**
+   * `maxelem` of the hash-type ipsets.
+   * @default 65536
+   */
+  readonly ipsetMaxElem?: number;
+}
+
+/** Options with every default applied. */
+export interface ResolvedIpvsPlanOptions {
+  /** Scheduler name. */
+  readonly scheduler: string;
+  /** The masquerade mark as iptables text (`0x4000`). */
+  readonly masqueradeMark: string;
+  /** `--masquerade-all`. */
+  readonly masqueradeAll: boolean;
+  /** The detector, validated. */
+  readonly localDetector: LocalTrafficDetector;
+  /** Primary node IP, canonical, or undefined. */
+  readonly nodeIP: string | undefined;
+  /** NodePort addresses, canonical, without loopback. */
+  readonly nodePortIPs: readonly string[];
+  /** Node addresses: never bound on the dummy interface. */
+  readonly nodeAddresses: readonly string[];
+  /** `--random-fully`. */
+  readonly randomFully: boolean;
+  /** No INVALID-drop rule. */
+  readonly conntrackTCPLiberal: boolean;
+  /** ipset hashsize. */
+  readonly ipsetHashSize: number;
+  /** ipset maxelem. */
+  readonly ipsetMaxElem: number;
+}
+
+/** An option that cannot be used. */
+export class InvalidIpvsOptionsError extends Error {
+  override readonly name = 'InvalidIpvsOptionsError';
+}
+
+const INTERFACE_RE = /^[A-Za-z0-9_.@:-]{1,15}$/;
+const SCHEDULER_RE = /^[a-z][a-z0-9_]{0,15}$/;
+
+function positiveInt(name: string, v: number): number {
+  if (!Number.isInteger(v) || v < 1 || v > 2 ** 31 - 1) {
+    throw new InvalidIpvsOptionsError(`${name} ${v} is not a positive 32-bit integer`);
+  }
+  return v;
+}
+
+function checkDetector(det: LocalTrafficDetector, family: IPFamily): LocalTrafficDetector {
+  switch (det.mode) {
+    case 'ClusterCIDR':
+    case 'NodeCIDR': {
+      const cidr = canonicalCIDR(det.cidr, family);
+      if (cidr === undefined) {
+        throw new InvalidIpvsOptionsError(
+          `localDetector cidr ${JSON.stringify(det.cidr)} is not an IPv${family} CIDR`,
+        );
+      }
+      return { mode: det.mode, cidr };
+    }
+    case 'BridgeInterface':
+      if (!INTERFACE_RE.test(det.interfaceName)) {
+        throw new InvalidIpvsOptionsError(`interface name ${JSON.stringify(det.interfaceName)} is invalid`);
+      }
+      return det;
+    case 'InterfaceNamePrefix':
+      if (!INTERFACE_RE.test(det.interfacePrefix)) {
+        throw new InvalidIpvsOptionsError(
+          `interface prefix ${JSON.stringify(det.interfacePrefix)} is invalid`,
+        );
+      }
+      return det;
+    case 'None':
+      return det;
+  }
+}
+
+function ipsOf(name: string, list: readonly string[], family: IPFamily): string[] {
+  return list.map((s) => {
+    const ip = canonicalIP(s, family);
+    if (ip === undefined)
+      throw new InvalidIpvsOptionsError(`${name}: ${JSON.stringify(s)} is not an IPv${family} address`);
+    return ip;
+  });
+}
+
+/**
+ * Applies defaults and validates.
+ * @param family the snapshot's family; addresses of the other family are refused.
+ * @param snapshotNodeIPs the node IPs of the snapshot (defaults for `nodeIP` / `nodePortIPs`).
+ * @throws InvalidIpvsOptionsError
+ */
+export function resolveIpvsPlanOptions(
+  o: IpvsPlanOptions,
+  family: IPFamily,
+  snapshotNodeIPs: readonly string[],
+): ResolvedIpvsPlanOptions {
+  const bit = o.masqueradeBit ?? 14;
+  if (!Number.isInteger(bit) || bit < 0 || bit > 31) {
+    throw new InvalidIpvsOptionsError(`masqueradeBit ${bit} is out of range 0-31`);
+  }
+  const scheduler = o.scheduler ?? 'rr';
+  if (!SCHEDULER_RE.test(scheduler)) {
+    throw new InvalidIpvsOptionsError(`scheduler ${JSON.stringify(scheduler)} is not a scheduler name`);
+  }
+  const nodeIPs = ipsOf('node IPs', snapshotNodeIPs, family);
+  const nodeIP = o.nodeIP === undefined ? nodeIPs[0] : ipsOf('nodeIP', [o.nodeIP], family)[0];
+  const nodePortIPs = [...new Set(ipsOf('nodePortIPs', o.nodePortIPs ?? nodeIPs, family))].filter(
+    (ip) => !isLoopback(ip),
+  );
+  return {
+    scheduler,
+    masqueradeMark: `0x${((1 << bit) >>> 0).toString(16)}`,
+    masqueradeAll: o.masqueradeAll ?? false,
+    localDetector: checkDetector(o.localDetector ?? { mode: 'None' }, family),
+    nodeIP,
+    nodePortIPs,
+    nodeAddresses: [...new Set([...nodeIPs, ...nodePortIPs])],
+    randomFully: o.randomFully ?? false,
+    conntrackTCPLiberal: o.conntrackTCPLiberal ?? false,
+    ipsetHashSize: positiveInt('ipsetHashSize', o.ipsetHashSize ?? 1024),
+    ipsetMaxElem: positiveInt('ipsetMaxElem', o.ipsetMaxElem ?? 65536),
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * `ipset restore` text: the whole set of sets (`create … -exist` and `add … -exist`, as
+ * kube-proxy's idempotent calls), and one strict line per incremental operation.
+ *
+ * @module
+ */
+import { canonicalCIDR, canonicalIP } from './ip.js';
+import { parseIpSetEntry } from './ipsets.js';
+import type { IpSet, IpSetType } from './model.js';
+import type { IpSetHeader, IpvsOperation } from './operations.js';
+
+/** A set or entry that cannot be written as ipset text (never produced by the planner). */
+export class IpsetRenderError extends Error {
+  override readonly name = 'IpsetRenderError';
+}
+
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,30}$/;
+const TYPES = new Set<IpSetType>([
+  'hash:ip',
+  'hash:ip,port',
+  'hash:ip,port,ip',
+  'hash:ip,port,net',
+  'bitmap:port',
+]);
+const RANGE_RE = /^([0-9]{1,5})-([0-9]{1,5})$/;
+
+function checkName(name: string): string {
+  if (!NAME_RE.test(name)) throw new IpsetRenderError(`${JSON.stringify(name)} is not a valid ipset name`);
+  return name;
+}
+
+function positive(what: string, n: number): number {
+  if (!Number.isInteger(n) || n < 1 || n > 2 ** 31 - 1)
+    throw new IpsetRenderError(`${what} ${JSON.stringify(n)} is invalid`);
+  return n;
+}
+
+/** The `create` arguments after the set name: type and its header options. */
+export function ipsetCreateArgs(set: IpSetHeader): string[] {
+  if (!TYPES.has(set.type)) throw new IpsetRenderError(`unknown ipset type ${JSON.stringify(set.type)}`);
+  if (set.type === 'bitmap:port') {
+    const m = RANGE_RE.exec(set.portRange);
+    if (!m || Number(m[1]) > Number(m[2]) || Number(m[2]) > 65535) {
+      throw new IpsetRenderError(`port range ${JSON.stringify(set.portRange)} is invalid`);
+    }
+    return [set.type, 'range', set.portRange];
+  }
+  if (set.family !== 'inet' && set.family !== 'inet6') {
+    throw new IpsetRenderError(`family ${JSON.stringify(set.family)} is invalid`);
+  }
+  return [
+    set.type,
+    'family',
+    set.family,
+    'hashsize',
+    String(positive('hashsize', set.hashSize)),
+    'maxelem',
+    String(positive('maxelem', set.maxElem)),
+  ];
+}
+
+/**
+ * Checks that `entry` has the shape of `type` with valid addresses, so that no text can
+ * reach ipset that would be read as another command. Returns the entry.
+ */
+export function checkIpSetEntry(type: IpSetType, entry: string): string {
+  const p = parseIpSetEntry(type, String(entry));
+  const bad = () => new IpsetRenderError(`${JSON.stringify(entry)} is not a valid ${type} entry`);
+  if (!p) throw bad();
+  if (p.ip !== undefined && canonicalIP(p.ip) === undefined) throw bad();
+  if (p.ip2 !== undefined && canonicalIP(p.ip2) === undefined) throw bad();
+  if (p.net !== undefined && canonicalCIDR(p.net) === undefined) throw bad();
+  return entry;
+}
+
+/** Options of {@link renderIpsetRestore}. */
+export interface IpsetRestoreOptions {
+  /**
+   * Write `flush NAME` after each `create`, so the sets end up holding exactly the given
+   * entries (otherwise entries already in a set stay).
+   * @default false
+   */
+  readonly flush?: boolean;
+}
+
+/**
+ * All sets as `ipset restore` input: `create NAME TYPE family inet hashsize 1024 maxelem 65536
+ * -exist` (bitmap:port sets: `range 0-65535`), then `add NAME ENTRY -exist` per entry.
+ * kube-proxy puts no comments on its sets or entries, so none are written.
+ */
+export function renderIpsetRestore(sets: readonly IpSet[], options: IpsetRestoreOptions = {}): string {
+  const lines: string[] = [];
+  for (const set of sets) {
+    const name = checkName(set.name);
+    lines.push(['create', name, ...ipsetCreateArgs(set), '-exist'].join(' '));
+    if (options.flush) lines.push(`flush ${name}`);
+    for (const e of set.entries) lines.push(`add ${name} ${checkIpSetEntry(set.type, e)} -exist`);
+  }
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+}
+
+/**
+ * `ipset restore` input for the ipset operations among `ops`, in order. Lines carry no
+ * `-exist`: a duplicate add or missing delete fails, as in the fake executor.
+ * @param types the type of every set an add/del refers to (for entry validation).
+ */
+export function renderIpsetOperations(
+  ops: readonly IpvsOperation[],
+  types: ReadonlyMap<string, IpSetType>,
+): string {
+  const known = new Map(types);
+  const lines: string[] = [];
+  const typeOf = (name: string): IpSetType => {
+    const t = known.get(name);
+    if (!t) throw new IpsetRenderError(`ipset ${JSON.stringify(name)} has no known type`);
+    return t;
+  };
+  for (const op of ops) {
+    switch (op.kind) {
+      case 'create-ipset':
+        known.set(op.set.name, op.set.type);
+        lines.push(['create', checkName(op.set.name), ...ipsetCreateArgs(op.set)].join(' '));
+        break;
+      case 'destroy-ipset':
+        lines.push(`destroy ${checkName(op.name)}`);
+        break;
+      case 'ipset-add':
+        lines.push(`add ${checkName(op.set)} ${checkIpSetEntry(typeOf(op.set), op.entry)}`);
+        break;
+      case 'ipset-del':
+        lines.push(`del ${checkName(op.set)} ${checkIpSetEntry(typeOf(op.set), op.entry)}`);
+        break;
+      default:
+        break;
+    }
+  }
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,142 @@
+/**
+ * Writing nft commands: comment quoting and the `add`/`flush`/`delete` command lines of
+ * `nft -f` transactions.
+ *
+ * @module
+ */
+import type { ChainSpec, ElementSpec, NftFamily, SetSpec } from './model.js';
+
+/** nft rejects comments longer than this many bytes. */
+export const MAX_COMMENT_BYTES = 128;
+
+/**
+ * A comment as a quoted nft string. nft strings have no escape sequences, so double quotes
+ * become single quotes, control characters (newlines, tabs, NUL) become spaces, and the text
+ * is cut to {@link MAX_COMMENT_BYTES} bytes on a character boundary.
+ */
+export function quoteComment(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what must go
+  let s = text.replaceAll('"', "'").replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, ' ');
+  while (Buffer.byteLength(s) > MAX_COMMENT_BYTES) s = s.slice(0, -1);
+  return `"${s}"`;
+}
+
+/** `<family> <table>` prefix helper. */
+export interface TableRef {
+  /** Family. */
+  readonly family: NftFamily;
+  /** Table name. */
+  readonly table: string;
+}
+
+/** `add table ip kube-proxy { comment "..." ; }`. */
+export function addTable(t: TableRef, comment?: string): string {
+  return `add table ${t.family} ${t.table}${comment ? ` { comment ${quoteComment(comment)} ; }` : ''}`;
+}
+
+/** `add chain ...` with the hook and comment declaration when present. */
+export function addChain(t: TableRef, c: Pick<ChainSpec, 'name' | 'hook' | 'comment'>): string {
+  const parts: string[] = [];
+  if (c.hook) parts.push(`type ${c.hook.type} hook ${c.hook.hook} priority ${c.hook.priority} ;`);
+  if (c.comment) parts.push(`comment ${quoteComment(c.comment)} ;`);
+  return `add chain ${t.family} ${t.table} ${c.name}${parts.length ? ` { ${parts.join(' ')} }` : ''}`;
+}
+
+/** `flush chain ...`. */
+export function flushChain(t: TableRef, name: string): string {
+  return `flush chain ${t.family} ${t.table} ${name}`;
+}
+
+/** `delete chain ...`. */
+export function deleteChain(t: TableRef, name: string): string {
+  return `delete chain ${t.family} ${t.table} ${name}`;
+}
+
+/** `add rule ...`. */
+export function addRule(t: TableRef, chain: string, rule: string): string {
+  return `add rule ${t.family} ${t.table} ${chain} ${rule}`;
+}
+
+/** `add set|map ... { type ... ; flags ... ; timeout Ns ; comment "..." ; }`. */
+export function addSet(t: TableRef, s: SetSpec): string {
+  const parts = [`${s.type} ;`];
+  if (s.flags) parts.push(`flags ${s.flags} ;`);
+  if (s.timeoutSeconds !== undefined) parts.push(`timeout ${s.timeoutSeconds}s ;`);
+  if (s.comment) parts.push(`comment ${quoteComment(s.comment)} ;`);
+  return `add ${s.kind} ${t.family} ${t.table} ${s.name} { ${parts.join(' ')} }`;
+}
+
+/** `flush set|map ...`. */
+export function flushSet(t: TableRef, s: Pick<SetSpec, 'kind' | 'name'>): string {
+  return `flush ${s.kind} ${t.family} ${t.table} ${s.name}`;
+}
+
+/** `delete set|map ...`. */
+export function deleteSet(t: TableRef, s: Pick<SetSpec, 'kind' | 'name'>): string {
+  return `delete ${s.kind} ${t.family} ${t.table} ${s.name}`;
+}
+
+/** The element body as written inside `{ }`: `key [comment "c"] [: value]`. */
+export function elementBody(e: Pick<ElementSpec, 'key' | 'value' | 'comment'>): string {
+  let s = e.key;
+  if (e.comment) s += ` comment ${quoteComment(e.comment)}`;
+  if (e.value !== undefined) s += ` : ${e.value}`;
+  return s;
+}
+
+/** `add element ... { body }`. */
+export function addElement(t: TableRef, e: ElementSpec): string {
+  return `add element ${t.family} ${t.table} ${e.set} { ${elementBody(e)} }`;
+}
+
+/** `delete element ... { key }`. */
+export function deleteElement(t: TableRef, set: string, key: string): string {
+  return `delete element ${t.family} ${t.table} ${set} { ${key} }`;
+}
+
+/** Elements per `add element` command when batching (nft parses one big command much faster than many small ones). */
+export const ELEMENTS_PER_COMMAND = 1000;
+
+/** `add element` commands for `els`, grouped by set, at most {@link ELEMENTS_PER_COMMAND} per command. */
+export function addElementsBatched(t: TableRef, els: Iterable<ElementSpec>): string[] {
+  const bySet = new Map<string, string[]>();
+  for (const e of els) {
+    let l = bySet.get(e.set);
+    if (!l) {
+      l = [];
+      bySet.set(e.set, l);
+    }
+    l.push(elementBody(e));
+  }
+  const out: string[] = [];
+  for (const [set, bodies] of bySet) {
+    for (let i = 0; i < bodies.length; i += ELEMENTS_PER_COMMAND) {
+      out.push(
+        `add element ${t.family} ${t.table} ${set} { ${bodies.slice(i, i + ELEMENTS_PER_COMMAND).join(', ')} }`,
+      );
+    }
+  }
+  return out;
+}
+
+/** `delete element` commands grouped by set. */
+export function deleteElementsBatched(t: TableRef, keys: Iterable<{ set: string; key: string }>): string[] {
+  const bySet = new Map<string, string[]>();
+  for (const k of keys) {
+    let l = bySet.get(k.set);
+    if (!l) {
+      l = [];
+      bySet.set(k.set, l);
+    }
+    l.push(k.key);
+  }
+  const out: string[] = [];
+  for (const [set, ks] of bySet) {
+    for (let i = 0; i < ks.length; i += ELEMENTS_PER_COMMAND) {
+      out.push(
+        `delete element ${t.family} ${t.table} ${set} { ${ks.slice(i, i + ELEMENTS_PER_COMMAND).join(', ')} }`,
+      );
+    }
+  }
+  return out;
+}

@@ -1,0 +1,144 @@
+/**
+ * One sync step for the proxier's loop: render the snapshot, plan ONE transaction (full or
+ * partial) against the mirror, apply it, and keep the mirror on success. A failure makes
+ * the next sync full; a full sync also runs every `fullSyncPeriodMs`.
+ *
+ * @module
+ */
+import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
+import type { ProxySnapshot } from '@nodeagent/proxy-state';
+import type { NftExecutor } from './executor.js';
+import type { NftablesRenderOptions } from './render-options.js';
+import { NftablesRenderer } from './renderer.js';
+import type { InvalidServicePortError } from './service-port-input.js';
+import { NftSyncPlanner, type NftSyncPlannerOptions } from './sync-planner.js';
+
+/** Options of {@link NftablesSyncer}. */
+export interface NftablesSyncerOptions extends NftSyncPlannerOptions {
+  /** Where the transactions go. */
+  readonly executor: NftExecutor;
+  /** Renderer options (layout, detector, mark, ...); the family must match the snapshots. */
+  readonly render?: NftablesRenderOptions;
+  /**
+   * A full sync at least this often.
+   * @default 3600000 (1 hour)
+   */
+  readonly fullSyncPeriodMs?: number;
+  /** @default realClock */
+  readonly clock?: Clock;
+  /** @default noopLogger */
+  readonly logger?: Logger;
+}
+
+/** What one sync did. */
+export interface NftSyncResult {
+  /** Full or partial. */
+  readonly full: boolean;
+  /** Bytes written to nft (0 when nothing changed and nft was not called). */
+  readonly bytes: number;
+  /** Command lines in the transaction. */
+  readonly lines: number;
+  /** Service ports whose chains were rewritten. */
+  readonly rewrittenPorts: number;
+  /** Element add/delete commands. */
+  readonly elementChanges: number;
+  /** Chains flushed as stale by this sync. */
+  readonly staleChains: readonly string[];
+  /** Stale chains deleted by this sync. */
+  readonly deletedChains: readonly string[];
+  /** Wall time in milliseconds (clock). */
+  readonly durationMs: number;
+  /** Ports skipped for bad input. */
+  readonly errors: readonly InvalidServicePortError[];
+}
+
+/** Applies snapshots through an executor. Not re-entrant: the caller's loop serialises calls. */
+export class NftablesSyncer {
+  /** The renderer. */
+  readonly renderer: NftablesRenderer;
+  /** The planner holding the mirror. */
+  readonly planner: NftSyncPlanner;
+  readonly #executor: NftExecutor;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #periodMs: number;
+  #lastFullAt: number | undefined;
+
+  /** @param options executor, renderer options, policy. */
+  constructor(options: NftablesSyncerOptions) {
+    this.renderer = new NftablesRenderer(options.render);
+    this.planner = new NftSyncPlanner(options);
+    this.#executor = options.executor;
+    this.#clock = options.clock ?? realClock;
+    this.#log = options.logger ?? noopLogger;
+    this.#periodMs = options.fullSyncPeriodMs ?? 3_600_000;
+  }
+
+  /**
+   * Syncs a snapshot: full on the first call, after a failure, when the snapshot asks for it
+   * (`fullSyncRequired`), every `fullSyncPeriodMs`, or when `forceFull`. @throws the executor's error
+   */
+  async sync(snapshot: ProxySnapshot, forceFull = false): Promise<NftSyncResult> {
+    const start = this.#clock.now();
+    const { ruleset, errors } = this.renderer.render(snapshot);
+    const full =
+      forceFull ||
+      this.planner.needsFull ||
+      snapshot.fullSyncRequired ||
+      this.#lastFullAt === undefined ||
+      start - this.#lastFullAt >= this.#periodMs;
+    let plan: ReturnType<NftSyncPlanner['planFull']>;
+    try {
+      if (full) {
+        const existing = this.planner.needsFull
+          ? await this.#executor.listObjects(ruleset.family, ruleset.table)
+          : undefined;
+        plan = this.planner.planFull(ruleset, start, existing);
+      } else {
+        plan = this.planner.planPartial(ruleset, start, snapshot.changedServices);
+      }
+      if (plan.text !== '') await this.#executor.apply(plan.text);
+    } catch (err) {
+      this.planner.invalidate();
+      this.#log.error({ err, full }, 'nftables sync failed; next sync is full');
+      throw err;
+    }
+    plan.commit();
+    if (full) this.#lastFullAt = start;
+    for (const e of errors)
+      this.#log.warn({ servicePort: e.servicePortName, problems: e.problems }, e.message);
+    const result: NftSyncResult = {
+      full,
+      bytes: Buffer.byteLength(plan.text),
+      lines: plan.lines,
+      rewrittenPorts: plan.rewrittenPorts,
+      elementChanges: plan.elementChanges,
+      staleChains: plan.staleChains,
+      deletedChains: plan.deletedChains,
+      durationMs: this.#clock.now() - start,
+      errors,
+    };
+    this.#log.debug({ ...result, errors: errors.length }, 'nftables sync done');
+    return result;
+  }
+
+  /** Clock time at which stale chains become deletable, if any (schedule {@link cleanup} then). */
+  nextCleanupAt(): number | undefined {
+    return this.planner.nextCleanupAt();
+  }
+
+  /** Deletes stale chains whose delay has passed, in their own transaction; returns their names. */
+  async cleanup(): Promise<readonly string[]> {
+    const o = this.renderer.options;
+    const plan = this.planner.planCleanup({ family: o.family, table: o.table }, this.#clock.now());
+    if (plan.text === '') return [];
+    try {
+      await this.#executor.apply(plan.text);
+    } catch (err) {
+      this.planner.invalidate();
+      throw err;
+    }
+    plan.commit();
+    return plan.deletedChains;
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * Options of the nftables renderer, with kube-proxy's defaults.
+ *
+ * @module
+ */
+import { parseCIDR, parseIP } from '@nodeagent/proxy-state';
+import type { NftFamily } from './model.js';
+
+/** Which ruleset layout to write. */
+export type NftLayout = 'kube-proxy' | 'optimized';
+
+/**
+ * How traffic from local pods is told apart (kube-proxy's `--detect-local-mode`); `None`
+ * leaves out the rules that depend on it.
+ */
+export type LocalTrafficDetector =
+  | { readonly mode: 'ClusterCIDR' | 'NodeCIDR'; readonly cidr: string }
+  | { readonly mode: 'BridgeInterface'; readonly interfaceName: string }
+  | { readonly mode: 'InterfaceNamePrefix'; readonly interfacePrefix: string }
+  | { readonly mode: 'None' };
+
+/** Options of {@link NftablesRenderer}. */
+export interface NftablesRenderOptions {
+  /**
+   * `kube-proxy` writes exactly kube-proxy's nftables layout; `optimized` writes a layout with
+   * the same packet outcomes but a fixed set of chains and named maps (see the README).
+   * @default 'kube-proxy'
+   */
+  readonly layout?: NftLayout;
+  /**
+   * Address family of the table (`ip` or `ip6`); taken from the snapshot by the snapshot helpers.
+   * @default 'ip'
+   */
+  readonly family?: NftFamily;
+  /**
+   * Table name.
+   * @default 'kube-proxy'
+   */
+  readonly tableName?: string;
+  /**
+   * Bit of the packet mark that flags packets for masquerade (0-31).
+   * @default 14 (0x4000)
+   */
+  readonly masqueradeBit?: number;
+  /**
+   * Masquerade all traffic to cluster IPs (`--masquerade-all`).
+   * @default false
+   */
+  readonly masqueradeAll?: boolean;
+  /**
+   * Local-traffic detector.
+   * @default { mode: 'None' }
+   */
+  readonly localDetector?: LocalTrafficDetector;
+  /**
+   * The node's primary IP of this family: node-originated traffic is allowed through
+   * `loadBalancerSourceRanges` that contain it.
+   * @default undefined
+   */
+  readonly nodeIP?: string;
+  /**
+   * IPs that accept NodePort traffic (`--nodeport-addresses`, resolved). Undefined means every
+   * local address except loopback (`fib daddr type local`).
+   * @default undefined
+   */
+  readonly nodePortIPs?: readonly string[];
+  /**
+   * Service CIDRs: traffic to unallocated cluster IPs in them is dropped.
+   * @default [] (no drop rule)
+   */
+  readonly serviceCIDRs?: readonly string[];
+}
+
+/** Options with every default applied and validated. */
+export interface ResolvedNftOptions {
+  readonly layout: NftLayout;
+  readonly family: NftFamily;
+  readonly table: string;
+  /** `ip` or `ip6` keyword for address matches. */
+  readonly ipKw: 'ip' | 'ip6';
+  /** The mark as hex (`0x4000`). */
+  readonly mark: string;
+  readonly masqueradeAll: boolean;
+  /** Match for pod traffic (`ip saddr 10.0.0.0/8`), undefined without a detector. */
+  readonly ifLocal: string | undefined;
+  /** Match for non-pod traffic (`ip saddr != 10.0.0.0/8`). */
+  readonly ifNotLocal: string | undefined;
+  readonly nodeIP: string | undefined;
+  readonly nodePortIPs: readonly string[] | undefined;
+  readonly serviceCIDRs: readonly string[];
+}
+
+/** A render option that cannot be used. */
+export class InvalidNftOptionsError extends Error {
+  override readonly name = 'InvalidNftOptionsError';
+}
+
+function familyOf(ip: { readonly family: 4 | 6 } | null): NftFamily | undefined {
+  return ip === null ? undefined : ip.family === 6 ? 'ip6' : 'ip';
+}
+
+function ifaceCheck(name: string): string {
+  if (!/^[A-Za-z0-9_.@-]{1,15}$/.test(name)) {
+    throw new InvalidNftOptionsError(
+      `interface name ${JSON.stringify(name)} is not a valid Linux interface name`,
+    );
+  }
+  return name;
+}
+
+/** Applies defaults and validates. @throws InvalidNftOptionsError */
+export function resolveNftOptions(o: NftablesRenderOptions = {}): ResolvedNftOptions {
+  const family = o.family ?? 'ip';
+  const ipKw = family;
+  const bit = o.masqueradeBit ?? 14;
+  if (!Number.isInteger(bit) || bit < 0 || bit > 31)
+    throw new InvalidNftOptionsError(`masqueradeBit ${bit} is out of range 0-31`);
+  const table = o.tableName ?? 'kube-proxy';
+  if (!/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/.test(table))
+    throw new InvalidNftOptionsError(`table name ${JSON.stringify(table)} is not valid`);
+  const cidrOf = (text: string, what: string): string => {
+    const c = parseCIDR(text);
+    if (c === null || familyOf(c) !== family)
+      throw new InvalidNftOptionsError(`${what} ${JSON.stringify(text)} is not an ${family} CIDR`);
+    return c.cidr;
+  };
+  const ipOf = (text: string, what: string): string => {
+    const p = parseIP(text);
+    if (p === null || familyOf(p) !== family)
+      throw new InvalidNftOptionsError(`${what} ${JSON.stringify(text)} is not an ${family} address`);
+    return p.ip;
+  };
+  let ifLocal: string | undefined;
+  let ifNotLocal: string | undefined;
+  const det = o.localDetector ?? { mode: 'None' };
+  switch (det.mode) {
+    case 'ClusterCIDR':
+    case 'NodeCIDR': {
+      const cidr = cidrOf(det.cidr, 'localDetector cidr');
+      ifLocal = `${ipKw} saddr ${cidr}`;
+      ifNotLocal = `${ipKw} saddr != ${cidr}`;
+      break;
+    }
+    case 'BridgeInterface':
+      ifLocal = `iifname ${ifaceCheck(det.interfaceName)}`;
+      ifNotLocal = `iifname != ${det.interfaceName}`;
+      break;
+    case 'InterfaceNamePrefix':
+      ifLocal = `iifname ${ifaceCheck(det.interfacePrefix)}*`;
+      ifNotLocal = `iifname != ${det.interfacePrefix}*`;
+      break;
+    case 'None':
+      break;
+  }
+  return {
+    layout: o.layout ?? 'kube-proxy',
+    family,
+    table,
+    ipKw,
+    mark: `0x${((1 << bit) >>> 0).toString(16)}`,
+    masqueradeAll: o.masqueradeAll ?? false,
+    ifLocal,
+    ifNotLocal,
+    nodeIP: o.nodeIP === undefined ? undefined : ipOf(o.nodeIP, 'nodeIP'),
+    nodePortIPs: o.nodePortIPs?.map((ip) => ipOf(ip, 'nodePortIPs entry')),
+    serviceCIDRs: (o.serviceCIDRs ?? []).map((c) => cidrOf(c, 'serviceCIDRs entry')),
+  };
+}

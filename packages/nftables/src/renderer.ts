@@ -1,0 +1,122 @@
+/**
+ * The pure renderer: a proxy-state snapshot in, the desired table ({@link NftRuleset}) out.
+ * Per-port output is cached by the identity of the snapshot's port info and categorisation
+ * (snapshots reuse both when unchanged), so re-rendering after a one-service change only
+ * renders that service.
+ *
+ * @module
+ */
+import type { CategorizedEndpoints, ProxySnapshot, ServicePortInfo } from '@nodeagent/proxy-state';
+import type { ChainSpec, NftRuleset, PortRender, SetSpec } from './model.js';
+import { NFT, renderBase } from './render-base.js';
+import { lbChain, optimizedPostroutingRules, renderOptimizedBase } from './render-base-optimized.js';
+import { type NftablesRenderOptions, type ResolvedNftOptions, resolveNftOptions } from './render-options.js';
+import { renderPortKubeProxy } from './render-port-kube-proxy.js';
+import { renderPortOptimized } from './render-port-optimized.js';
+import { InvalidServicePortError, portFacts } from './service-port-input.js';
+
+/** A render result: the ruleset plus the ports skipped for bad input. */
+export interface RenderResult {
+  /** The desired table. */
+  readonly ruleset: NftRuleset;
+  /** One error per skipped service port. */
+  readonly errors: readonly InvalidServicePortError[];
+}
+
+interface CacheEntry {
+  readonly cat: CategorizedEndpoints;
+  readonly out: PortRender | InvalidServicePortError;
+}
+
+/** Renders snapshots of one family into kube-proxy's (or the optimized) nftables layout. */
+export class NftablesRenderer {
+  /** The resolved options. */
+  readonly options: ResolvedNftOptions;
+  readonly #cache = new WeakMap<ServicePortInfo, CacheEntry>();
+  readonly #base: { chains: ChainSpec[]; sets: SetSpec[]; elements: NftRuleset['baseElements'] };
+  readonly #lbChains = new Map<string, ChainSpec>();
+
+  /** @throws InvalidNftOptionsError for unusable options. */
+  constructor(options: NftablesRenderOptions = {}) {
+    this.options = resolveNftOptions(options);
+    const base = renderBase(this.options);
+    if (this.options.layout === 'optimized') {
+      const extra = renderOptimizedBase(this.options);
+      const chains = base.chains.map((c) =>
+        c.name === NFT.natPostrouting ? { ...c, rules: optimizedPostroutingRules(this.options) } : c,
+      );
+      this.#base = {
+        chains: [...chains, ...extra.chains],
+        sets: [...base.sets, ...extra.sets],
+        elements: base.elements,
+      };
+    } else {
+      this.#base = base;
+    }
+  }
+
+  /** Renders one service port (cached by input identity). */
+  renderPort(info: ServicePortInfo, cat: CategorizedEndpoints): PortRender | InvalidServicePortError {
+    const hit = this.#cache.get(info);
+    if (hit && hit.cat === cat) return hit.out;
+    let out: PortRender | InvalidServicePortError;
+    try {
+      const f = portFacts(info, cat, this.options);
+      out =
+        this.options.layout === 'optimized'
+          ? renderPortOptimized(f, this.options)
+          : renderPortKubeProxy(f, this.options);
+    } catch (e) {
+      if (!(e instanceof InvalidServicePortError)) throw e;
+      out = e;
+    }
+    this.#cache.set(info, { cat, out });
+    return out;
+  }
+
+  /**
+   * Renders a snapshot. @throws TypeError when the snapshot's family is not the renderer's.
+   */
+  render(snapshot: ProxySnapshot): RenderResult {
+    const fam = snapshot.ipFamily === 6 ? 'ip6' : 'ip';
+    if (fam !== this.options.family) {
+      throw new TypeError(
+        `snapshot is IPv${snapshot.ipFamily} but this renderer writes table ${this.options.family}`,
+      );
+    }
+    const ports = new Map<string, PortRender>();
+    const errors: InvalidServicePortError[] = [];
+    const needs = new Set<string>();
+    const keys = [...snapshot.services.keys()].sort();
+    for (const key of keys) {
+      const info = snapshot.services.get(key)!;
+      const out = this.renderPort(info, snapshot.categorize(key));
+      if (out instanceof InvalidServicePortError) errors.push(out);
+      else {
+        ports.set(key, out);
+        for (const n of out.needs ?? []) needs.add(n);
+      }
+    }
+    const lb = [...needs].sort().map((name) => {
+      let c = this.#lbChains.get(name);
+      if (!c) {
+        c = lbChain(name, this.options);
+        this.#lbChains.set(name, c);
+      }
+      return c;
+    });
+    const o = this.options;
+    return {
+      ruleset: {
+        family: o.family,
+        table: o.table,
+        tableComment: 'rules for kube-proxy',
+        baseChains: [...this.#base.chains, ...lb],
+        baseSets: this.#base.sets,
+        baseElements: this.#base.elements,
+        ports,
+      },
+      errors,
+    };
+  }
+}

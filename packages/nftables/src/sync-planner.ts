@@ -1,0 +1,387 @@
+/**
+ * Turns the desired ruleset plus an in-memory mirror of what the kernel holds into ONE
+ * `nft -f` transaction: a full sync (table, chains and maps added; shared chains and maps
+ * flushed and rebuilt; every service chain rewritten) or a partial sync (only chains of
+ * changed service ports; elements diffed against the mirror). Stale chains are flushed at
+ * once and deleted by a later transaction, at least `staleChainDelayMs` afterwards.
+ *
+ * @module
+ */
+import { BASE_OWNER, ElementIndex, sameElement } from './element-index.js';
+import type { ChainSpec, ElementSpec, NftRuleset, PortRender, SetSpec } from './model.js';
+import * as T from './nft-text.js';
+
+/** What the kernel holds, as far as we know. */
+interface Mirror {
+  readonly chains: Map<string, readonly string[]>;
+  readonly sets: Map<string, SetSpec>;
+  readonly elements: Map<string, Map<string, ElementSpec>>;
+  readonly ports: Map<string, PortRender>;
+  /** Shared (non-service) chains written by the last sync. */
+  readonly baseChains: Set<string>;
+}
+
+/** Names found in the kernel table when the mirror cannot be trusted. */
+export interface ExistingObjects {
+  /** Chain names. */
+  readonly chains: readonly string[];
+  /** Set and map names with their kind. */
+  readonly sets: readonly { readonly name: string; readonly kind: 'set' | 'map' }[];
+}
+
+/** One planned transaction. */
+export interface SyncPlan {
+  /** The `nft -f` input. */
+  readonly text: string;
+  /** Full or partial. */
+  readonly full: boolean;
+  /** Number of command lines. */
+  readonly lines: number;
+  /** Service ports whose chains were (re)written. */
+  readonly rewrittenPorts: number;
+  /** Element add and delete commands. */
+  readonly elementChanges: number;
+  /** Chains flushed because they are no longer used (deleted later). */
+  readonly staleChains: readonly string[];
+  /** Stale chains deleted by this transaction. */
+  readonly deletedChains: readonly string[];
+  /** Applies the plan to the mirror (call after the transaction succeeded). */
+  readonly commit: () => void;
+}
+
+/** Options of {@link NftSyncPlanner}. */
+export interface NftSyncPlannerOptions {
+  /**
+   * Minimum time between flushing a stale chain and deleting it (kernels before 6.2 keep a
+   * chain busy for a moment after the map element pointing at it is gone).
+   * @default 1000
+   */
+  readonly staleChainDelayMs?: number;
+}
+
+function chainsOf(r: NftRuleset): Map<string, ChainSpec> {
+  const m = new Map<string, ChainSpec>();
+  for (const c of r.baseChains) m.set(c.name, c);
+  for (const p of r.ports.values()) for (const c of p.chains) m.set(c.name, c);
+  return m;
+}
+
+function rulesEqual(a: readonly string[] | undefined, b: readonly string[]): boolean {
+  if (!a || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Deep equality of two port renders (used when the cache produced a new object). */
+export function portRendersEqual(a: PortRender, b: PortRender): boolean {
+  if (a === b) return true;
+  return (
+    JSON.stringify([a.chains, a.sets, a.elements, a.needs]) ===
+    JSON.stringify([b.chains, b.sets, b.elements, b.needs])
+  );
+}
+
+/** Plans transactions and keeps the mirror. Not re-entrant. */
+export class NftSyncPlanner {
+  #mirror: Mirror | undefined;
+  #index = new ElementIndex();
+  #stale = new Map<string, number>();
+  #firstSync = true;
+  readonly #delayMs: number;
+
+  /** @param options timing. */
+  constructor(options: NftSyncPlannerOptions = {}) {
+    this.#delayMs = options.staleChainDelayMs ?? 1000;
+  }
+
+  /** True when the next plan must be full (first sync, or after a failure). */
+  get needsFull(): boolean {
+    return this.#mirror === undefined;
+  }
+
+  /** Forgets the mirror: the next plan is a full sync (call after a failed transaction). */
+  invalidate(): void {
+    this.#mirror = undefined;
+  }
+
+  /** Stale chains and when they were flushed (clock ms). */
+  get staleChains(): ReadonlyMap<string, number> {
+    return this.#stale;
+  }
+
+  /** The clock time at which the oldest stale chain may be deleted, if any. */
+  nextCleanupAt(): number | undefined {
+    let min: number | undefined;
+    for (const t of this.#stale.values()) min = min === undefined ? t : Math.min(min, t);
+    return min === undefined ? undefined : min + this.#delayMs;
+  }
+
+  #due(now: number, desired: (name: string) => boolean): string[] {
+    const out: string[] = [];
+    for (const [name, since] of this.#stale)
+      if (now - since >= this.#delayMs && !desired(name)) out.push(name);
+    return out.sort();
+  }
+
+  /**
+   * Plans a full sync. `existing` lists what the kernel table holds when the mirror is not
+   * trusted (undefined: the table is absent or empty).
+   */
+  planFull(r: NftRuleset, now: number, existing?: ExistingObjects): SyncPlan {
+    const t: T.TableRef = r;
+    const out: string[] = [T.addTable(t, r.tableComment)];
+    const chains = chainsOf(r);
+    const sets = new Map<string, SetSpec>();
+    for (const s of r.baseSets) sets.set(s.name, s);
+    for (const p of r.ports.values()) for (const s of p.sets) sets.set(s.name, s);
+    const knownChains = this.#mirror ? [...this.#mirror.chains.keys()] : [...(existing?.chains ?? [])];
+    const knownSets = this.#mirror
+      ? [...this.#mirror.sets.values()].map((s) => ({ name: s.name, kind: s.kind }))
+      : [...(existing?.sets ?? [])];
+
+    for (const s of sets.values()) out.push(T.addSet(t, s));
+    for (const c of chains.values()) out.push(T.addChain(t, c));
+    if (this.#firstSync) {
+      // Re-create base chains once so changed hook properties (priority) take effect.
+      for (const c of r.baseChains) if (c.hook) out.push(T.deleteChain(t, c.name), T.addChain(t, c));
+    }
+    for (const c of r.baseChains) out.push(T.flushChain(t, c.name));
+    for (const s of r.baseSets) out.push(T.flushSet(t, s));
+    for (const c of r.baseChains) for (const rule of c.rules) out.push(T.addRule(t, c.name, rule));
+    for (const p of r.ports.values()) {
+      for (const c of p.chains) {
+        out.push(T.flushChain(t, c.name));
+        for (const rule of c.rules) out.push(T.addRule(t, c.name, rule));
+      }
+    }
+    const stale = new Map(this.#stale);
+    const newlyStale: string[] = [];
+    for (const name of knownChains) {
+      if (chains.has(name)) {
+        stale.delete(name);
+        continue;
+      }
+      out.push(T.flushChain(t, name));
+      if (!stale.has(name)) {
+        stale.set(name, now);
+        newlyStale.push(name);
+      }
+    }
+    for (const s of knownSets) if (!sets.has(s.name)) out.push(T.deleteSet(t, s));
+    const index = new ElementIndex();
+    index.add(BASE_OWNER, r.baseElements);
+    for (const p of r.ports.values()) index.add(p.key, p.elements);
+    index.takeDirty();
+    const elements = new Map<string, Map<string, ElementSpec>>();
+    let elementChanges = 0;
+    const all = [...index.all()];
+    for (const el of all) {
+      elementChanges++;
+      let m = elements.get(el.set);
+      if (!m) {
+        m = new Map();
+        elements.set(el.set, m);
+      }
+      m.set(el.key, el);
+    }
+    out.push(...T.addElementsBatched(t, all));
+    const deleted = [...stale]
+      .filter(([n, since]) => now - since >= this.#delayMs && !chains.has(n))
+      .map(([n]) => n)
+      .sort();
+    for (const name of deleted) out.push(T.deleteChain(t, name));
+
+    const mirrorChains = new Map<string, readonly string[]>();
+    for (const c of chains.values()) mirrorChains.set(c.name, c.rules);
+    for (const name of stale.keys()) if (!deleted.includes(name)) mirrorChains.set(name, []);
+    const text = `${out.join('\n')}\n`;
+    return {
+      text,
+      full: true,
+      lines: out.length,
+      rewrittenPorts: r.ports.size,
+      elementChanges,
+      staleChains: newlyStale,
+      deletedChains: deleted,
+      commit: () => {
+        for (const d of deleted) stale.delete(d);
+        this.#stale = stale;
+        this.#index = index;
+        this.#firstSync = false;
+        this.#mirror = {
+          chains: mirrorChains,
+          sets,
+          elements,
+          ports: new Map(r.ports),
+          baseChains: new Set(r.baseChains.map((c) => c.name)),
+        };
+      },
+    };
+  }
+
+  /**
+   * Plans a partial sync against the mirror. `forcePorts` are service keys (`ns/svc`) whose
+   * ports are rewritten even if their render did not change. @throws Error without a mirror.
+   */
+  planPartial(r: NftRuleset, now: number, forceServices: ReadonlySet<string> = new Set()): SyncPlan {
+    const m = this.#mirror;
+    if (!m) throw new Error('planPartial needs a trusted mirror: run a full sync first');
+    const t: T.TableRef = r;
+    const addChains: string[] = [];
+    const flushes: string[] = [];
+    const rules: string[] = [];
+    const newSets = new Map<string, SetSpec>();
+    const chainUpdates = new Map<string, readonly string[]>();
+
+    // Shared chains and sets: few, compared in full.
+    const baseNames = new Set<string>();
+    for (const c of r.baseChains) {
+      baseNames.add(c.name);
+      const old = m.chains.get(c.name);
+      if (old === undefined) addChains.push(T.addChain(t, c));
+      else if (rulesEqual(old, c.rules)) continue;
+      else flushes.push(T.flushChain(t, c.name));
+      for (const rule of c.rules) rules.push(T.addRule(t, c.name, rule));
+      chainUpdates.set(c.name, c.rules);
+    }
+    for (const s of r.baseSets) if (!m.sets.has(s.name)) newSets.set(s.name, s);
+
+    const changed: PortRender[] = [];
+    const removed: PortRender[] = [];
+    for (const [key, p] of r.ports) {
+      const old = m.ports.get(key);
+      if (old === p && !forceServices.has(p.serviceKey)) continue;
+      if (old && !forceServices.has(p.serviceKey) && portRendersEqual(old, p)) continue;
+      changed.push(p);
+    }
+    for (const [key, p] of m.ports) if (!r.ports.has(key)) removed.push(p);
+
+    const newChainNames = new Set<string>();
+    const newSetNames = new Set<string>();
+    for (const p of changed) {
+      for (const s of p.sets) {
+        newSetNames.add(s.name);
+        if (!m.sets.has(s.name)) newSets.set(s.name, s);
+      }
+      for (const c of p.chains) {
+        newChainNames.add(c.name);
+        addChains.push(T.addChain(t, c));
+        if (m.chains.has(c.name)) flushes.push(T.flushChain(t, c.name));
+        for (const rule of c.rules) rules.push(T.addRule(t, c.name, rule));
+        chainUpdates.set(c.name, c.rules);
+      }
+    }
+    // Chains and sets that belonged to changed or removed ports (or shared chains no longer used).
+    const staleChains: string[] = [];
+    const staleSets: SetSpec[] = [];
+    const consider = (p: PortRender | undefined) => {
+      if (!p) return;
+      for (const c of p.chains)
+        if (!newChainNames.has(c.name) && !this.#stale.has(c.name)) staleChains.push(c.name);
+      for (const s of p.sets) if (!newSetNames.has(s.name) && m.sets.has(s.name)) staleSets.push(s);
+    };
+    for (const p of changed) consider(m.ports.get(p.key));
+    for (const p of removed) consider(p);
+    for (const name of m.baseChains)
+      if (!baseNames.has(name) && !this.#stale.has(name)) staleChains.push(name);
+    const uniqueStale = [...new Set(staleChains)].filter((n) => !chainUpdates.has(n));
+    for (const name of uniqueStale) flushes.push(T.flushChain(t, name));
+
+    // Elements: claims of changed/removed ports move; only keys whose winner changed are written.
+    for (const p of removed) this.#index.remove(p.key, p.elements);
+    for (const p of changed) {
+      const old = m.ports.get(p.key);
+      if (old) this.#index.remove(old.key, old.elements);
+      this.#index.add(p.key, p.elements);
+    }
+    const delKeys: { set: string; key: string }[] = [];
+    const addEls: ElementSpec[] = [];
+    const elUpdates: { set: string; key: string; el: ElementSpec | undefined }[] = [];
+    for (const [set, keys] of this.#index.takeDirty()) {
+      const applied = m.elements.get(set);
+      for (const key of keys) {
+        const want = this.#index.get(set, key);
+        const have = applied?.get(key);
+        if (sameElement(want, have)) continue;
+        if (have) delKeys.push({ set, key });
+        if (want) addEls.push(want);
+        elUpdates.push({ set, key, el: want });
+      }
+    }
+    const isDesired = (name: string) =>
+      chainUpdates.has(name) || baseNames.has(name) || newChainNames.has(name);
+    const deleted = this.#due(now, isDesired);
+    const uniqueStaleSets = [...new Map(staleSets.map((s) => [s.name, s])).values()];
+    const out = [
+      ...[...newSets.values()].map((s) => T.addSet(t, s)),
+      ...addChains,
+      ...flushes,
+      ...rules,
+      ...T.deleteElementsBatched(t, delKeys),
+      ...T.addElementsBatched(t, addEls),
+      ...uniqueStaleSets.map((s) => T.deleteSet(t, s)),
+      ...deleted.map((n) => T.deleteChain(t, n)),
+    ];
+    const text = out.length > 0 ? `${out.join('\n')}\n` : '';
+    return {
+      text,
+      full: false,
+      lines: out.length,
+      rewrittenPorts: changed.length,
+      elementChanges: delKeys.length + addEls.length,
+      staleChains: uniqueStale,
+      deletedChains: deleted,
+      commit: () => {
+        for (const [name, rs] of chainUpdates) {
+          m.chains.set(name, rs);
+          this.#stale.delete(name);
+        }
+        for (const name of uniqueStale) {
+          m.chains.set(name, []);
+          this.#stale.set(name, now);
+        }
+        for (const name of deleted) {
+          m.chains.delete(name);
+          this.#stale.delete(name);
+        }
+        for (const s of newSets.values()) m.sets.set(s.name, s);
+        for (const s of uniqueStaleSets) m.sets.delete(s.name);
+        for (const u of elUpdates) {
+          let bySet = m.elements.get(u.set);
+          if (!bySet) {
+            bySet = new Map();
+            m.elements.set(u.set, bySet);
+          }
+          if (u.el) bySet.set(u.key, u.el);
+          else bySet.delete(u.key);
+        }
+        m.baseChains.clear();
+        for (const n of baseNames) m.baseChains.add(n);
+        for (const p of removed) m.ports.delete(p.key);
+        for (const p of changed) m.ports.set(p.key, p);
+      },
+    };
+  }
+
+  /** Plans a transaction that only deletes stale chains that are due (empty text when none). */
+  planCleanup(r: Pick<NftRuleset, 'family' | 'table'>, now: number): SyncPlan {
+    const m = this.#mirror;
+    const deleted = m ? this.#due(now, () => false) : [];
+    const out = deleted.map((n) => T.deleteChain(r, n));
+    return {
+      text: out.length ? `${out.join('\n')}\n` : '',
+      full: false,
+      lines: out.length,
+      rewrittenPorts: 0,
+      elementChanges: 0,
+      staleChains: [],
+      deletedChains: deleted,
+      commit: () => {
+        for (const n of deleted) {
+          m?.chains.delete(n);
+          this.#stale.delete(n);
+        }
+      },
+    };
+  }
+}

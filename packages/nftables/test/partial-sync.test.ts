@@ -1,0 +1,172 @@
+/**
+ * Incremental transactions against the fake executor: partial syncs touch only changed
+ * services, converge to the same state as a fresh full sync, a full sync after them is a
+ * no-op, stale chains are flushed then deleted ≥ 1 s later, and failures force a full sync.
+ */
+
+import { FakeClock } from '@nodeagent/core/testing';
+import { ProxyState } from '@nodeagent/proxy-state';
+import { describe, expect, it } from 'vitest';
+import { NftablesSyncer, type NftLayout, renderNftables } from '../src/index.js';
+import { dumpTable, FakeNftExecutor } from '../src/testing.js';
+import { LAYOUTS } from './flow-support.js';
+import { NODE, NODE_IP, slice, svc, TEST_OPTIONS } from './helpers.js';
+
+function setup(layout: NftLayout) {
+  const clock = new FakeClock();
+  const exec = new FakeNftExecutor();
+  const state = new ProxyState({ nodeName: NODE, nodeIPs: [NODE_IP] });
+  const syncer = new NftablesSyncer({
+    executor: exec,
+    clock,
+    render: { ...TEST_OPTIONS, layout, nodeIP: NODE_IP },
+  });
+  const add = (name: string, ip: string, eps: string[], extra: Record<string, unknown> = {}) => {
+    state.onServiceAdd(
+      svc('ns', name, {
+        clusterIP: ip,
+        ports: [{ name: 'p', port: 80, nodePort: extra.nodePort as number }],
+        ...extra,
+      }),
+    );
+    state.onEndpointSliceAdd(
+      slice(
+        'ns',
+        name,
+        [{ name: 'p', port: 8080 }],
+        eps.map((e) => ({ ip: e, node: NODE })),
+      ),
+    );
+  };
+  const fresh = () => {
+    const e = new FakeNftExecutor();
+    return e
+      .apply(renderNftables(state.checkout().v4, { ...TEST_OPTIONS, layout, nodeIP: NODE_IP }))
+      .then(() => dumpTable(e.state.table('ip', 'kube-proxy')));
+  };
+  return {
+    clock,
+    exec,
+    state,
+    syncer,
+    add,
+    fresh,
+    dump: () => dumpTable(exec.state.table('ip', 'kube-proxy')),
+  };
+}
+
+describe.each(LAYOUTS)('partial sync (%s layout)', (layout) => {
+  it('converges to a fresh full sync, and a later full sync changes nothing', async () => {
+    const t = setup(layout);
+    for (let i = 0; i < 20; i++) t.add(`s${i}`, `172.30.0.${10 + i}`, [`10.1.${i}.1`, `10.1.${i}.2`]);
+    const first = await t.syncer.sync(t.state.checkout().v4);
+    expect(first.full).toBe(true);
+
+    // change one service's endpoints, add one, delete one, make one sticky NodePort
+    t.state.onEndpointSliceUpdate(
+      undefined,
+      slice('ns', 's3', [{ name: 'p', port: 8080 }], [{ ip: '10.9.9.9', node: NODE }]),
+    );
+    t.add('new', '172.30.1.1', ['10.2.0.1']);
+    t.state.onServiceDelete(svc('ns', 's5', { clusterIP: '172.30.0.15', ports: [{ name: 'p', port: 80 }] }));
+    t.state.onServiceUpdate(
+      undefined,
+      svc('ns', 's7', {
+        type: 'NodePort',
+        clusterIP: '172.30.0.17',
+        sessionAffinity: 'ClientIP',
+        ports: [{ name: 'p', port: 80, nodePort: 30007 }],
+      }),
+    );
+    const snap = t.state.checkout().v4;
+    const partial = await t.syncer.sync(snap);
+    expect(partial.full).toBe(false);
+    expect(partial.rewrittenPorts).toBe(3);
+    // stale chains remain (flushed) until the delay passes
+    await t.clock.advance(1000);
+    t.state.onEndpointSliceUpdate(
+      undefined,
+      slice('ns', 's8', [{ name: 'p', port: 8080 }], [{ ip: '10.1.8.1', node: NODE }]),
+    );
+    const later = await t.syncer.sync(t.state.checkout().v4);
+    expect(later.full).toBe(false);
+    if (layout === 'kube-proxy') expect(later.deletedChains.length).toBeGreaterThan(0);
+    await t.clock.advance(1000);
+    await t.syncer.cleanup();
+    expect(t.syncer.nextCleanupAt()).toBeUndefined();
+    const afterPartials = t.dump();
+    expect(afterPartials).toEqual(await t.fresh());
+
+    const full = await t.syncer.sync(t.state.checkout().v4, true);
+    expect(full.full).toBe(true);
+    expect(t.dump()).toEqual(afterPartials);
+  });
+
+  it('keeps the transaction for a one-service change constant in the service count', async () => {
+    const sizes: number[] = [];
+    for (const n of [10, 100, 400]) {
+      const t = setup(layout);
+      for (let i = 0; i < n; i++)
+        t.add(`s${i}`, `172.30.${i >> 8}.${i & 255}`, [`10.1.${i >> 8}.${i & 255}`]);
+      await t.syncer.sync(t.state.checkout().v4);
+      t.state.onEndpointSliceUpdate(
+        undefined,
+        slice(
+          'ns',
+          's3',
+          [{ name: 'p', port: 8080 }],
+          [
+            { ip: '10.200.0.1', node: NODE },
+            { ip: '10.200.0.2', node: NODE },
+          ],
+        ),
+      );
+      const r = await t.syncer.sync(t.state.checkout().v4);
+      expect(r.full).toBe(false);
+      sizes.push(r.lines);
+    }
+    expect(new Set(sizes).size).toBe(1);
+  });
+
+  it('writes nothing when nothing changed', async () => {
+    const t = setup(layout);
+    t.add('a', '172.30.0.1', ['10.1.0.1']);
+    await t.syncer.sync(t.state.checkout().v4);
+    const n = t.exec.transactions.length;
+    const r = await t.syncer.sync(t.state.checkout().v4);
+    expect(r.bytes).toBe(0);
+    expect(t.exec.transactions.length).toBe(n);
+  });
+
+  it('goes full after a failed transaction and recovers', async () => {
+    const t = setup(layout);
+    t.add('a', '172.30.0.1', ['10.1.0.1']);
+    await t.syncer.sync(t.state.checkout().v4);
+    t.add('b', '172.30.0.2', ['10.1.0.2']);
+    t.exec.failNext = new Error('boom');
+    await expect(t.syncer.sync(t.state.checkout().v4)).rejects.toThrow('boom');
+    t.add('c', '172.30.0.3', ['10.1.0.3']);
+    const r = await t.syncer.sync(t.state.checkout().v4);
+    expect(r.full).toBe(true);
+    expect(t.dump()).toEqual(await t.fresh());
+  });
+});
+
+describe('fake executor semantics', () => {
+  it('rejects what nft rejects, atomically', async () => {
+    const e = new FakeNftExecutor();
+    await e.apply('add table ip t\nadd chain ip t a\nadd chain ip t b\nadd rule ip t a jump b\n');
+    await expect(e.apply('delete chain ip t b')).rejects.toThrow(/busy/);
+    await expect(e.apply('delete chain ip t zz')).rejects.toThrow(/No such file/);
+    await expect(e.apply('add rule ip t a jump zz')).rejects.toThrow(/No such file/);
+    await expect(
+      e.apply(
+        'add map ip t m { type inet_service : inet_service ; }\nadd element ip t m { 1 : 2 }\nadd element ip t m { 1 : 3 }',
+      ),
+    ).rejects.toThrow(/File exists/);
+    expect(e.state.table('ip', 't')!.sets.has('m')).toBe(false);
+    await expect(e.apply('delete element ip t m { 5 }')).rejects.toThrow(/No such file/);
+    await e.apply('delete chain ip t a\ndelete chain ip t b');
+    expect(e.state.table('ip', 't')!.chains.size).toBe(0);
+  });
+});

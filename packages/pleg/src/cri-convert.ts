@@ -1,0 +1,120 @@
+/**
+ * Conversions from CRI messages to the kubelet's runtime model (upstream
+ * `kuberuntime_container.go` `toKubeContainerStatus`, `toKubeContainer`, `sandboxToKubeContainer`).
+ *
+ * @module
+ */
+import {
+  type Container,
+  ContainerState,
+  type ContainerStatus,
+  type PodSandbox,
+  PodSandboxState,
+  type PodSandboxStatus,
+} from '@nodeagent/cri';
+import { KUBERNETES_CONTAINER_NAME_LABEL, parseContainerHash, parseRestartCount } from './labels.js';
+import type { ContainerRuntimeStatus, RuntimeContainer, RuntimeContainerState } from './pod-status.js';
+
+/** Nanoseconds since the epoch (CRI int64) to milliseconds since the epoch. */
+export function nsToMs(ns: bigint): number {
+  return Number(ns) / 1e6;
+}
+
+/** Maps a CRI container state to the kubelet's (upstream `toKubeContainerState`). */
+export function toRuntimeContainerState(state: ContainerState): RuntimeContainerState {
+  switch (state) {
+    case ContainerState.CONTAINER_CREATED:
+      return 'created';
+    case ContainerState.CONTAINER_RUNNING:
+      return 'running';
+    case ContainerState.CONTAINER_EXITED:
+      return 'exited';
+    default:
+      return 'unknown';
+  }
+}
+
+/** Maps a sandbox state to a container state (upstream `SandboxToContainerState`). */
+export function sandboxToContainerState(state: PodSandboxState): RuntimeContainerState {
+  switch (state) {
+    case PodSandboxState.SANDBOX_READY:
+      return 'running';
+    case PodSandboxState.SANDBOX_NOTREADY:
+      return 'exited';
+    default:
+      return 'unknown';
+  }
+}
+
+/** A listed CRI container as a relist entry. */
+export function toRuntimeContainer(c: Container): RuntimeContainer {
+  return {
+    id: c.id,
+    name: c.metadata?.name ?? c.labels[KUBERNETES_CONTAINER_NAME_LABEL] ?? '',
+    image: c.image?.image ?? '',
+    imageRef: c.imageRef,
+    hash: parseContainerHash(c.annotations),
+    state: toRuntimeContainerState(c.state),
+    createdAt: nsToMs(c.createdAt),
+  };
+}
+
+/** A listed CRI sandbox as a relist entry (sandboxes are containers to PLEG). */
+export function sandboxToRuntimeContainer(s: PodSandbox | PodSandboxStatus): RuntimeContainer {
+  return {
+    id: s.id,
+    name: s.metadata?.name ?? '',
+    image: '',
+    imageRef: '',
+    hash: 0n,
+    state: sandboxToContainerState(s.state),
+    createdAt: nsToMs(s.createdAt),
+  };
+}
+
+/**
+ * A CRI container status in the kubelet's model (upstream `toKubeContainerStatus`): the start
+ * time only once the container left CREATED; exit data only when EXITED.
+ */
+export function toContainerRuntimeStatus(s: ContainerStatus): ContainerRuntimeStatus {
+  const state = toRuntimeContainerState(s.state);
+  const exited = state === 'exited';
+  return {
+    id: s.id,
+    name: s.labels[KUBERNETES_CONTAINER_NAME_LABEL] ?? s.metadata?.name ?? '',
+    state,
+    createdAt: nsToMs(s.createdAt),
+    startedAt: state === 'created' ? 0 : nsToMs(s.startedAt),
+    finishedAt: exited ? nsToMs(s.finishedAt) : 0,
+    exitCode: exited ? s.exitCode : 0,
+    image: s.image?.image ?? '',
+    imageRef: s.imageRef,
+    imageId: s.imageId !== '' ? s.imageId : s.imageRef,
+    imageRuntimeHandler: s.image?.runtimeHandler ?? '',
+    hash: parseContainerHash(s.annotations),
+    restartCount: parseRestartCount(s.annotations),
+    reason: exited ? s.reason : '',
+    message: exited ? s.message : '',
+    resources: s.resources,
+    user: s.user,
+    mounts: s.mounts,
+    logPath: s.logPath,
+    labels: s.labels,
+    annotations: s.annotations,
+  };
+}
+
+/**
+ * The pod IPs of a sandbox status, primary first (upstream `determinePodSandboxIPs`); none
+ * when the runtime does not report the network.
+ */
+export function sandboxIps(status: PodSandboxStatus): string[] {
+  const network = status.network;
+  if (network === undefined || network.ip === '') return [];
+  return [network.ip, ...network.additionalIps.map((p) => p.ip).filter((ip) => ip !== '')];
+}
+
+/** Newest first by creation time (upstream `podSandboxByCreated`, `containerStatusByCreated`). */
+export function byCreatedDesc<T extends { readonly createdAt: bigint | number }>(a: T, b: T): number {
+  return a.createdAt > b.createdAt ? -1 : a.createdAt < b.createdAt ? 1 : 0;
+}

@@ -1,0 +1,454 @@
+/**
+ * The relisting PLEG (upstream `pkg/kubelet/pleg/generic.go`).
+ *
+ * @module
+ */
+import { type Clock, type Logger, noopLogger, realClock, type Timer } from '@nodeagent/core';
+import { EventEmitter } from 'eventemitter3';
+import { computePodEvents } from './compute-events.js';
+import { DEFAULT_PLEG_CHANNEL_CAPACITY, PlegEventChannel } from './event-channel.js';
+import type { PlegHealth, PodLifecycleEvent } from './events.js';
+import { formatGoDuration } from './go-duration.js';
+import { mapLimit } from './map-limit.js';
+import { createPlegMetricsRecorder, type PlegMetricsOptions, type PlegMetricsRecorder } from './metrics.js';
+import type { PodStatus, PodStatusSource, RuntimePod } from './pod-status.js';
+import { PodStatusCache } from './pod-status-cache.js';
+import { withPreservedPodIps } from './pod-status-from-event.js';
+import type { RuntimeLister } from './runtime-lister.js';
+
+/** The kubelet's generic PLEG relist period (`genericPlegRelistPeriod`), ms. */
+export const GENERIC_PLEG_RELIST_PERIOD_MS = 1_000;
+/** The kubelet's generic PLEG health threshold (`genericPlegRelistThreshold`), ms. */
+export const GENERIC_PLEG_RELIST_THRESHOLD_MS = 180_000;
+
+/** Options of {@link GenericPLEG}. */
+export interface GenericPlegOptions {
+  /** Lists the runtime's pods. See {@link criRuntimeLister}. */
+  readonly lister: RuntimeLister;
+  /** Inspects changed pods. See {@link criPodStatusSource}. */
+  readonly statusSource: PodStatusSource;
+  /** The cache to write. @default a new {@link PodStatusCache} */
+  readonly cache?: PodStatusCache;
+  /** The event buffer to send to (share one between a generic and an evented PLEG). @default a new one */
+  readonly channel?: PlegEventChannel;
+  /** Capacity of the event buffer when `channel` is not given. @default 1000 */
+  readonly channelCapacity?: number;
+  /** Time between the end of one relist and the start of the next, ms. @default 1000 */
+  readonly relistPeriodMs?: number;
+  /** Unhealthy when the last successful relist is older than this, ms. @default 180_000 */
+  readonly relistThresholdMs?: number;
+  /**
+   * How many changed pods are inspected at once during a relist (upstream: one at a time).
+   * Events are still sent in pod order. @default 4
+   */
+  readonly inspectConcurrency?: number;
+  /** @default realClock */
+  readonly clock?: Clock;
+  /** @default noopLogger */
+  readonly logger?: Logger;
+  /** Kubelet PLEG metrics on your registry; none when omitted. */
+  readonly metrics?: PlegMetricsOptions;
+}
+
+/** What one successful relist did (the `relist` notification). */
+export interface RelistResult {
+  /** When the relist started, ms since the epoch (the cache's new global stamp). */
+  readonly timestamp: number;
+  /** How long it took, ms. */
+  readonly durationMs: number;
+  /** Pods listed. */
+  readonly pods: number;
+  /** Pods inspected (changed or re-inspected). */
+  readonly inspected: number;
+  /** Events sent (not counting dropped ones). */
+  readonly sent: number;
+  /** Events dropped because the buffer was full. */
+  readonly dropped: number;
+}
+
+/** Notifications of a {@link GenericPLEG} (observability; events themselves go through {@link GenericPLEG.events}). */
+export interface GenericPlegNotifications {
+  /** A relist finished. */
+  relist: [result: RelistResult];
+  /** A relist could not list the runtime's pods (the relist time is not advanced). */
+  relistError: [error: Error];
+  /** Inspecting a pod failed; it is re-inspected on the next relist. */
+  inspectError: [podUid: string, error: Error];
+}
+
+/** The outcome of {@link GenericPLEG.updateCache}. */
+export interface UpdateCacheResult {
+  /** The inspected status (`undefined` for a pod gone from the runtime, or on error). */
+  readonly status: PodStatus | undefined;
+  /** Whether the cache took the write. */
+  readonly updated: boolean;
+  /** Why the inspection failed. */
+  readonly error: Error | undefined;
+}
+
+interface PodRecord {
+  old: RuntimePod | undefined;
+  current: RuntimePod | undefined;
+}
+
+interface PodPlan {
+  readonly uid: string;
+  readonly record: PodRecord;
+  readonly pod: RuntimePod | undefined;
+  readonly events: PodLifecycleEvent[];
+  readonly reinspect: boolean;
+}
+
+/**
+ * The relisting pod lifecycle event generator. Every `relistPeriodMs` (after the previous
+ * relist ends) it lists the runtime, diffs every pod against the previous listing, inspects
+ * only the pods that changed (or whose last inspection failed) into the {@link PodStatusCache},
+ * sends their events to a bounded buffer (dropping and counting when full) and finally stamps
+ * the cache fresh (`updateTime`), releasing `getNewerThan` readers.
+ *
+ * Events are consumed with {@link GenericPLEG.events} (an async iterator over the shared
+ * buffer). The instance is also an `eventemitter3` emitter of {@link GenericPlegNotifications}.
+ *
+ * @example
+ * ```ts
+ * const cri = createCriClient('unix:///run/containerd/containerd.sock');
+ * const pleg = new GenericPLEG({ lister: criRuntimeLister(cri), statusSource: criPodStatusSource(cri) });
+ * pleg.start();
+ * for await (const event of pleg.events(signal)) console.log(event.type, event.id, event.data);
+ * ```
+ */
+export class GenericPLEG extends EventEmitter<GenericPlegNotifications> {
+  /** The pod status cache this PLEG writes. */
+  readonly cache: PodStatusCache;
+  /** The event buffer this PLEG sends to. */
+  readonly channel: PlegEventChannel;
+  private readonly lister: RuntimeLister;
+  private readonly statusSource: PodStatusSource;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly metrics: PlegMetricsRecorder;
+  private readonly inspectConcurrency: number;
+  private periodMs: number;
+  private thresholdMs: number;
+  private readonly records = new Map<string, PodRecord>();
+  private podsToReinspect = new Map<string, RuntimePod | undefined>();
+  private relistTime: number | undefined;
+  private relistSeq = 0;
+  private tail: Promise<unknown> = Promise.resolve();
+  private timer: Timer | undefined;
+  private loopAbort: AbortController | undefined;
+  private inFlight: Promise<unknown> | undefined;
+  /** @internal Set by the evented PLEG while its stream is in use (cache writes may be refused). */
+  eventedInUse = false;
+
+  constructor(options: GenericPlegOptions) {
+    super();
+    this.lister = options.lister;
+    this.statusSource = options.statusSource;
+    this.cache = options.cache ?? new PodStatusCache();
+    this.channel =
+      options.channel ?? new PlegEventChannel(options.channelCapacity ?? DEFAULT_PLEG_CHANNEL_CAPACITY);
+    this.clock = options.clock ?? realClock;
+    this.log = (options.logger ?? noopLogger).child({ component: 'pleg' });
+    this.metrics = createPlegMetricsRecorder(options.metrics);
+    this.periodMs = options.relistPeriodMs ?? GENERIC_PLEG_RELIST_PERIOD_MS;
+    this.inspectConcurrency = Math.max(1, Math.floor(options.inspectConcurrency ?? 4));
+    this.thresholdMs = options.relistThresholdMs ?? GENERIC_PLEG_RELIST_THRESHOLD_MS;
+  }
+
+  /** Current relist period, ms. */
+  get relistPeriodMs(): number {
+    return this.periodMs;
+  }
+
+  /** Current health threshold, ms. */
+  get relistThresholdMs(): number {
+    return this.thresholdMs;
+  }
+
+  /** Start time of the last successful relist, ms since the epoch; `undefined` before the first. */
+  get lastRelistTime(): number | undefined {
+    return this.relistTime;
+  }
+
+  /** Whether the relist loop is running. */
+  get running(): boolean {
+    return this.loopAbort !== undefined;
+  }
+
+  /**
+   * Changes the period and threshold (upstream `Update(RelistDuration)`); a running loop uses
+   * the new period from its next wait.
+   */
+  setRelistTiming(timing: { readonly periodMs: number; readonly thresholdMs: number }): void {
+    this.periodMs = timing.periodMs;
+    this.thresholdMs = timing.thresholdMs;
+  }
+
+  /**
+   * Starts relisting: the first relist at once, then `relistPeriodMs` after each one ends.
+   * A no-op when already running. `signal` stops the loop like {@link GenericPLEG.stop}.
+   */
+  start(signal?: AbortSignal): void {
+    if (this.loopAbort !== undefined || signal?.aborted) return;
+    const abort = new AbortController();
+    this.loopAbort = abort;
+    signal?.addEventListener('abort', () => void this.stop(), { once: true });
+    this.schedule(0, abort.signal);
+  }
+
+  /** Stops the loop and waits for a relist in progress to end (its CRI calls are cancelled). */
+  async stop(): Promise<void> {
+    const abort = this.loopAbort;
+    if (abort === undefined) return;
+    this.loopAbort = undefined;
+    this.timer?.cancel();
+    this.timer = undefined;
+    abort.abort();
+    await this.inFlight?.catch(() => {});
+  }
+
+  /** Events as they are sent, until `signal` aborts (the shared buffer: each event goes to one reader). */
+  events(signal?: AbortSignal): AsyncIterable<PodLifecycleEvent> {
+    return this.channel.receiveAll(signal);
+  }
+
+  /**
+   * Health (upstream `Healthy`): unhealthy before the first successful relist, and when the
+   * last one is older than the threshold, with the kubelet's message. Sets `pleg_last_seen_seconds`.
+   */
+  healthy(): PlegHealth {
+    if (this.relistTime === undefined) return { ok: false, message: 'pleg has yet to be successful' };
+    this.metrics.lastSeen(Math.floor(this.relistTime / 1000));
+    const elapsedMs = this.clock.now() - this.relistTime;
+    if (elapsedMs > this.thresholdMs) {
+      return {
+        ok: false,
+        message: `pleg was last seen active ${formatGoDuration(elapsedMs)} ago; threshold is ${formatGoDuration(this.thresholdMs)}`,
+      };
+    }
+    return { ok: true, message: '' };
+  }
+
+  /**
+   * One relist now (serialized with the loop's). Resolves false when listing failed (the
+   * relist time is not advanced, which eventually makes the PLEG unhealthy).
+   */
+  relist(signal?: AbortSignal): Promise<boolean> {
+    return this.serialize(() => this.doRelist(signal));
+  }
+
+  /**
+   * Relists one pod now (master's `RequestRelist`): lists only that pod, sends its events and
+   * inspects it into the cache (waking its `getNewerThan` readers) even when nothing changed.
+   * Skipped when a full relist starts after the request and before its turn (it covers the pod).
+   */
+  relistPod(uid: string, signal?: AbortSignal): Promise<void> {
+    const requestedAt = this.relistSeq;
+    return this.serialize(async () => {
+      if (this.relistSeq !== requestedAt) return;
+      const pod = this.lister.listPod
+        ? await this.lister.listPod(uid, signal)
+        : (await this.lister.listPods(signal)).find((p) => p.id === uid);
+      const record = this.records.get(uid) ?? { old: undefined, current: undefined };
+      record.current = pod;
+      this.records.set(uid, record);
+      const plan = this.plan(uid, true) as PodPlan;
+      const result = await this.inspect(plan.pod, uid, signal);
+      this.finish(plan, result, this.podsToReinspect, signal);
+    });
+  }
+
+  /** Flags a pod for inspection at the next relist, which then sends it a `PodSync` (master's `RequestReinspect`). */
+  requestReinspect(uid: string): void {
+    this.podsToReinspect.set(uid, this.records.get(uid)?.current ?? this.records.get(uid)?.old);
+  }
+
+  /**
+   * Inspects `pod` and writes the cache (upstream `UpdateCache`); serialized with relists.
+   * A pod whose inspection fails is cached with the error.
+   */
+  updateCache(pod: RuntimePod, uid: string = pod.id, signal?: AbortSignal): Promise<UpdateCacheResult> {
+    return this.serialize(() => this.inspect(pod, uid, signal));
+  }
+
+  private schedule(delayMs: number, signal: AbortSignal): void {
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      if (signal.aborted) return;
+      const run = this.relist(signal).catch((error: unknown) => {
+        this.log.error({ err: error }, 'GenericPLEG: relist failed');
+      });
+      this.inFlight = run;
+      void run.then(() => {
+        if (this.inFlight === run) this.inFlight = undefined;
+        if (!signal.aborted) this.schedule(this.periodMs, signal);
+      });
+    }, delayMs);
+  }
+
+  private serialize<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(fn, fn);
+    this.tail = run.catch(() => {});
+    return run;
+  }
+
+  private async doRelist(signal: AbortSignal | undefined): Promise<boolean> {
+    this.relistSeq++;
+    const timestamp = this.clock.now();
+    if (this.relistTime !== undefined) this.metrics.relistInterval((timestamp - this.relistTime) / 1000);
+    try {
+      let pods: RuntimePod[];
+      try {
+        pods = await this.lister.listPods(signal);
+      } catch (error) {
+        const err = asError(error);
+        if (!signal?.aborted) {
+          this.log.error({ err }, 'GenericPLEG: Unable to retrieve pods');
+          this.emit('relistError', err);
+        }
+        return false;
+      }
+      this.relistTime = timestamp;
+      this.setCurrent(pods);
+      const needsReinspection = new Map<string, RuntimePod | undefined>();
+      let inspected = 0;
+      let sent = 0;
+      let dropped = 0;
+      // Diff every pod first, inspect the changed ones (bounded concurrency), then send their
+      // events in pod order.
+      const plans = [...this.records.keys()]
+        .map((uid) => this.plan(uid, false))
+        .filter((p): p is PodPlan => p !== undefined);
+      const results = await mapLimit(plans, this.inspectConcurrency, (p) =>
+        this.inspect(p.pod, p.uid, signal),
+      );
+      // Stopped mid-relist: leave the records as they are, the next relist sees the same diff.
+      if (signal?.aborted) return false;
+      for (const [i, p] of plans.entries()) {
+        const r = this.finish(p, results[i] as UpdateCacheResult, needsReinspection, signal);
+        inspected++;
+        sent += r.sent;
+        dropped += r.dropped;
+      }
+      // Pods flagged for re-inspection that no record covers any more.
+      for (const [uid, pod] of this.podsToReinspect) {
+        if (this.records.has(uid) || pod === undefined) continue;
+        inspected++;
+        const result = await this.inspect(pod, uid, signal);
+        if (result.error !== undefined) needsReinspection.set(uid, pod);
+      }
+      this.podsToReinspect = needsReinspection;
+      // Only after every changed pod is written: the whole cache is now as fresh as `timestamp`.
+      this.cache.updateTime(timestamp);
+      const durationMs = this.clock.now() - timestamp;
+      this.emit('relist', { timestamp, durationMs, pods: pods.length, inspected, sent, dropped });
+      return true;
+    } finally {
+      this.metrics.relistDuration((this.clock.now() - timestamp) / 1000);
+    }
+  }
+
+  /** Marks every record absent, then sets the listed pods as current. */
+  private setCurrent(pods: readonly RuntimePod[]): void {
+    for (const record of this.records.values()) record.current = undefined;
+    for (const pod of pods) {
+      const record = this.records.get(pod.id);
+      if (record === undefined) this.records.set(pod.id, { old: undefined, current: pod });
+      else record.current = pod;
+    }
+  }
+
+  /** The diff of one pod, or `undefined` when it needs no inspection. */
+  private plan(uid: string, forceInspect: boolean): PodPlan | undefined {
+    const record = this.records.get(uid);
+    if (record === undefined) return undefined;
+    const events = computePodEvents(uid, record.old, record.current);
+    const reinspect = this.podsToReinspect.has(uid);
+    // Nothing changed: the old view stays (it equals the current one as far as states go).
+    if (events.length === 0 && !reinspect && !forceInspect) return undefined;
+    return { uid, record, pod: record.current, events, reinspect };
+  }
+
+  /** Applies an inspection: advances the record and sends the events, or flags a re-inspection. */
+  private finish(
+    plan: PodPlan,
+    result: UpdateCacheResult,
+    needsReinspection: Map<string, RuntimePod | undefined>,
+    signal: AbortSignal | undefined,
+  ): { sent: number; dropped: number } {
+    const { uid, record } = plan;
+    if (result.error !== undefined) {
+      // Keep the old record so the same diff is seen (and sent) after a later successful inspection.
+      needsReinspection.set(uid, plan.pod);
+      if (!signal?.aborted) this.emit('inspectError', uid, result.error);
+      return { sent: 0, dropped: 0 };
+    }
+    this.podsToReinspect.delete(uid);
+    if (this.eventedInUse && !result.updated) return { sent: 0, dropped: 0 };
+    this.updateRecord(uid, record);
+    const events =
+      plan.events.length === 0 && plan.reinspect
+        ? [{ id: uid, type: 'PodSync' as const, data: '' }]
+        : plan.events;
+    let sent = 0;
+    let dropped = 0;
+    for (const event of events) {
+      // ContainerChanged is not reliable and nothing consumes it (as upstream).
+      if (event.type === 'ContainerChanged') continue;
+      if (this.channel.send(event)) sent++;
+      else {
+        dropped++;
+        this.metrics.discardEvent();
+        this.log.error(
+          { podUid: uid, event: event.type },
+          'Event channel is full, discard this relist() cycle event',
+        );
+      }
+    }
+    return { sent, dropped };
+  }
+
+  private updateRecord(uid: string, record: PodRecord): void {
+    if (record.current === undefined) {
+      this.records.delete(uid);
+      return;
+    }
+    record.old = record.current;
+    record.current = undefined;
+  }
+
+  private async inspect(
+    pod: RuntimePod | undefined,
+    uid: string,
+    signal?: AbortSignal,
+  ): Promise<UpdateCacheResult> {
+    if (pod === undefined) {
+      // Gone from the runtime: no visible container or sandbox is left.
+      this.cache.delete(uid);
+      return { status: undefined, updated: true, error: undefined };
+    }
+    let timestamp = this.clock.now();
+    let status: PodStatus | undefined;
+    let error: Error | undefined;
+    try {
+      const fresh = await this.statusSource.getPodStatus(pod.id, pod.name, pod.namespace, signal);
+      status = withPreservedPodIps(this.cache, uid, fresh);
+      if (this.eventedInUse) timestamp = status.timestamp;
+    } catch (err) {
+      error = asError(err);
+      // A cancelled inspection (stop) says nothing about the pod: keep what is cached.
+      if (signal?.aborted) return { status: undefined, updated: false, error };
+      this.log.debug(
+        { err: error, podUid: uid, pod: `${pod.namespace}/${pod.name}` },
+        'PLEG: inspecting pod failed',
+      );
+    }
+    const updated = this.cache.set(uid, status, error, timestamp);
+    return { status, updated, error };
+  }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,0 +1,114 @@
+/**
+ * PLEG metrics under the kubelet's names, on a prom-client registry the caller owns.
+ * prom-client is an optional peer: only its types are imported; the caller passes the module.
+ * Metrics are created on first use, and a metric already on the registry under the same name
+ * (e.g. shared by a generic and an evented PLEG) is reused.
+ *
+ * @module
+ */
+import type { PromClientModule, PromRegistry } from '@nodeagent/core';
+import type * as PromClient from 'prom-client';
+
+/** Options for PLEG metrics. */
+export interface PlegMetricsOptions {
+  /** The registry the metrics are registered on. */
+  readonly registry: PromRegistry;
+  /** The prom-client module: `import * as promClient from 'prom-client'`. */
+  readonly promClient: PromClientModule;
+  /** Prefix of every metric name (the kubelet's subsystem). @default 'kubelet_' */
+  readonly prefix?: string;
+}
+
+/** Prometheus' default histogram buckets (the kubelet's `metrics.DefBuckets`), seconds. */
+const DEFAULT_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** What the PLEGs record; every method is a no-op without a registry. @internal */
+export interface PlegMetricsRecorder {
+  relistDuration(seconds: number): void;
+  relistInterval(seconds: number): void;
+  lastSeen(epochSeconds: number): void;
+  discardEvent(): void;
+  eventedConnectionError(): void;
+  eventedConnectionSuccess(): void;
+  eventedLatency(seconds: number): void;
+}
+
+/** A recorder that records nothing. @internal */
+export const noopPlegMetrics: PlegMetricsRecorder = {
+  relistDuration() {},
+  relistInterval() {},
+  lastSeen() {},
+  discardEvent() {},
+  eventedConnectionError() {},
+  eventedConnectionSuccess() {},
+  eventedLatency() {},
+};
+
+/** Builds the recorder for `options` (no-op when `undefined`). @internal */
+export function createPlegMetricsRecorder(options: PlegMetricsOptions | undefined): PlegMetricsRecorder {
+  if (options === undefined) return noopPlegMetrics;
+  const { registry, promClient } = options;
+  const prefix = options.prefix ?? 'kubelet_';
+  const lazy = <M>(make: () => M): (() => M) => {
+    let metric: M | undefined;
+    return () => {
+      metric ??= make();
+      return metric;
+    };
+  };
+  const existing = (name: string): unknown => registry.getSingleMetric(name);
+  const histogram = (name: string, help: string) =>
+    lazy(
+      () =>
+        (existing(prefix + name) as PromClient.Histogram | undefined) ??
+        new promClient.Histogram({
+          name: prefix + name,
+          help,
+          buckets: DEFAULT_BUCKETS_SECONDS,
+          registers: [registry],
+        }),
+    );
+  const counter = (name: string, help: string) =>
+    lazy(
+      () =>
+        (existing(prefix + name) as PromClient.Counter | undefined) ??
+        new promClient.Counter({ name: prefix + name, help, registers: [registry] }),
+    );
+  const gauge = (name: string, help: string) =>
+    lazy(
+      () =>
+        (existing(prefix + name) as PromClient.Gauge | undefined) ??
+        new promClient.Gauge({ name: prefix + name, help, registers: [registry] }),
+    );
+  const duration = histogram(
+    'pleg_relist_duration_seconds',
+    'Duration in seconds for relisting pods in PLEG.',
+  );
+  const interval = histogram(
+    'pleg_relist_interval_seconds',
+    'Interval in seconds between relisting in PLEG.',
+  );
+  const lastSeen = gauge('pleg_last_seen_seconds', 'Timestamp in seconds when PLEG was last seen active.');
+  const discard = counter('pleg_discard_events', 'The number of discard events in PLEG.');
+  const connError = counter(
+    'evented_pleg_connection_error_count',
+    'The number of errors encountered during the establishment of streaming connection with the CRI runtime.',
+  );
+  const connSuccess = counter(
+    'evented_pleg_connection_success_count',
+    'The number of times a streaming client was obtained to receive CRI Events.',
+  );
+  const latency = histogram(
+    'evented_pleg_connection_latency_seconds',
+    'The latency of streaming connection with the CRI runtime, measured in seconds.',
+  );
+  return {
+    relistDuration: (s) => duration().observe(s),
+    relistInterval: (s) => interval().observe(s),
+    lastSeen: (s) => lastSeen().set(s),
+    discardEvent: () => discard().inc(),
+    eventedConnectionError: () => connError().inc(),
+    eventedConnectionSuccess: () => connSuccess().inc(),
+    eventedLatency: (s) => latency().observe(s),
+  };
+}

@@ -1,0 +1,129 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  criPodStatusSource,
+  criRuntimeLister,
+  findContainerStatusByName,
+  runningContainerStatuses,
+} from '../src/index.js';
+import { type Harness, kubeletContainer, kubeletPod, startHarness } from './helpers.js';
+
+describe('criPodStatusSource and criRuntimeLister', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await startHarness();
+  });
+  afterEach(() => h.close());
+
+  it('builds the kubelet PodStatus: identity, IPs, annotations, newest first, exit data only when exited', async () => {
+    const config = kubeletPod('web', 'uid-web', 'prod');
+    const { podSandboxId } = await h.cri.runtime.runPodSandbox({ config });
+    h.fake.addBehaviour({ name: 'job' }, { exitAfterMs: 500, exitCode: 3, message: 'bad' });
+    const first = await h.fake.addContainer(
+      podSandboxId,
+      kubeletContainer(config, 'job', { restartCount: 0, hash: 'ff' }),
+    );
+    await h.clock.advance(1000);
+    const second = await h.fake.addContainer(
+      podSandboxId,
+      kubeletContainer(config, 'job', { attempt: 1, restartCount: 1, hash: 'ff' }),
+    );
+    await h.clock.advance(10);
+    const created = await h.fake.addContainer(podSandboxId, kubeletContainer(config, 'side'), {
+      start: false,
+    });
+    await h.clock.advance(10);
+    // Something else on the node, not this pod.
+    await h.cri.runtime.runPodSandbox({ config: kubeletPod('other') });
+
+    const source = criPodStatusSource(h.cri, {
+      clock: h.clock,
+      terminationMessage: async (s) => (s.id === first ? 'from file' : undefined),
+    });
+    const status = await source.getPodStatus('uid-web', 'web', 'prod');
+    expect(status).toMatchObject({ id: 'uid-web', name: 'web', namespace: 'prod', timestamp: h.clock.now() });
+    expect(status.ips).toHaveLength(1);
+    expect(status.sandboxStatuses.map((s) => s.id)).toEqual([podSandboxId]);
+    expect(status.containerStatuses.map((c) => c.id)).toEqual([created, second, first]);
+    const [side, running, exited] = status.containerStatuses;
+    expect(side).toMatchObject({ name: 'side', state: 'created', startedAt: 0, finishedAt: 0 });
+    expect(running).toMatchObject({
+      name: 'job',
+      state: 'running',
+      restartCount: 1,
+      hash: 0xffn,
+      exitCode: 0,
+    });
+    expect(running?.startedAt).toBeGreaterThan(0);
+    expect(exited).toMatchObject({
+      state: 'exited',
+      exitCode: 3,
+      reason: 'Error',
+      message: 'bad: from file',
+    });
+    expect(exited?.finishedAt).toBe(exited ? exited.startedAt + 500 : -1);
+    expect(exited?.image).toBe('registry.local/busybox:latest');
+    expect(exited?.imageId).not.toBe('');
+    expect(findContainerStatusByName(status, 'job')?.id).toBe(second);
+    expect(runningContainerStatuses(status).map((c) => c.id)).toEqual([second]);
+  });
+
+  it('an unknown pod gives an empty status; NOT_FOUND between list and status is skipped', async () => {
+    const source = criPodStatusSource(h.cri, { clock: h.clock });
+    await expect(source.getPodStatus('nope', 'n', 'ns')).resolves.toMatchObject({
+      containerStatuses: [],
+      sandboxStatuses: [],
+      ips: [],
+    });
+    const config = kubeletPod('racy');
+    const { podSandboxId } = await h.cri.runtime.runPodSandbox({ config });
+    await h.fake.addContainer(podSandboxId, kubeletContainer(config, 'app'));
+    h.fake.injectError('ContainerStatus', { code: 5, message: 'container gone' });
+    const status = await source.getPodStatus('uid-racy', 'racy', 'default');
+    expect(status.containerStatuses).toEqual([]);
+    expect(status.sandboxStatuses).toHaveLength(1);
+    h.fake.injectError('PodSandboxStatus', { code: 14, message: 'unavailable' });
+    await expect(source.getPodStatus('uid-racy', 'racy', 'default')).rejects.toThrow('unavailable');
+  });
+
+  it('IPs come only from the newest sandbox while it is ready', async () => {
+    const old = kubeletPod('re');
+    const { podSandboxId: first } = await h.cri.runtime.runPodSandbox({ config: old });
+    await h.cri.runtime.stopPodSandbox({ podSandboxId: first });
+    await h.clock.advance(10);
+    const { podSandboxId: second } = await h.cri.runtime.runPodSandbox({
+      config: { ...old, metadata: { ...old.metadata, attempt: 1 } },
+    });
+    const source = criPodStatusSource(h.cri, { clock: h.clock });
+    let status = await source.getPodStatus('uid-re', 're', 'default');
+    expect(status.sandboxStatuses.map((s) => s.id)).toEqual([second, first]);
+    expect(status.ips).toHaveLength(1);
+    await h.cri.runtime.stopPodSandbox({ podSandboxId: second });
+    status = await source.getPodStatus('uid-re', 're', 'default');
+    expect(status.ips).toEqual([]);
+  });
+
+  it('the lister groups sandboxes and containers by pod UID, including orphan containers', async () => {
+    const a = kubeletPod('a');
+    const { podSandboxId } = await h.cri.runtime.runPodSandbox({ config: a });
+    await h.fake.addContainer(podSandboxId, kubeletContainer(a, 'app'));
+    await h.fake.addContainer(podSandboxId, kubeletContainer(a, 'init'), { start: false });
+    // A container whose labels name a pod with no sandbox of its own (upstream makes a pod for it).
+    await h.fake.addContainer(podSandboxId, kubeletContainer(kubeletPod('ghost'), 'x'));
+    const pods = await criRuntimeLister(h.cri).listPods();
+    const byId = new Map(pods.map((p) => [p.id, p]));
+    expect(byId.get('uid-a')).toMatchObject({ name: 'a', namespace: 'default' });
+    expect(byId.get('uid-a')?.sandboxes.map((s) => s.state)).toEqual(['running']);
+    expect(
+      byId
+        .get('uid-a')
+        ?.containers.map((c) => [c.name, c.state, c.hash])
+        .sort(),
+    ).toEqual([
+      ['app', 'running', 0xabc123n],
+      ['init', 'created', 0xabc123n],
+    ]);
+    expect(byId.get('uid-ghost')).toMatchObject({ name: 'ghost', sandboxes: [], createdAt: 0 });
+    expect(await criRuntimeLister(h.cri).listPod?.('uid-a')).toMatchObject({ id: 'uid-a' });
+    expect(await criRuntimeLister(h.cri).listPod?.('uid-none')).toBeUndefined();
+  });
+});
