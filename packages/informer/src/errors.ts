@@ -67,3 +67,21 @@ export class ObjectKeyError extends Error {
     super(message);
   }
 }
+
+/** The server's TLS certificate could not be verified (wrong or missing CA, wrong host name, expired). */
+export class TlsVerificationError extends Error {
+  override readonly name = 'TlsVerificationError';
+  /** Node's verification error code, e.g. `SELF_SIGNED_CERT_IN_CHAIN`, `ERR_TLS_CERT_ALTNAME_INVALID`. */
+  readonly code: string;
+  /** The server, e.g. `https://10.96.0.1:443`. */
+  readonly server: string;
+  constructor(server: string, cause: Error & { code?: string | undefined }) {
+    super(
+      `TLS verification of ${server} failed: ${cause.message} (${cause.code}); check the cluster's ` +
+        'certificate-authority(-data) and server name in the kubeconfig',
+      { cause },
+    );
+    this.code = cause.code ?? 'UNKNOWN';
+    this.server = server;
+  }
+}

@@ -37,6 +37,7 @@ export {
   InformerStoppedError,
   ObjectKeyError,
   StatusError,
+  TlsVerificationError,
   WatchDecodeError,
   WatchIdleTimeoutError,
 } from './errors.js';

@@ -313,7 +313,14 @@ export class Reflector<T extends KubeObject> {
       if (done || signal.aborted) throw err;
       this.deps.metrics.observeList((this.deps.clock.now() - started) / 1000, false);
       const e = err instanceof Error ? err : new Error(String(err));
-      if (e instanceof StatusError && e.code >= 400 && e.code < 500 && e.code !== 410 && e.code !== 429) {
+      // A 4xx means the server does not support streaming lists; not 410/429 (transient) nor
+      // 401/403 (credentials, e.g. mid token rotation), which list+watch would get too.
+      if (
+        e instanceof StatusError &&
+        e.code >= 400 &&
+        e.code < 500 &&
+        ![401, 403, 410, 429].includes(e.code)
+      ) {
         this.watchListUnsupported = true;
       }
       this.deps.logger.warn(

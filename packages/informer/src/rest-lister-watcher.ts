@@ -1,15 +1,20 @@
 /**
  * A {@link ListerWatcher} over the Kubernetes REST API. `@kubernetes/client-node`'s
  * `KubeConfig` supplies the server URL, TLS material and credentials (re-applied on every
- * request, so a rotating in-cluster token file is re-read); the requests themselves use
- * Node's `http`/`https` with a keep-alive agent and this package's streaming decoder.
+ * request); the requests themselves use Node's `http`/`https` with a keep-alive agent and
+ * this package's streaming decoder.
+ *
+ * Token rotation: client-node's `tokenFile` provider (what `loadFromCluster()` uses) keeps
+ * a token for 60 s before reading the file again. Like client-go, which resets its cached
+ * token on a 401, a 401 answer makes the next request take its credentials from a fresh
+ * copy of the KubeConfig, so the rotated file is read at once.
  *
  * @module
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { StatusError } from './errors.js';
+import { StatusError, TlsVerificationError } from './errors.js';
 import type { ActivityCallback, ListerWatcher } from './lister-watcher.js';
 import type { KubeObject, ListOptions, ObjectList, Status, WatchEvent, WatchOptions } from './types.js';
 import { WatchDecoder } from './watch-decoder.js';
@@ -62,6 +67,9 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
   private readonly userAgent: string;
   private agent: http.Agent | undefined;
   private agentKey: string | undefined;
+  /** Credentials source after a 401 with a token file: a copy without client-node's token cache. */
+  private credentials: KubeConfig | undefined;
+  private credentialsStale = false;
 
   constructor(options: RestListerWatcherOptions) {
     this.kc = options.kubeConfig;
@@ -81,7 +89,7 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     const listSignal = AbortSignal.any([signal, AbortSignal.timeout(this.listTimeoutMs)]);
     const res = await this.send(query, listSignal);
     const body = await readBody(res);
-    if (res.statusCode !== 200) throw statusError(res.statusCode ?? 0, body, `list ${this.path}`);
+    if (res.statusCode !== 200) throw this.failed(res.statusCode ?? 0, body, `list ${this.path}`);
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
@@ -119,7 +127,7 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     const res = await this.send(query, signal);
     if (res.statusCode !== 200) {
       const body = await readBody(res);
-      throw statusError(res.statusCode ?? 0, body, `watch ${this.path}`);
+      throw this.failed(res.statusCode ?? 0, body, `watch ${this.path}`);
     }
     return decodeStream<T>(res, onActivity);
   }
@@ -133,8 +141,12 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     // Applied per request: client-node's token-file provider re-reads a rotated token here.
     const applied: https.RequestOptions = {};
     const isHttps = url.protocol === 'https:';
+    if (this.credentialsStale) {
+      this.credentialsStale = false;
+      this.credentials = withoutCredentialCache(this.kc);
+    }
     try {
-      await this.kc.applyToHTTPSOptions(applied);
+      await (this.credentials ?? this.kc).applyToHTTPSOptions(applied);
     } catch (err) {
       // client-node refuses plain-HTTP servers unless skipTLSVerify is set; it throws only
       // after it applied the credentials, so a loopback http:// server (tests, the
@@ -143,7 +155,9 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     }
     const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': this.userAgent };
     for (const [k, v] of Object.entries(applied.headers ?? {})) {
-      if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
+      // Trimmed: client-node sends a token file's trailing newline, which Node refuses in a
+      // header (client-go trims the token too).
+      if (v !== undefined) headers[k] = (Array.isArray(v) ? v.join(', ') : String(v)).trim();
     }
     if (applied.auth) headers.Authorization = `Basic ${Buffer.from(applied.auth).toString('base64')}`;
     const options: https.RequestOptions = { method: 'GET', headers, agent: this.agentFor(isHttps, applied) };
@@ -174,11 +188,19 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     signal.throwIfAborted();
     return new Promise<http.IncomingMessage>((resolve, reject) => {
       const req = transport.request(url, { ...options, signal }, (res) => resolve(res));
-      req.on('error', reject);
+      req.on('error', (err: NodeJS.ErrnoException) =>
+        reject(isTlsVerificationFailure(err) ? new TlsVerificationError(url.origin, err) : err),
+      );
       // TCP keep-alive probes notice a dead peer even on a silent watch.
       req.on('socket', (socket) => socket.setKeepAlive(true, 30_000));
       req.end();
     });
+  }
+
+  /** A StatusError for a non-200 answer; a 401 with a token file forces a re-read. */
+  private failed(code: number, body: string, context: string): StatusError {
+    if (code === 401 && usesTokenFile(this.kc)) this.credentialsStale = true;
+    return statusError(code, body, context);
   }
 
   /** Closes idle keep-alive connections. */
@@ -187,6 +209,45 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     this.agent = undefined;
     this.agentKey = undefined;
   }
+}
+
+function usesTokenFile(kc: KubeConfig): boolean {
+  const config = kc.getCurrentUser()?.authProvider?.config as Record<string, unknown> | undefined;
+  return typeof config?.tokenFile === 'string' && config.tokenFile !== '';
+}
+
+/**
+ * The same clusters, users and contexts in a new KubeConfig, whose token-file provider has
+ * not read the file yet. Only used for users with a token file: that provider is built
+ * in, so the copy authenticates exactly like the original.
+ */
+function withoutCredentialCache(kc: KubeConfig): KubeConfig {
+  // The caller's own class: no runtime import of client-node here, and no mix of copies.
+  const copy = new (kc.constructor as new () => KubeConfig)();
+  copy.loadFromOptions({
+    clusters: kc.getClusters(),
+    users: kc.getUsers(),
+    contexts: kc.getContexts(),
+    currentContext: kc.getCurrentContext(),
+  });
+  return copy;
+}
+
+const TLS_ERROR_CODES = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+function isTlsVerificationFailure(err: NodeJS.ErrnoException): boolean {
+  return typeof err.code === 'string' && TLS_ERROR_CODES.has(err.code);
 }
 
 function setIf(query: URLSearchParams, name: string, value: string | undefined): void {

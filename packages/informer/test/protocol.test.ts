@@ -330,4 +330,23 @@ describe('streaming list', () => {
     expect(conn.req.query.get('sendInitialEvents')).toBeNull();
     expect(conn.req.query.get('resourceVersion')).toBe('5');
   });
+
+  it.each([
+    [401, 'Unauthorized', 'true'],
+    [403, 'Forbidden', 'true'],
+    [422, 'Invalid', null],
+  ])(
+    'after a %i %s on the streaming list, the next relist sends sendInitialEvents=%s',
+    async (code, reason, again) => {
+      env = await setup({ useWatchList: true });
+      const { server, informer, advance } = env;
+      server.items = [pod('a', 3)];
+      server.listRV = '5';
+      // Streaming list refused → list+watch; that watch gets 410 → relist.
+      server.onWatch(watchHttpError(code, reason), watchHttpError(410, 'Expired'));
+      await informer.start();
+      const conn = await server.watchConn(2, advance);
+      expect(conn.req.query.get('sendInitialEvents')).toBe(again);
+    },
+  );
 });

@@ -150,8 +150,8 @@ export function expired(message: string): ApiStatusError {
 }
 
 /** 401 Unauthorized. */
-export function unauthorized(): ApiStatusError {
-  return new ApiStatusError(failureStatus(401, 'Unauthorized', 'Unauthorized'));
+export function unauthorized(message = 'Unauthorized'): ApiStatusError {
+  return new ApiStatusError(failureStatus(401, 'Unauthorized', message));
 }
 
 /** 404 for a path the server does not serve. */

@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock, Logger } from '@nodeagent/core';
+import type { Authenticator } from './auth.js';
 import {
   apiGroup,
   apiGroupList,
@@ -26,7 +27,6 @@ import {
   type StatusBody,
   type StatusCause,
   tooLargeResourceVersion,
-  unauthorized,
   unsupportedMediaType,
 } from './errors.js';
 import type { Faults } from './faults.js';
@@ -48,6 +48,13 @@ export interface RequestRecord {
   readonly query: Readonly<Record<string, string>>;
   /** Whether it was a watch. */
   readonly watch: boolean;
+  /**
+   * The authenticated user (token user or client certificate common name); undefined for
+   * anonymous requests and for requests that failed authentication.
+   */
+  readonly user?: string;
+  /** The HTTP status when the request was refused with 401. */
+  readonly rejected?: 401;
 }
 
 /** What the handler needs from the server. */
@@ -56,11 +63,16 @@ export interface HandlerContext {
   readonly faults: Faults;
   readonly clock: Clock;
   readonly log: Logger;
-  readonly token: string | undefined;
+  readonly auth: Authenticator;
   readonly bookmarkIntervalMs: number;
   readonly watchTimeoutSeconds: () => number;
   readonly serverAddress: () => string;
   readonly watches: Set<WatchStream>;
+  readonly watchBuffer: {
+    readonly maxEvents: number;
+    readonly maxBytes: number;
+    readonly onOverflow: () => void;
+  };
   readonly record: (r: RequestRecord) => void;
 }
 
@@ -123,13 +135,25 @@ export async function handleRequest(
     const route = parseRoute(url.pathname);
     const watch =
       route.kind === 'resource' && method === 'GET' && (isTrue(q.get('watch')) || route.legacyWatch);
-    ctx.record({ method, path: url.pathname, query: Object.fromEntries(q), watch });
+    const query = Object.fromEntries(q);
     if (route.kind === 'health') {
+      ctx.record({ method, path: url.pathname, query, watch });
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
       res.end('ok');
       return;
     }
-    if (ctx.token !== undefined && req.headers.authorization !== `Bearer ${ctx.token}`) throw unauthorized();
+    let user: string | undefined;
+    try {
+      user = ctx.auth.authenticate(req);
+    } catch (err) {
+      ctx.record({ method, path: url.pathname, query, watch, rejected: 401 });
+      throw err;
+    }
+    ctx.record(
+      user === undefined
+        ? { method, path: url.pathname, query, watch }
+        : { method, path: url.pathname, query, watch, user },
+    );
     if (ctx.faults.latencyMs > 0) await ctx.clock.sleep(ctx.faults.latencyMs);
     const injected = ctx.faults.takeFailure({ method, path: url.pathname, watch });
     if (injected) {
@@ -441,6 +465,9 @@ function startWatch(
     clock: ctx.clock,
     currentRv: () => ctx.store.currentRv,
     onClose: (w) => ctx.watches.delete(w),
+    maxBufferedEvents: ctx.watchBuffer.maxEvents,
+    maxBufferedBytes: ctx.watchBuffer.maxBytes,
+    onOverflow: ctx.watchBuffer.onOverflow,
   });
   ctx.watches.add(stream);
   if (start.kind === 'from') {

@@ -8,18 +8,21 @@
  * ```ts
  * import { startMiniApiServer } from '@nodeagent/mini-apiserver';
  *
- * const server = await startMiniApiServer({ token: 'secret' });
+ * const server = await startMiniApiServer({ token: 'secret', tls: 'self-signed' });
  * server.store.create('pods', {
  *   metadata: { name: 'web', namespace: 'default' },
  *   spec: { nodeName: 'node-1', containers: [{ name: 'app', image: 'nginx' }] },
  * });
- * // server.kubeconfig works with kubectl and @kubernetes/client-node
+ * // server.kubeconfig (https, CA data, token) works with kubectl and client-node
+ * server.setTokens(['rotated']); // token rotation
  * server.faults.dropWatches();
  * await server.stop();
  * ```
  *
  * @packageDocumentation
  */
+
+export { type BearerToken, DEFAULT_TOKEN_USER } from './auth.js';
 export {
   EndpointSliceController,
   MANAGED_BY,
@@ -38,7 +41,20 @@ export { type LabelRequirement, type LabelSelector, parseLabelSelector } from '.
 export type { JsonValue, KubeObject, ObjectMeta } from './object.js';
 export { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, type PatchType } from './patch.js';
 export { RESOURCE_TYPES, type ResourceName, type ResourceType } from './resources.js';
-export { type MiniApiServer, type MiniApiServerOptions, startMiniApiServer } from './server.js';
+export {
+  type CliOutput,
+  type CliSignalSource,
+  CliUsageError,
+  type MiniApiServerCliIo,
+  runMiniApiServerCli,
+} from './run-cli.js';
+export { startMiniApiServer } from './server.js';
+export {
+  InvalidServerOptionsError,
+  type MiniApiServer,
+  type MiniApiServerOptions,
+  type ServerTls,
+} from './server-options.js';
 export {
   type CreateOptions,
   type DeleteOptions,
@@ -49,3 +65,14 @@ export {
   type WriteOptions,
 } from './store.js';
 export type { StoreEventType } from './table.js';
+export {
+  type CertificateAndKey,
+  CertificateGenerationError,
+  type ClientCertificateOptions,
+  createSelfSignedTls,
+  issueClientCertificate,
+  OpensslNotFoundError,
+  type SelfSignedTls,
+  type SelfSignedTlsOptions,
+  type TlsMaterial,
+} from './tls.js';

@@ -5,99 +5,30 @@
  * @module
  */
 import { writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
+import { noopLogger, realClock } from '@nodeagent/core';
+import { Authenticator, type BearerToken } from './auth.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
 import { Faults } from './faults.js';
 import { handleRequest, type RequestRecord } from './handler.js';
 import { renderKubeconfig } from './kubeconfig.js';
+import {
+  InvalidServerOptionsError,
+  type MiniApiServer,
+  type MiniApiServerOptions,
+  type ServerTls,
+} from './server-options.js';
 import { ObjectStore } from './store.js';
+import {
+  type CertificateAndKey,
+  createSelfSignedTls,
+  issueClientCertificate,
+  type SelfSignedTls,
+  type TlsMaterial,
+} from './tls.js';
 import type { WatchStream } from './watch-stream.js';
-
-/** Options of {@link startMiniApiServer}. */
-export interface MiniApiServerOptions {
-  /**
-   * TCP port on 127.0.0.1; 0 picks a free one.
-   * @default 0
-   */
-  readonly port?: number;
-  /**
-   * Address to listen on.
-   * @default '127.0.0.1'
-   */
-  readonly host?: string;
-  /** Listen on this unix socket path instead of TCP. */
-  readonly socketPath?: string;
-  /** Require `Authorization: Bearer <token>` (401 otherwise); also written to the kubeconfig. */
-  readonly token?: string;
-  /** Also write the kubeconfig to this file. */
-  readonly kubeconfigPath?: string;
-  /**
-   * Time source for timestamps, bookmark intervals, watch timeouts and injected latency.
-   * @default realClock
-   */
-  readonly clock?: Clock;
-  /** @default noopLogger */
-  readonly logger?: Logger;
-  /**
-   * Interval between BOOKMARK events on watches that allow them, in milliseconds (0 = never).
-   * @default 60000
-   */
-  readonly bookmarkIntervalMs?: number;
-  /**
-   * Server-side timeout of watches without `timeoutSeconds`; 0 = never. The real server
-   * picks a random value between 30 and 60 minutes.
-   * @default 0
-   */
-  readonly watchTimeoutSeconds?: number;
-  /**
-   * Events kept per resource type for watches from an older resourceVersion.
-   * @default 10000
-   */
-  readonly historySize?: number;
-  /**
-   * Create namespaces on the fly instead of answering 404 for objects in a missing one.
-   * @default false
-   */
-  readonly autoCreateNamespaces?: boolean;
-  /**
-   * Run the built-in EndpointSlice controller (Services + Pods → EndpointSlices).
-   * @default false
-   */
-  readonly endpointSliceController?: boolean;
-  /**
-   * How many handled requests {@link MiniApiServer.requests} keeps.
-   * @default 1000
-   */
-  readonly requestLogSize?: number;
-}
-
-/** A running mini API server. */
-export interface MiniApiServer {
-  /** Base URL, e.g. `http://127.0.0.1:40123` (`http://localhost` for a unix socket). */
-  readonly url: string;
-  /** TCP port (0 for a unix socket). */
-  readonly port: number;
-  /** The unix socket path, when listening on one. */
-  readonly socketPath: string | undefined;
-  /** Kubeconfig text pointing at this server (JSON, which is valid YAML). */
-  readonly kubeconfig: string;
-  /** Where the kubeconfig was written, when `kubeconfigPath` was given. */
-  readonly kubeconfigPath: string | undefined;
-  /** Direct access to the objects, with the same rules and watch events as the HTTP API. */
-  readonly store: ObjectStore;
-  /** Fault injection. */
-  readonly faults: Faults;
-  /** The EndpointSlice controller, when enabled. */
-  readonly endpointSlices: EndpointSliceController | undefined;
-  /** The last handled requests, oldest first. */
-  readonly requests: readonly RequestRecord[];
-  /** Number of open watch connections. */
-  readonly openWatches: number;
-  /** Ends every watch, closes every connection and stops listening. */
-  stop(): Promise<void>;
-}
 
 class RunningServer implements MiniApiServer {
   readonly store: ObjectStore;
@@ -111,9 +42,16 @@ class RunningServer implements MiniApiServer {
   readonly socketPath: string | undefined;
   readonly kubeconfigPath: string | undefined;
   readonly http: Server;
+  readonly tls: ServerTls | undefined;
+  private readonly auth: Authenticator;
+  private readonly generated: SelfSignedTls | undefined;
+  private slowClosed = 0;
   private stopped = false;
 
-  constructor(readonly options: MiniApiServerOptions) {
+  constructor(
+    readonly options: MiniApiServerOptions,
+    tls: TlsMaterial | SelfSignedTls | undefined,
+  ) {
     const clock = options.clock ?? realClock;
     this.socketPath = options.socketPath;
     this.kubeconfigPath = options.kubeconfigPath;
@@ -147,12 +85,32 @@ class RunningServer implements MiniApiServer {
       : undefined;
     const logSize = options.requestLogSize ?? 1000;
     const logger = options.logger ?? noopLogger;
+    const requestCert = options.requestCert === true;
+    this.auth = new Authenticator(
+      [...(options.token !== undefined ? [options.token] : []), ...(options.tokens ?? [])],
+      requestCert,
+    );
+    this.generated = tls && 'caKey' in tls ? tls : undefined;
+    this.tls = tls && {
+      ca: tls.ca,
+      server: { cert: tls.cert, key: tls.key },
+      clientCertificate: requestCert ? tls.clientCertificate : undefined,
+      requestCert,
+    };
     const ctx = {
       store: this.store,
       faults: this.faults,
       clock,
       log: logger,
-      token: options.token,
+      auth: this.auth,
+      watchBuffer: {
+        maxEvents: options.watchBufferMaxEvents ?? 10_000,
+        maxBytes: options.watchBufferMaxBytes ?? 64 * 1024 * 1024,
+        onOverflow: () => {
+          this.slowClosed++;
+          logger.warn({}, 'mini-apiserver: closed a watch whose client does not keep up');
+        },
+      },
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
       watchTimeoutSeconds: () => options.watchTimeoutSeconds ?? 0,
       serverAddress: () => (this.port > 0 ? `${options.host ?? '127.0.0.1'}:${this.port}` : 'localhost'),
@@ -163,9 +121,21 @@ class RunningServer implements MiniApiServer {
         if (this.log.length > logSize) this.log.splice(0, this.log.length - logSize);
       },
     };
-    this.http = createServer((req, res) => {
+    const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
       void handleRequest(ctx, req, res);
-    });
+    };
+    this.http = tls
+      ? createHttpsServer(
+          {
+            cert: tls.cert,
+            key: tls.key,
+            // Certificates are verified by the handshake but checked per request, so a
+            // client without one can still authenticate with a token (like the real server).
+            ...(requestCert ? { requestCert: true, rejectUnauthorized: false, ca: tls.ca } : {}),
+          },
+          onRequest,
+        )
+      : createServer(onRequest);
     this.http.keepAliveTimeout = 65_000;
     this.http.requestTimeout = 0;
   }
@@ -176,6 +146,34 @@ class RunningServer implements MiniApiServer {
 
   get openWatches(): number {
     return this.watches.size;
+  }
+
+  get slowWatchesClosed(): number {
+    return this.slowClosed;
+  }
+
+  get tokens(): readonly BearerToken[] {
+    return this.auth.tokenList;
+  }
+
+  setTokens(tokens: ReadonlyArray<string | BearerToken>): void {
+    this.auth.setTokens(tokens);
+  }
+
+  issueClientCertificate(
+    commonName: string,
+    organizations: readonly string[] = [],
+  ): Promise<CertificateAndKey> {
+    if (!this.generated) {
+      return Promise.reject(
+        new InvalidServerOptionsError("issueClientCertificate needs tls: 'self-signed' (the CA key)"),
+      );
+    }
+    return issueClientCertificate(this.generated, {
+      commonName,
+      organizations,
+      ...(this.options.opensslPath !== undefined ? { opensslPath: this.options.opensslPath } : {}),
+    });
   }
 
   private eachWatch(fn: (w: WatchStream) => void): number {
@@ -199,13 +197,16 @@ class RunningServer implements MiniApiServer {
       const addr = this.http.address() as AddressInfo;
       this.port = addr.port;
       const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-      this.url = `http://${host}:${addr.port}`;
+      this.url = `${this.tls ? 'https' : 'http'}://${host}:${addr.port}`;
     } else {
-      this.url = 'http://localhost';
+      this.url = this.tls ? 'https://localhost' : 'http://localhost';
     }
+    const token = o.token ?? this.auth.tokenList[0]?.token;
     this.kubeconfig = renderKubeconfig({
       server: this.url,
-      ...(o.token !== undefined ? { token: o.token } : {}),
+      ...(token !== undefined ? { token } : {}),
+      ...(this.tls?.ca !== undefined ? { certificateAuthority: this.tls.ca } : {}),
+      ...(this.tls?.clientCertificate !== undefined ? { clientCertificate: this.tls.clientCertificate } : {}),
     });
     if (o.kubeconfigPath !== undefined) await writeFile(o.kubeconfigPath, this.kubeconfig, { mode: 0o600 });
     this.endpointSlices?.start();
@@ -234,7 +235,30 @@ class RunningServer implements MiniApiServer {
  * ```
  */
 export async function startMiniApiServer(options: MiniApiServerOptions = {}): Promise<MiniApiServer> {
-  const server = new RunningServer(options);
+  const server = new RunningServer(options, await resolveTls(options));
   await server.listen();
   return server;
+}
+
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
+
+async function resolveTls(o: MiniApiServerOptions): Promise<TlsMaterial | SelfSignedTls | undefined> {
+  if (o.tls === undefined) {
+    if (o.requestCert) throw new InvalidServerOptionsError('requestCert needs tls');
+    return undefined;
+  }
+  if (o.tls !== 'self-signed') {
+    if (typeof o.tls.cert !== 'string' || typeof o.tls.key !== 'string')
+      throw new InvalidServerOptionsError('tls needs PEM strings { cert, key } or the value "self-signed"');
+    if (o.requestCert && o.tls.ca === undefined)
+      throw new InvalidServerOptionsError('requestCert needs tls.ca to verify client certificates');
+    return o.tls;
+  }
+  const hosts = ['127.0.0.1', '::1', 'localhost'];
+  if (o.host !== undefined && !WILDCARD_HOSTS.has(o.host) && !hosts.includes(o.host)) hosts.push(o.host);
+  return createSelfSignedTls({
+    hosts,
+    ...(o.requestCert ? { clientCommonName: o.clientCertificateUser ?? 'mini-apiserver-admin' } : {}),
+    ...(o.opensslPath !== undefined ? { opensslPath: o.opensslPath } : {}),
+  });
 }

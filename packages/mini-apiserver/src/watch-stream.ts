@@ -37,6 +37,12 @@ export interface WatchStreamOptions {
   readonly clock: Clock;
   readonly currentRv: () => number;
   readonly onClose: (w: WatchStream) => void;
+  /** Live events that may wait for a blocked client before the watch is closed; 0 = unbounded. */
+  readonly maxBufferedEvents: number;
+  /** The same bound in bytes; 0 = unbounded. */
+  readonly maxBufferedBytes: number;
+  /** Called when the watch is closed because its buffer overflowed. */
+  readonly onOverflow: () => void;
 }
 
 const FLUSH_BYTES = 256 * 1024;
@@ -50,6 +56,12 @@ export class WatchStream implements EventSink {
   private closed = false;
   private stalledFlag = false;
   private readonly timers: Timer[] = [];
+  /** Whether the initial replay is done: only later (live) events count against the bound. */
+  private live = false;
+  /** Entries of the initial replay still queued (always at the head of the queue). */
+  private initialLeft = 0;
+  /** Bytes of queued live events. */
+  private liveBytes = 0;
 
   constructor(private readonly o: WatchStreamOptions) {}
 
@@ -74,6 +86,10 @@ export class WatchStream implements EventSink {
     } else {
       for (const ev of history ?? []) this.onEvent(ev);
     }
+    // The real server replays initial events outside the watcher's buffer: only what
+    // arrives from now on can overflow it.
+    this.initialLeft = this.queue.length - this.head;
+    this.live = true;
     this.o.table.sinks.add(this);
     if (this.o.bookmarks && this.o.bookmarkIntervalMs > 0) {
       this.timers.push(
@@ -115,6 +131,8 @@ export class WatchStream implements EventSink {
     this.stalledFlag = true;
     this.queue = [];
     this.head = 0;
+    this.initialLeft = 0;
+    this.liveBytes = 0;
   }
 
   /** Destroys the socket abruptly (fault injection). */
@@ -146,6 +164,15 @@ export class WatchStream implements EventSink {
   private enqueue(s: string): void {
     if (this.closed || this.stalledFlag) return;
     this.queue.push(s);
+    if (this.live) {
+      this.liveBytes += s.length;
+      // Only a client that stopped reading (the socket is full) is a slow consumer; a burst
+      // of synchronous writes to the store is queued until the next flush.
+      if (this.blocked && this.overflowing()) {
+        this.overflow();
+        return;
+      }
+    }
     if (!this.scheduled && !this.blocked) {
       this.scheduled = true;
       setImmediate(() => this.flush());
@@ -159,7 +186,10 @@ export class WatchStream implements EventSink {
       let size = 0;
       const start = this.head;
       while (this.head < this.queue.length && size < FLUSH_BYTES) {
-        size += (this.queue[this.head] as string).length;
+        const n = (this.queue[this.head] as string).length;
+        size += n;
+        if (this.initialLeft > 0) this.initialLeft--;
+        else this.liveBytes -= n;
         this.head++;
       }
       const chunk =
@@ -179,6 +209,25 @@ export class WatchStream implements EventSink {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
+  }
+
+  private overflowing(): boolean {
+    const { maxBufferedEvents: maxEvents, maxBufferedBytes: maxBytes } = this.o;
+    return (
+      (maxEvents > 0 && this.queue.length - this.head - this.initialLeft > maxEvents) ||
+      (maxBytes > 0 && this.liveBytes > maxBytes)
+    );
+  }
+
+  /** Closes the watch cleanly, dropping what the client could not take; it re-watches from its last RV. */
+  private overflow(): void {
+    this.queue = [];
+    this.head = 0;
+    this.initialLeft = 0;
+    this.liveBytes = 0;
+    this.closeQuietly();
+    this.o.onOverflow();
+    this.o.res.end();
   }
 
   private closeQuietly(): void {

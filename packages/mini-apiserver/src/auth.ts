@@ -1,0 +1,91 @@
+/**
+ * Authentication of requests: bearer tokens (a set that can be replaced at runtime, for
+ * token-rotation tests) and, on HTTPS, client certificates signed by the client CA, whose
+ * common name is the user name — the real server's x509 and token-file authenticators.
+ *
+ * @module
+ */
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { unauthorized } from './errors.js';
+
+/** A bearer token and the user it authenticates. */
+export interface BearerToken {
+  /** The token, as sent in `Authorization: Bearer <token>`. */
+  readonly token: string;
+  /** The user name recorded for requests with this token. */
+  readonly user: string;
+}
+
+/** User name of tokens given as bare strings. */
+export const DEFAULT_TOKEN_USER = 'mini-apiserver-user';
+
+/** Normalises `string | BearerToken` entries to a token → user map. */
+export function tokenMap(tokens: ReadonlyArray<string | BearerToken>): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const t of tokens) {
+    const entry = typeof t === 'string' ? { token: t, user: DEFAULT_TOKEN_USER } : t;
+    if (entry.token === '') throw new TypeError('a bearer token must not be empty');
+    map.set(entry.token, entry.user);
+  }
+  return map;
+}
+
+/** Checks credentials; holds the current token set. */
+export class Authenticator {
+  private tokens: Map<string, string>;
+
+  /**
+   * @param tokens initial bearer tokens
+   * @param clientCertificates whether client certificates are verified and accepted
+   */
+  constructor(
+    tokens: ReadonlyArray<string | BearerToken>,
+    private readonly clientCertificates: boolean,
+  ) {
+    this.tokens = tokenMap(tokens);
+  }
+
+  /** Replaces the accepted bearer tokens (takes effect for the next request). */
+  setTokens(tokens: ReadonlyArray<string | BearerToken>): void {
+    this.tokens = tokenMap(tokens);
+  }
+
+  /** The accepted tokens. */
+  get tokenList(): readonly BearerToken[] {
+    return [...this.tokens].map(([token, user]) => ({ token, user }));
+  }
+
+  /**
+   * Returns the user name (undefined for anonymous access, allowed only when no token and
+   * no client certificate is configured) or throws a 401 {@link ApiStatusError}.
+   */
+  authenticate(req: IncomingMessage): string | undefined {
+    if (this.clientCertificates) {
+      const socket = req.socket as TLSSocket;
+      const peer = socket.getPeerCertificate?.();
+      // An empty object means no certificate was presented.
+      if (peer && Object.keys(peer).length > 0) {
+        if (!socket.authorized) {
+          throw unauthorized(
+            `Unauthorized: client certificate rejected: ${String(socket.authorizationError)}`,
+          );
+        }
+        const cn = peer.subject?.CN;
+        const user = Array.isArray(cn) ? cn[0] : cn;
+        if (!user) throw unauthorized('Unauthorized: client certificate has no common name');
+        return user;
+      }
+    }
+    const header = req.headers.authorization;
+    if (this.tokens.size > 0) {
+      if (header?.startsWith('Bearer ')) {
+        const user = this.tokens.get(header.slice(7).trim());
+        if (user !== undefined) return user;
+      }
+      throw unauthorized();
+    }
+    if (this.clientCertificates) throw unauthorized();
+    return undefined;
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * The command line of the standalone server, as a function: parses arguments, starts the
+ * server, prints where it listens and stops on SIGINT/SIGTERM or an abort signal. The
+ * `mini-apiserver` bin (`cli.ts`) only calls it with the process's streams.
+ *
+ * @module
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { startMiniApiServer } from './server.js';
+import type { MiniApiServer, MiniApiServerOptions } from './server-options.js';
+
+const USAGE = `Usage: mini-apiserver [options]
+
+  --port <n>                   TCP port on the listen address (default: random free port)
+  --host <addr>                listen address (default: 127.0.0.1)
+  --socket <path>              listen on a unix socket instead of TCP
+  --kubeconfig-out <file>      write a kubeconfig for kubectl / client libraries
+  --token <token>              require this bearer token (repeatable; the first goes to the kubeconfig)
+  --tls self-signed            serve HTTPS with a throwaway CA + certificate (needs openssl)
+  --tls-cert <file>            serve HTTPS with this PEM certificate (with --tls-key)
+  --tls-key <file>             PEM private key of --tls-cert
+  --tls-ca <file>              PEM CA of --tls-cert (written to the kubeconfig)
+  --client-cert-auth           accept client certificates signed by the CA (CN = user); with
+                               --tls self-signed a client certificate goes into the kubeconfig
+  --endpointslice-controller   maintain EndpointSlices for Services with selectors
+  --bookmark-interval-ms <n>   interval of watch BOOKMARK events (default: 60000)
+  --watch-buffer-max-events <n>  close a watch whose client lags by more events (default: 10000, 0 = never)
+  --auto-create-namespaces     create missing namespaces instead of answering 404
+  -h, --help                   show this help
+`;
+
+/** A text sink such as `process.stdout`. */
+export interface CliOutput {
+  /** Writes `text` as is. */
+  write(text: string): unknown;
+}
+
+/** Where SIGINT/SIGTERM handlers go (`process`, or an EventEmitter in tests). */
+export interface CliSignalSource {
+  /** Adds a handler for the signal. */
+  on(event: 'SIGINT' | 'SIGTERM', fn: () => void): unknown;
+  /** Removes it again. */
+  off(event: 'SIGINT' | 'SIGTERM', fn: () => void): unknown;
+}
+
+/** Where {@link runMiniApiServerCli} writes and what stops it. */
+export interface MiniApiServerCliIo {
+  /** Receives the "listening on" lines (e.g. `process.stdout`). */
+  readonly stdout: CliOutput;
+  /** Receives usage and error messages (e.g. `process.stderr`). */
+  readonly stderr: CliOutput;
+  /** Stops the server when aborted. */
+  readonly signal?: AbortSignal;
+  /**
+   * Where SIGINT/SIGTERM handlers are installed (removed again on stop); `null` installs
+   * none.
+   * @default process
+   */
+  readonly signals?: CliSignalSource | null;
+  /** Called with the running server once it listens (tests, embedding). */
+  readonly onListening?: (server: MiniApiServer) => void;
+}
+
+/** A command-line argument that cannot be used. */
+export class CliUsageError extends Error {
+  override readonly name = 'CliUsageError';
+}
+
+type Values = Record<string, string | boolean | string[] | undefined>;
+
+function nonNegative(values: Values, name: string): number | undefined {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (typeof v !== 'string' || !Number.isInteger(n) || n < 0)
+    throw new CliUsageError(`--${name} must be a non-negative integer, got "${String(v)}"`);
+  return n;
+}
+
+async function tlsOption(values: Values): Promise<MiniApiServerOptions['tls']> {
+  const str = (k: string): string | undefined =>
+    typeof values[k] === 'string' ? (values[k] as string) : undefined;
+  const mode = str('tls');
+  const cert = str('tls-cert');
+  const key = str('tls-key');
+  const ca = str('tls-ca');
+  if (mode !== undefined) {
+    if (mode !== 'self-signed') throw new CliUsageError(`--tls accepts only "self-signed", got "${mode}"`);
+    if (cert !== undefined || key !== undefined || ca !== undefined)
+      throw new CliUsageError('--tls self-signed cannot be combined with --tls-cert/--tls-key/--tls-ca');
+    return 'self-signed';
+  }
+  if (cert === undefined && key === undefined) {
+    if (ca !== undefined) throw new CliUsageError('--tls-ca needs --tls-cert and --tls-key');
+    return undefined;
+  }
+  if (cert === undefined || key === undefined)
+    throw new CliUsageError('--tls-cert and --tls-key go together');
+  return {
+    cert: await readFile(cert, 'utf8'),
+    key: await readFile(key, 'utf8'),
+    ...(ca !== undefined ? { ca: await readFile(ca, 'utf8') } : {}),
+  };
+}
+
+async function serverOptions(values: Values): Promise<MiniApiServerOptions> {
+  const port = nonNegative(values, 'port');
+  const bookmarkIntervalMs = nonNegative(values, 'bookmark-interval-ms');
+  const watchBufferMaxEvents = nonNegative(values, 'watch-buffer-max-events');
+  const tls = await tlsOption(values);
+  const tokens = (values.token as string[] | undefined) ?? [];
+  if (values['client-cert-auth'] === true && tls === undefined)
+    throw new CliUsageError('--client-cert-auth needs --tls self-signed or --tls-cert/--tls-key/--tls-ca');
+  return {
+    ...(port !== undefined ? { port } : {}),
+    ...(typeof values.host === 'string' ? { host: values.host } : {}),
+    ...(typeof values.socket === 'string' ? { socketPath: values.socket } : {}),
+    ...(typeof values['kubeconfig-out'] === 'string' ? { kubeconfigPath: values['kubeconfig-out'] } : {}),
+    ...(tokens.length > 0 ? { tokens } : {}),
+    ...(tls !== undefined ? { tls } : {}),
+    ...(values['client-cert-auth'] === true ? { requestCert: true } : {}),
+    ...(bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs } : {}),
+    ...(watchBufferMaxEvents !== undefined ? { watchBufferMaxEvents } : {}),
+    endpointSliceController: values['endpointslice-controller'] === true,
+    autoCreateNamespaces: values['auto-create-namespaces'] === true,
+  };
+}
+
+/**
+ * Runs the `mini-apiserver` command: resolves with the exit code (0 after a clean stop,
+ * 2 for bad arguments, 1 when the server cannot start) once the server stopped.
+ *
+ * @example
+ * ```ts
+ * const ac = new AbortController();
+ * const done = runMiniApiServerCli(['--tls', 'self-signed', '--kubeconfig-out', './kubeconfig'], {
+ *   stdout: process.stdout, stderr: process.stderr, signal: ac.signal, signals: null,
+ * });
+ * // … use ./kubeconfig …
+ * ac.abort();
+ * console.log('exit code', await done);
+ * ```
+ */
+export async function runMiniApiServerCli(argv: readonly string[], io: MiniApiServerCliIo): Promise<number> {
+  let options: MiniApiServerOptions;
+  try {
+    const { values } = parseArgs({
+      args: [...argv],
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        socket: { type: 'string' },
+        'kubeconfig-out': { type: 'string' },
+        token: { type: 'string', multiple: true },
+        tls: { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
+        'tls-ca': { type: 'string' },
+        'client-cert-auth': { type: 'boolean' },
+        'endpointslice-controller': { type: 'boolean' },
+        'bookmark-interval-ms': { type: 'string' },
+        'watch-buffer-max-events': { type: 'string' },
+        'auto-create-namespaces': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+    if (values.help) {
+      io.stdout.write(USAGE);
+      return 0;
+    }
+    options = await serverOptions(values);
+  } catch (err) {
+    io.stderr.write(`${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (io.signal?.aborted) return 0;
+  let server: MiniApiServer;
+  try {
+    server = await startMiniApiServer(options);
+  } catch (err) {
+    io.stderr.write(`mini-apiserver: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const where = server.socketPath !== undefined ? `unix:${server.socketPath}` : server.url;
+  io.stdout.write(`mini-apiserver listening on ${where}\n`);
+  if (server.kubeconfigPath !== undefined)
+    io.stdout.write(`kubeconfig written to ${server.kubeconfigPath}\n`);
+  io.onListening?.(server);
+  const signals = io.signals === undefined ? process : io.signals;
+  await new Promise<void>((resolve) => {
+    const onStop = (): void => {
+      signals?.off('SIGINT', onStop);
+      signals?.off('SIGTERM', onStop);
+      io.signal?.removeEventListener('abort', onStop);
+      resolve();
+    };
+    signals?.on('SIGINT', onStop);
+    signals?.on('SIGTERM', onStop);
+    io.signal?.addEventListener('abort', onStop, { once: true });
+    if (io.signal?.aborted) onStop();
+  });
+  await server.stop();
+  io.stdout.write('mini-apiserver stopped\n');
+  return 0;
+}

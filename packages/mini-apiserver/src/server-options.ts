@@ -1,0 +1,176 @@
+/**
+ * The options of {@link startMiniApiServer} and the interface of a running server.
+ *
+ * @module
+ */
+import type { Clock, Logger } from '@nodeagent/core';
+import type { BearerToken } from './auth.js';
+import type { EndpointSliceController } from './endpointslice-controller.js';
+import type { Faults } from './faults.js';
+import type { RequestRecord } from './handler.js';
+import type { startMiniApiServer } from './server.js';
+import type { ObjectStore } from './store.js';
+import type { CertificateAndKey, TlsMaterial } from './tls.js';
+
+/** Options of {@link startMiniApiServer}. */
+export interface MiniApiServerOptions {
+  /**
+   * TCP port on 127.0.0.1; 0 picks a free one.
+   * @default 0
+   */
+  readonly port?: number;
+  /**
+   * Address to listen on.
+   * @default '127.0.0.1'
+   */
+  readonly host?: string;
+  /** Listen on this unix socket path instead of TCP. */
+  readonly socketPath?: string;
+  /** Require `Authorization: Bearer <token>` (401 otherwise); also written to the kubeconfig. */
+  readonly token?: string;
+  /**
+   * Accepted bearer tokens (in addition to `token`); a bare string authenticates as
+   * `mini-apiserver-user`. Replace them at runtime with {@link MiniApiServer.setTokens}.
+   * When neither `token` nor `tokens` nor `requestCert` is set, requests are anonymous.
+   * @default []
+   */
+  readonly tokens?: ReadonlyArray<string | BearerToken>;
+  /**
+   * Serve HTTPS: PEM material, or `'self-signed'` to generate a throwaway CA and a server
+   * certificate for 127.0.0.1, ::1, localhost (and `host`) at start with the `openssl`
+   * binary (an `OpensslNotFoundError` when it is missing). The kubeconfig then carries
+   * `certificate-authority-data` and no `insecure-skip-tls-verify`.
+   * @default undefined (plain HTTP)
+   */
+  readonly tls?: 'self-signed' | TlsMaterial;
+  /**
+   * With `tls`: ask clients for a certificate and accept certificates signed by the CA
+   * (`tls.ca`, or the generated one), mapping the common name to the user name. A client
+   * certificate (the generated one, or `tls.clientCertificate`) goes into the kubeconfig.
+   * @default false
+   */
+  readonly requestCert?: boolean;
+  /**
+   * Common name (user name) of the client certificate generated with `tls: 'self-signed'`
+   * and `requestCert`; its organization is `system:masters`.
+   * @default 'mini-apiserver-admin'
+   */
+  readonly clientCertificateUser?: string;
+  /**
+   * The `openssl` executable used by `tls: 'self-signed'`.
+   * @default 'openssl'
+   */
+  readonly opensslPath?: string;
+  /**
+   * Live events a watch may have waiting for a client that does not read (its socket is
+   * full) before the server closes it, like the real server's per-watcher buffer; the
+   * client then re-watches from its last resourceVersion. 0 = unbounded.
+   * @default 10000
+   */
+  readonly watchBufferMaxEvents?: number;
+  /**
+   * The same bound in bytes of serialized events. 0 = unbounded.
+   * @default 67108864 (64 MiB)
+   */
+  readonly watchBufferMaxBytes?: number;
+  /** Also write the kubeconfig to this file. */
+  readonly kubeconfigPath?: string;
+  /**
+   * Time source for timestamps, bookmark intervals, watch timeouts and injected latency.
+   * @default realClock
+   */
+  readonly clock?: Clock;
+  /** @default noopLogger */
+  readonly logger?: Logger;
+  /**
+   * Interval between BOOKMARK events on watches that allow them, in milliseconds (0 = never).
+   * @default 60000
+   */
+  readonly bookmarkIntervalMs?: number;
+  /**
+   * Server-side timeout of watches without `timeoutSeconds`; 0 = never. The real server
+   * picks a random value between 30 and 60 minutes.
+   * @default 0
+   */
+  readonly watchTimeoutSeconds?: number;
+  /**
+   * Events kept per resource type for watches from an older resourceVersion.
+   * @default 10000
+   */
+  readonly historySize?: number;
+  /**
+   * Create namespaces on the fly instead of answering 404 for objects in a missing one.
+   * @default false
+   */
+  readonly autoCreateNamespaces?: boolean;
+  /**
+   * Run the built-in EndpointSlice controller (Services + Pods → EndpointSlices).
+   * @default false
+   */
+  readonly endpointSliceController?: boolean;
+  /**
+   * How many handled requests {@link MiniApiServer.requests} keeps.
+   * @default 1000
+   */
+  readonly requestLogSize?: number;
+}
+
+/** A running mini API server. */
+export interface MiniApiServer {
+  /** Base URL, e.g. `http://127.0.0.1:40123` (`http://localhost` for a unix socket). */
+  readonly url: string;
+  /** TCP port (0 for a unix socket). */
+  readonly port: number;
+  /** The unix socket path, when listening on one. */
+  readonly socketPath: string | undefined;
+  /** Kubeconfig text pointing at this server (JSON, which is valid YAML). */
+  readonly kubeconfig: string;
+  /** Where the kubeconfig was written, when `kubeconfigPath` was given. */
+  readonly kubeconfigPath: string | undefined;
+  /** Direct access to the objects, with the same rules and watch events as the HTTP API. */
+  readonly store: ObjectStore;
+  /** Fault injection. */
+  readonly faults: Faults;
+  /** The EndpointSlice controller, when enabled. */
+  readonly endpointSlices: EndpointSliceController | undefined;
+  /** The last handled requests, oldest first. */
+  readonly requests: readonly RequestRecord[];
+  /** Number of open watch connections. */
+  readonly openWatches: number;
+  /** How many watches were closed because their client did not keep up (buffer overflow). */
+  readonly slowWatchesClosed: number;
+  /** The TLS material in use (undefined for plain HTTP). */
+  readonly tls: ServerTls | undefined;
+  /** The accepted bearer tokens. */
+  readonly tokens: readonly BearerToken[];
+  /**
+   * Replaces the accepted bearer tokens; the next request is checked against the new set
+   * (open watches stay open, like the real server). The kubeconfig is not rewritten.
+   * An empty set turns token checks off (anonymous access unless `requestCert`).
+   */
+  setTokens(tokens: ReadonlyArray<string | BearerToken>): void;
+  /**
+   * Issues a client certificate signed by the generated CA (`tls: 'self-signed'` only);
+   * the server maps `commonName` to the user name.
+   */
+  issueClientCertificate(commonName: string, organizations?: readonly string[]): Promise<CertificateAndKey>;
+  /** Ends every watch, closes every connection and stops listening. */
+  stop(): Promise<void>;
+}
+
+/** The TLS material of a running server. */
+export interface ServerTls {
+  /** PEM CA that signed the server certificate (undefined when `tls.ca` was not given). */
+  readonly ca: string | undefined;
+  /** The server certificate and key (PEM). */
+  readonly server: CertificateAndKey;
+  /** The client certificate written to the kubeconfig, when there is one. */
+  readonly clientCertificate: CertificateAndKey | undefined;
+  /** Whether client certificates are requested and verified. */
+  readonly requestCert: boolean;
+}
+
+/** Inconsistent server options, e.g. `requestCert` without `tls`. */
+export class InvalidServerOptionsError extends Error {
+  override readonly name = 'InvalidServerOptionsError';
+}
