@@ -3,6 +3,7 @@
 // ESM, exports map with the @nodeagent/source condition (tests and typecheck run
 // against src), tsup build, composite tsconfig, a test tsconfig and a README.
 // Usage: node scripts/new-package.mjs <name> "<one-line description>" [dep ...] [--testing]
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -105,4 +106,6 @@ npm install @nodeagent/${name}
 \`\`\`
 `,
 );
+// Leave the generated JSON in the formatter's style, so `npm run lint` passes as scaffolded.
+spawnSync('npx', ['--no-install', 'biome', 'format', '--write', dir], { stdio: 'ignore' });
 console.log(`created ${dir}`);
