@@ -1,0 +1,221 @@
+/**
+ * Starting one container instance (upstream `startContainer`): image, node-side preparation
+ * (restart count, log directory, termination message file, volume directories), config,
+ * CreateContainer, StartContainer, postStart hook (a failure kills the container).
+ *
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, open, readdir, stat } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { dirname } from 'node:path';
+import type { V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
+import type { Clock, Logger } from '@nodeagent/core';
+import type { PodSandboxConfig } from '@nodeagent/cri';
+import type { PodStatus } from '@nodeagent/pleg';
+import { generateContainerConfig } from './container-config.js';
+import { ContainerConfigError, errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
+import type { ImagePuller } from './image-puller.js';
+import { type KillDeps, killContainer } from './kill.js';
+import { runLifecycleHandler } from './lifecycle-handlers.js';
+import { type HostPathToPrepare, makeMounts } from './mounts.js';
+import { containerLogsDirectory } from './paths.js';
+import type { KubeRuntimeManagerOptions } from './runtime-manager.js';
+
+/** Work started ahead for a container while its sandbox is created. */
+export interface Prefetched {
+  /** The image's node-local ID, being looked up. */
+  readonly imageId: Promise<string | undefined> | undefined;
+  /** The node-side preparation, under way. */
+  readonly prepared: Promise<PreparedContainer>;
+}
+
+/** The node-side preparation of one container instance. */
+export interface PreparedContainer {
+  /** Restart count of the new instance. */
+  readonly restartCount: number;
+  /** Name of its termination message file. */
+  readonly terminationFileId: string;
+}
+
+/** What {@link ContainerStarter} needs from the manager. */
+export interface ContainerStarterDeps {
+  /** The manager's options. */
+  readonly options: KubeRuntimeManagerOptions;
+  /** Hook timeouts. */
+  readonly clock: Clock;
+  /** Start failures. */
+  readonly logger: Logger;
+  /** Image pulls. */
+  readonly puller: ImagePuller;
+  /** Root of pod directories. */
+  readonly podsRoot: string;
+  /** Root of pod log directories. */
+  readonly podLogsRoot: string;
+  /** Reads the pod's status (to kill after a failed postStart). */
+  readonly getPodStatus: (pod: V1Pod) => Promise<PodStatus>;
+  /** Kill dependencies. */
+  readonly killDeps: () => KillDeps;
+}
+
+/** Starts container instances for the runtime manager. */
+export class ContainerStarter {
+  constructor(private readonly deps: ContainerStarterDeps) {}
+
+  /**
+   * The node-side preparation of a container instance that does not depend on the sandbox:
+   * restart count, log directory, termination message file and volume directories.
+   */
+  async prepare(pod: V1Pod, container: V1Container, podStatus: PodStatus): Promise<PreparedContainer> {
+    const previous = podStatus.containerStatuses.find((c) => c.name === container.name);
+    const logDir = containerLogsDirectory(this.deps.podLogsRoot, pod, container.name);
+    const restartCount =
+      previous !== undefined ? previous.restartCount + 1 : await restartCountFromLogDir(logDir);
+    const terminationFileId = randomBytes(4).toString('hex');
+    try {
+      const { prepare } = makeMounts(pod, container, this.deps.podsRoot, terminationFileId);
+      await mkdir(logDir, { recursive: true, mode: 0o755 });
+      for (const p of prepare) await prepareHostPath(p);
+    } catch (err) {
+      throw new SyncStepError(SyncErrorReason.CreateContainerConfigError, errorMessage(err), { cause: err });
+    }
+    return { restartCount, terminationFileId };
+  }
+
+  /** Pulls the image, creates and starts the container, runs postStart. @throws SyncStepError */
+  async start(
+    sandboxId: string,
+    sandboxConfig: PodSandboxConfig,
+    container: V1Container,
+    pod: V1Pod,
+    podStatus: PodStatus,
+    pullSecrets: readonly V1Secret[],
+    podIps: readonly string[],
+    prefetched: Prefetched | undefined,
+  ): Promise<void> {
+    const imageRef = await this.deps.puller.ensureImageExists(
+      pod,
+      container,
+      pullSecrets,
+      sandboxConfig,
+      prefetched?.imageId,
+    );
+    const prepared = await (prefetched?.prepared ?? this.prepare(pod, container, podStatus));
+    let generated: ReturnType<typeof generateContainerConfig>;
+    try {
+      generated = generateContainerConfig(pod, container, prepared.restartCount, imageRef, {
+        podIp: podIps[0] ?? '',
+        podIps,
+        hostIps: this.deps.options.hostIps ?? [],
+        nodeAllocatable: this.deps.options.nodeAllocatable ?? {
+          cpuMilli: BigInt(cpus().length * 1000),
+          memoryBytes: BigInt(totalmem()),
+        },
+        envSources: this.deps.options.envSources,
+        memoryCapacityBytes: this.deps.options.memoryCapacityBytes ?? BigInt(totalmem()),
+        ...(this.deps.options.cpuCfsQuota === undefined
+          ? {}
+          : { cpuCfsQuota: this.deps.options.cpuCfsQuota }),
+        ...(this.deps.options.cpuCfsQuotaPeriodUs === undefined
+          ? {}
+          : { cpuCfsQuotaPeriodUs: this.deps.options.cpuCfsQuotaPeriodUs }),
+        ...(this.deps.options.seccompDefault === undefined
+          ? {}
+          : { seccompDefault: this.deps.options.seccompDefault }),
+        podsRoot: this.deps.podsRoot,
+        terminationFileId: prepared.terminationFileId,
+      });
+    } catch (err) {
+      throw new SyncStepError(SyncErrorReason.CreateContainerConfigError, errorMessage(err), { cause: err });
+    }
+    let containerId: string;
+    try {
+      containerId = (
+        await this.deps.options.cri.runtime.createContainer({
+          podSandboxId: sandboxId,
+          config: generated.config,
+          sandboxConfig,
+        })
+      ).containerId;
+    } catch (err) {
+      throw new SyncStepError(SyncErrorReason.CreateContainerError, errorMessage(err), { cause: err });
+    }
+    try {
+      await this.deps.options.cri.runtime.startContainer({ containerId });
+    } catch (err) {
+      throw new SyncStepError(SyncErrorReason.RunContainerError, errorMessage(err), { cause: err });
+    }
+    const postStart = container.lifecycle?.postStart;
+    if (postStart != null) {
+      try {
+        await runLifecycleHandler(
+          {
+            runtime: this.deps.options.cri.runtime,
+            clock: this.deps.clock,
+            ...(this.deps.options.httpGet === undefined ? {} : { httpGet: this.deps.options.httpGet }),
+          },
+          containerId,
+          container,
+          postStart,
+          podIps[0] ?? '',
+        );
+      } catch (err) {
+        this.deps.logger.warn(
+          { container: container.name, err: errorMessage(err) },
+          'Failed to execute PostStartHook',
+        );
+        const status = await this.deps.getPodStatus(pod);
+        const c = status.containerStatuses.find((s) => s.id === containerId);
+        if (c !== undefined) {
+          await killContainer(this.deps.killDeps(), pod, c, {
+            message: 'FailedPostStartHook',
+            reason: 'FailedPostStartHook',
+          }).catch(() => {});
+        }
+        throw new SyncStepError(SyncErrorReason.PostStartHookError, errorMessage(err), { cause: err });
+      }
+    }
+  }
+}
+
+/** The next restart count from the log files `<n>.log*` in a container log directory (upstream `calcRestartCountByLogDir`). */
+export async function restartCountFromLogDir(dir: string): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  let count = 0;
+  for (const name of names) {
+    const m = /^(\d+)\.log(\..*)?$/.exec(name);
+    if (m === null) continue;
+    const n = Number(m[1]) + 1;
+    if (n > count) count = n;
+  }
+  return count;
+}
+
+async function prepareHostPath(p: HostPathToPrepare): Promise<void> {
+  const existing = await stat(p.path).catch(() => undefined);
+  if (existing !== undefined) {
+    if (p.kind === 'directory' && !existing.isDirectory())
+      throw new ContainerConfigError(`hostPath ${p.path} is not a directory`);
+    if (p.kind === 'file' && existing.isDirectory())
+      throw new ContainerConfigError(`hostPath ${p.path} is a directory, not a file`);
+    return;
+  }
+  if (p.mustExist) throw new ContainerConfigError(`hostPath type check failed: ${p.path} does not exist`);
+  // Like the kubelet, force group/other write bits (emptyDir 0777, termination file 0666)
+  // past the umask; other modes are left to it.
+  const narrowed = (p.mode & 0o022) !== 0;
+  if (p.kind === 'directory') {
+    await mkdir(p.path, { recursive: true, mode: p.mode });
+    if (narrowed) await chmod(p.path, p.mode);
+  } else {
+    await mkdir(dirname(p.path), { recursive: true, mode: 0o750 });
+    const fh = await open(p.path, 'a', p.mode);
+    if (narrowed) await fh.chmod(p.mode);
+    await fh.close();
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * Makes sure a container's image is on the node (upstream `images.imageManager.EnsureImageExists`):
+ * pull per `imagePullPolicy` (Always, IfNotPresent, Never → ErrImageNeverPull), ImagePullBackOff
+ * keyed by pod UID + image, credentials from `kubernetes.io/dockerconfigjson` pull secrets.
+ *
+ * @module
+ */
+import type { V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
+import type { Logger } from '@nodeagent/core';
+import type { AuthConfig, CriClient, PartialMessage, PodSandboxConfig } from '@nodeagent/cri';
+import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
+import type { KeyedBackoff } from './keyed-backoff.js';
+import type { RuntimeMetrics } from './metrics.js';
+
+/** Adds `:latest` to a reference with neither tag nor digest (upstream `applyDefaultImageTag`). @throws SyncStepError InvalidImageName */
+export function applyDefaultImageTag(image: string): string {
+  if (
+    image === '' ||
+    /\s/.test(image) ||
+    !/^[a-z0-9]/.test(image) ||
+    /[A-Z]/.test(image.split(/[:@]/)[0] ?? '')
+  ) {
+    throw new SyncStepError(
+      SyncErrorReason.InvalidImageName,
+      `Failed to apply default image tag ${JSON.stringify(image)}: couldn't parse image name ${JSON.stringify(image)}: invalid reference format`,
+    );
+  }
+  if (image.includes('@')) return image;
+  const last = image.slice(image.lastIndexOf('/') + 1);
+  return last.includes(':') ? image : `${image}:latest`;
+}
+
+/** The pull policy, defaulted as the API server does: Always for `:latest` or no tag, else IfNotPresent. */
+export function effectivePullPolicy(container: V1Container): 'Always' | 'IfNotPresent' | 'Never' {
+  const p = container.imagePullPolicy;
+  if (p === 'Always' || p === 'IfNotPresent' || p === 'Never') return p;
+  const image = container.image ?? '';
+  if (image.includes('@')) return 'IfNotPresent';
+  const last = image.slice(image.lastIndexOf('/') + 1);
+  const tag = last.includes(':') ? last.slice(last.indexOf(':') + 1) : 'latest';
+  return tag === 'latest' ? 'Always' : 'IfNotPresent';
+}
+
+/** The registry host of an image reference (`docker.io` when none). */
+export function imageRegistry(image: string): string {
+  const first = image.split('/')[0] ?? '';
+  if (!image.includes('/') || (!first.includes('.') && !first.includes(':') && first !== 'localhost'))
+    return 'docker.io';
+  return first;
+}
+
+function normalizeRegistryKey(key: string): string {
+  const host = key.replace(/^https?:\/\//, '').split('/')[0] ?? '';
+  return host === 'index.docker.io' || host === 'registry-1.docker.io' ? 'docker.io' : host;
+}
+
+/** Credentials for `image` found in dockerconfigjson / dockercfg pull secrets, in secret order. */
+export function credentialsFor(image: string, secrets: readonly V1Secret[]): PartialMessage<AuthConfig>[] {
+  const registry = imageRegistry(image);
+  const out: PartialMessage<AuthConfig>[] = [];
+  for (const secret of secrets) {
+    const raw = secret.data?.['.dockerconfigjson'] ?? secret.data?.['.dockercfg'];
+    if (raw === undefined) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(raw, 'base64').toString('utf8'));
+    } catch {
+      continue;
+    }
+    const obj = parsed as { auths?: Record<string, Record<string, string>> } & Record<
+      string,
+      Record<string, string>
+    >;
+    const auths = obj.auths ?? obj;
+    for (const [key, entry] of Object.entries(auths)) {
+      if (normalizeRegistryKey(key) !== registry || typeof entry !== 'object' || entry === null) continue;
+      let { username = '', password = '' } = entry;
+      if (entry.auth && username === '') {
+        const decoded = Buffer.from(entry.auth, 'base64').toString('utf8');
+        const i = decoded.indexOf(':');
+        if (i !== -1) {
+          username = decoded.slice(0, i);
+          password = decoded.slice(i + 1);
+        }
+      }
+      out.push({
+        username,
+        password,
+        serverAddress: key,
+        identityToken: entry.identitytoken ?? '',
+        registryToken: entry.registrytoken ?? '',
+      });
+    }
+  }
+  return out;
+}
+
+/** Dependencies of {@link ImagePuller}. */
+export interface ImagePullerDeps {
+  /** The image service. */
+  readonly cri: Pick<CriClient, 'image'>;
+  /** ImagePullBackOff state. */
+  readonly backoff: KeyedBackoff;
+  /** Pull progress and failures. */
+  readonly logger: Logger;
+  /** Current time, ms since the epoch. */
+  readonly now: () => number;
+  /** The metrics recorder, once created. */
+  readonly metrics: () => RuntimeMetrics | undefined;
+}
+
+/** Pulls images for containers as the kubelet's image manager does. */
+export class ImagePuller {
+  constructor(private readonly deps: ImagePullerDeps) {}
+
+  /**
+   * Resolves with the image reference to create the container from.
+   * @throws SyncStepError with reason ErrImageNeverPull, ImagePullBackOff, ErrImagePull, ImageInspectError or InvalidImageName
+   */
+  async ensureImageExists(
+    pod: V1Pod,
+    container: V1Container,
+    pullSecrets: readonly V1Secret[],
+    sandboxConfig: PodSandboxConfig | undefined,
+    prefetched?: Promise<string | undefined>,
+  ): Promise<string> {
+    const image = applyDefaultImageTag(container.image ?? '');
+    const log = this.deps.logger;
+    const present = (await prefetched) ?? (await this.inspect(image));
+    const policy = effectivePullPolicy(container);
+    const shouldPull = policy === 'Always' || (policy === 'IfNotPresent' && present === '');
+    if (!shouldPull) {
+      if (present !== '') {
+        log.debug(
+          { pod: pod.metadata?.name, image },
+          `Container image "${image}" already present on machine`,
+        );
+        return present;
+      }
+      throw new SyncStepError(
+        SyncErrorReason.ErrImageNeverPull,
+        `Container image "${image}" is not present with pull policy of Never`,
+      );
+    }
+    const key = `${pod.metadata?.uid ?? ''}_${image}`;
+    if (this.deps.backoff.isInBackOffSinceUpdate(key)) {
+      throw new SyncStepError(SyncErrorReason.ImagePullBackOff, `Back-off pulling image "${image}"`);
+    }
+    log.info({ pod: pod.metadata?.name, image }, `Pulling image "${image}"`);
+    const start = this.deps.now();
+    const creds = credentialsFor(image, pullSecrets);
+    let lastErr: unknown;
+    for (const auth of creds.length > 0 ? creds : [undefined]) {
+      try {
+        const res = await this.deps.cri.image.pullImage({
+          image: { image, userSpecifiedImage: container.image ?? '' },
+          ...(auth === undefined ? {} : { auth }),
+          ...(sandboxConfig === undefined ? {} : { sandboxConfig }),
+        });
+        const seconds = (this.deps.now() - start) / 1000;
+        this.deps.metrics()?.observeImagePull(seconds, await this.imageSize(image));
+        log.info(
+          { pod: pod.metadata?.name, image },
+          `Successfully pulled image "${image}" in ${Math.round(seconds * 1000)}ms`,
+        );
+        this.deps.backoff.gc();
+        return res.imageRef;
+      } catch (err) {
+        lastErr = err;
+      }
+    }
+    log.warn(
+      { pod: pod.metadata?.name, image, err: errorMessage(lastErr) },
+      `Failed to pull image "${image}"`,
+    );
+    this.deps.backoff.next(key, this.deps.now());
+    throw new SyncStepError(
+      SyncErrorReason.ErrImagePull,
+      `Failed to pull image "${image}": ${errorMessage(lastErr)}`,
+      {
+        cause: lastErr,
+      },
+    );
+  }
+
+  /**
+   * The node-local ID of `image`, `''` when absent.
+   * @throws SyncStepError ImageInspectError when the runtime cannot answer
+   */
+  async inspect(image: string): Promise<string> {
+    try {
+      const status = await this.deps.cri.image.imageStatus({ image: { image } });
+      return status.image?.id ?? '';
+    } catch (err) {
+      throw new SyncStepError(
+        SyncErrorReason.ImageInspectError,
+        `Failed to inspect image "${image}": ${errorMessage(err)}`,
+        {
+          cause: err,
+        },
+      );
+    }
+  }
+
+  /**
+   * Starts {@link inspect} for the containers' images now (e.g. while the sandbox is being
+   * created); failures resolve to undefined so the real check runs again.
+   */
+  prefetch(containers: readonly V1Container[]): Map<string, Promise<string | undefined>> {
+    const out = new Map<string, Promise<string | undefined>>();
+    for (const c of containers) {
+      const raw = c.image ?? '';
+      if (out.has(raw)) continue;
+      try {
+        out.set(
+          raw,
+          this.inspect(applyDefaultImageTag(raw)).catch(() => undefined),
+        );
+      } catch {
+        // an invalid name is reported by ensureImageExists itself
+      }
+    }
+    return out;
+  }
+
+  private async imageSize(image: string): Promise<number> {
+    try {
+      const s = await this.deps.cri.image.imageStatus({ image: { image } });
+      return Number(s.image?.size ?? 0n);
+    } catch {
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,442 @@
+/**
+ * {@link KubeRuntimeManager}: the kubelet's `kubeGenericRuntimeManager` — turns a pod spec and
+ * its runtime status into CRI calls (`syncPod`), kills pods gracefully, computes the API
+ * status. Everything it needs is read back from the runtime, so a restarted agent adopts
+ * what an earlier one started.
+ *
+ * @module
+ */
+import { mkdir } from 'node:fs/promises';
+import type { V1Container, V1Pod, V1PodStatus, V1Secret } from '@kubernetes/client-node';
+import { type Clock, type Logger, noopLogger, type PromRegistry, realClock } from '@nodeagent/core';
+import { type CriClient, isNotFound, type PodSandboxConfig } from '@nodeagent/cri';
+import { criPodStatusSource, type PodStatus, type PodStatusSource } from '@nodeagent/pleg';
+import { formatPod, stableContainerKey } from './container-hash.js';
+import { ContainerStarter, type Prefetched } from './container-starter.js';
+import type { EnvSources } from './env.js';
+import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
+import { ImagePuller } from './image-puller.js';
+import { formatGoDurationMs, KeyedBackoff } from './keyed-backoff.js';
+import { type KillDeps, killContainer, killPod } from './kill.js';
+import type { HandlerRunnerDeps } from './lifecycle-handlers.js';
+import { createRuntimeMetrics, type RuntimeMetrics } from './metrics.js';
+import { DEFAULT_POD_LOGS_ROOT, DEFAULT_PODS_ROOT } from './paths.js';
+import { computePodActions, type PodActionsOptions } from './pod-actions.js';
+import { computePodStatus, type PodStatusOptions } from './pod-status.js';
+import { ReasonCache } from './reason-cache.js';
+import { isRestartableInitContainer } from './restart-policy.js';
+import { generatePodSandboxConfig, type SandboxConfigOptions } from './sandbox-config.js';
+import { newestFirst } from './status-order.js';
+import { PodSyncResult } from './sync-result.js';
+import { readTerminationMessage } from './termination-message.js';
+
+/** CrashLoopBackOff settings, ms. */
+export interface CrashLoopBackOffOptions {
+  /** First delay. @default 10_000 */
+  readonly initialMs?: number;
+  /** Cap (kubelet `maxContainerRestartPeriod`). @default 300_000 */
+  readonly maxMs?: number;
+  /** A container that ran this long before failing starts over at `initialMs`. @default 600_000 */
+  readonly resetAfterMs?: number;
+}
+
+/** Options of {@link KubeRuntimeManager}. */
+export interface KubeRuntimeManagerOptions extends SandboxConfigOptions {
+  /** The CRI runtime. */
+  readonly cri: CriClient;
+  /** @default realClock */
+  readonly clock?: Clock;
+  /** @default noopLogger */
+  readonly logger?: Logger;
+  /** Root of pod directories (emptyDir volumes, termination message files). @default "/var/lib/kubelet/pods" */
+  readonly podsRoot?: string;
+  /** CrashLoopBackOff: 10 s doubling to 5 min, reset after 10 min. */
+  readonly crashLoopBackOff?: CrashLoopBackOffOptions;
+  /** ImagePullBackOff: 10 s doubling to 5 min. */
+  readonly imagePullBackOff?: Omit<CrashLoopBackOffOptions, 'resetAfterMs'>;
+  /** Node memory capacity for OOM scores, bytes. @default os.totalmem() */
+  readonly memoryCapacityBytes?: bigint;
+  /** Node allocatable (the value of unset limits in `resourceFieldRef`). @default all CPUs, total memory */
+  readonly nodeAllocatable?: { readonly cpuMilli: bigint; readonly memoryBytes: bigint };
+  /** Node IPs (`status.hostIP(s)`). @default [] */
+  readonly hostIps?: readonly string[];
+  /** Use RuntimeDefault seccomp when unspecified (kubelet `seccompDefault`). @default false */
+  readonly seccompDefault?: boolean;
+  /** ConfigMap / Secret lookups for env. @default none (such references fail unless optional) */
+  readonly envSources?: EnvSources;
+  /** Probe results consulted by the pod actions and the status. */
+  readonly probes?: PodActionsOptions & PodStatusOptions['probes'];
+  /** Where pod statuses are read from. @default criPodStatusSource(cri) */
+  readonly podStatusSource?: PodStatusSource;
+  /** Metrics on a registry you own (prom-client loaded lazily). @default none */
+  readonly metrics?: { readonly registry: PromRegistry };
+  /** CRI deadline of a call, ms (kubelet `runtimeRequestTimeout`). @default 120_000 */
+  readonly runtimeRequestTimeoutMs?: number;
+  /** HTTP GET for `httpGet` lifecycle hooks; resolves with the status code. @default node http(s) */
+  readonly httpGet?: HandlerRunnerDeps['httpGet'];
+  /** Whether the pod worker is already terminating the pod (a failed sandbox is then no error). */
+  readonly isPodTerminationRequested?: (uid: string) => boolean;
+}
+
+/**
+ * The runtime manager. Stateless toward the runtime: everything it needs is read back from
+ * CRI (labels, annotations, restart counts, attempts), so a new instance adopts whatever an
+ * earlier one started.
+ *
+ * @example
+ * ```ts
+ * const manager = new KubeRuntimeManager({ cri: createCriClient(endpoint) });
+ * const status = await manager.getPodStatus(pod);
+ * const result = await manager.syncPod(pod, status);
+ * if (result.error()) console.error(result.error());
+ * ```
+ */
+export class KubeRuntimeManager {
+  /** CrashLoopBackOff state (upstream `backOff` passed to SyncPod). */
+  readonly crashLoopBackOff: KeyedBackoff;
+  /** Last start failure per container, for the waiting reasons of the status. */
+  readonly reasonCache = new ReasonCache();
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly puller: ImagePuller;
+  private readonly starter: ContainerStarter;
+  private readonly source: PodStatusSource;
+  private readonly podsRoot: string;
+  private readonly podLogsRoot: string;
+  private metrics: RuntimeMetrics | undefined;
+  private metricsInit: Promise<void> | undefined;
+
+  constructor(private readonly options: KubeRuntimeManagerOptions) {
+    this.clock = options.clock ?? realClock;
+    this.log = (options.logger ?? noopLogger).child({ component: 'kuberuntime' });
+    this.podsRoot = options.podsRoot ?? DEFAULT_PODS_ROOT;
+    this.podLogsRoot = options.podLogsRoot ?? DEFAULT_POD_LOGS_ROOT;
+    const crash = options.crashLoopBackOff ?? {};
+    this.crashLoopBackOff = new KeyedBackoff({
+      initialMs: crash.initialMs ?? 10_000,
+      maxMs: crash.maxMs ?? 300_000,
+      resetAfterMs: crash.resetAfterMs ?? 600_000,
+      clock: this.clock,
+    });
+    const pull = options.imagePullBackOff ?? {};
+    const pullBackoff = new KeyedBackoff({
+      initialMs: pull.initialMs ?? 10_000,
+      maxMs: pull.maxMs ?? 300_000,
+      clock: this.clock,
+    });
+    this.puller = new ImagePuller({
+      cri: options.cri,
+      backoff: pullBackoff,
+      logger: this.log,
+      now: () => this.clock.now(),
+      metrics: () => this.metrics,
+    });
+    this.source =
+      options.podStatusSource ??
+      criPodStatusSource(options.cri, { clock: this.clock, terminationMessage: readTerminationMessage });
+    this.starter = new ContainerStarter({
+      options,
+      clock: this.clock,
+      logger: this.log,
+      puller: this.puller,
+      podsRoot: this.podsRoot,
+      podLogsRoot: this.podLogsRoot,
+      getPodStatus: (pod) => this.getPodStatus(pod),
+      killDeps: () => this.killDeps(),
+    });
+  }
+
+  /** Reads a pod's runtime status (what PLEG would cache). */
+  getPodStatus(pod: V1Pod, signal?: AbortSignal): Promise<PodStatus> {
+    const m = pod.metadata;
+    return this.source.getPodStatus(m?.uid ?? '', m?.name ?? '', m?.namespace ?? '', signal);
+  }
+
+  private killDeps(): KillDeps {
+    return {
+      cri: this.options.cri,
+      clock: this.clock,
+      logger: this.log,
+      runtimeRequestTimeoutMs: this.options.runtimeRequestTimeoutMs ?? 120_000,
+      ...(this.options.httpGet === undefined ? {} : { httpGet: this.options.httpGet }),
+    };
+  }
+
+  private async ensureMetrics(): Promise<void> {
+    if (this.options.metrics === undefined || this.metrics !== undefined) return;
+    this.metricsInit ??= createRuntimeMetrics(this.options.metrics.registry).then((m) => {
+      this.metrics = m;
+    });
+    await this.metricsInit;
+  }
+
+  /**
+   * Moves the pod toward its spec (upstream `SyncPod`): compute actions, kill what must go,
+   * create the sandbox, start init containers then containers, honouring CrashLoopBackOff.
+   * Failures are reported in the result (and the reason cache), never thrown.
+   */
+  async syncPod(
+    pod: V1Pod,
+    podStatus: PodStatus,
+    pullSecrets: readonly V1Secret[] = [],
+    backoff: KeyedBackoff = this.crashLoopBackOff,
+  ): Promise<PodSyncResult> {
+    await this.ensureMetrics();
+    const result = new PodSyncResult();
+    try {
+      await this.doSyncPod(pod, newestFirst(podStatus), pullSecrets, backoff, result);
+    } catch (err) {
+      result.syncError = err instanceof Error ? err : new Error(String(err));
+    }
+    const uid = pod.metadata?.uid ?? '';
+    for (const r of result.results) {
+      if (r.action !== 'StartContainer') continue;
+      if (r.error === undefined) this.reasonCache.remove(uid, r.target);
+      else this.reasonCache.add(uid, r.target, { reason: r.error.reason, message: r.error.message });
+    }
+    return result;
+  }
+
+  private async doSyncPod(
+    pod: V1Pod,
+    podStatus: PodStatus,
+    pullSecrets: readonly V1Secret[],
+    backoff: KeyedBackoff,
+    result: PodSyncResult,
+  ): Promise<void> {
+    const actions = computePodActions(pod, podStatus, this.options.probes ?? {});
+    const log = this.log.child({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` });
+    log.debug(
+      { actions: { ...actions, containersToKill: actions.containersToKill.map((k) => k.name) } },
+      'computed pod actions',
+    );
+    if (actions.killPod) {
+      const killResult = await killPod(this.killDeps(), pod, podStatus);
+      result.results.push(...killResult.results);
+      if (killResult.error() !== undefined) return;
+      if (actions.createSandbox) await this.purgeInitContainers(pod, podStatus);
+    } else {
+      for (const k of actions.containersToKill) {
+        const step = result.add('KillContainer', k.name);
+        const status = podStatus.containerStatuses.find((c) => c.id === k.id);
+        if (status === undefined) continue;
+        try {
+          await killContainer(this.killDeps(), pod, status, {
+            message: k.message,
+            reason: k.reason,
+            podIp: podStatus.ips[0] ?? '',
+          });
+        } catch (err) {
+          step.error =
+            err instanceof SyncStepError
+              ? err
+              : new SyncStepError(SyncErrorReason.KillContainerError, errorMessage(err));
+          return;
+        }
+      }
+    }
+    await this.pruneInitContainersBeforeStart(pod, podStatus);
+
+    let podIps = [...podStatus.ips];
+    let sandboxId = actions.sandboxId;
+    const prefetched = new Map<string, Prefetched>();
+    if (actions.createSandbox) {
+      // While the (slow) sandbox is created: ask for the images and prepare the node side of
+      // the containers; neither depends on the sandbox.
+      const starting = [
+        ...actions.initContainersToStart.map((i) => pod.spec?.initContainers?.[i]),
+        ...actions.containersToStart.map((i) => pod.spec?.containers[i]),
+      ].filter((c): c is V1Container => c !== undefined);
+      const images = this.puller.prefetch(starting);
+      for (const c of starting) {
+        const prepared = this.starter.prepare(pod, c, podStatus);
+        prepared.catch(() => {}); // consumed (and reported) when the container is started
+        prefetched.set(c.name, { imageId: images.get(c.image ?? ''), prepared });
+      }
+      const step = result.add('CreatePodSandbox', formatPod(pod));
+      const created = await this.createPodSandbox(pod, actions.attempt).catch((err: unknown) => err as Error);
+      if (typeof created !== 'string') {
+        if (this.options.isPodTerminationRequested?.(pod.metadata?.uid ?? '')) return;
+        step.error = new SyncStepError(
+          SyncErrorReason.CreatePodSandboxError,
+          `Failed to create pod sandbox: ${errorMessage(created)}`,
+          { cause: created },
+        );
+        return;
+      }
+      sandboxId = created;
+      const status = await this.options.cri.runtime.podSandboxStatus({ podSandboxId: sandboxId });
+      if (status.status === undefined) throw new Error('pod sandbox status is nil');
+      if (pod.spec?.hostNetwork !== true) {
+        const net = status.status.network;
+        podIps = net === undefined || net.ip === '' ? [] : [net.ip, ...net.additionalIps.map((a) => a.ip)];
+      }
+    }
+    const configStep = result.add('ConfigPodSandbox', sandboxId);
+    let sandboxConfig: PodSandboxConfig;
+    try {
+      sandboxConfig = generatePodSandboxConfig(pod, actions.attempt, this.options);
+    } catch (err) {
+      configStep.error = new SyncStepError(
+        SyncErrorReason.ConfigPodSandboxError,
+        `GeneratePodSandboxConfig for pod "${formatPod(pod)}" failed: ${errorMessage(err)}`,
+      );
+      return;
+    }
+    const start = async (container: V1Container, type: 'container' | 'init_container'): Promise<boolean> => {
+      const step = result.add('StartContainer', container.name);
+      const inBackOff = this.doBackOff(pod, container, podStatus, backoff);
+      if (inBackOff !== undefined) {
+        step.error = inBackOff;
+        log.debug({ container: container.name }, 'Backing Off restarting container in pod');
+        return false;
+      }
+      try {
+        const known = prefetched.get(container.name);
+        prefetched.delete(container.name);
+        await this.starter.start(
+          sandboxId,
+          sandboxConfig,
+          container,
+          pod,
+          podStatus,
+          pullSecrets,
+          podIps,
+          known,
+        );
+        this.metrics?.startedContainer(type);
+        return true;
+      } catch (err) {
+        const e =
+          err instanceof SyncStepError
+            ? err
+            : new SyncStepError(SyncErrorReason.RunContainerError, errorMessage(err));
+        this.metrics?.startedContainer(type, e.reason);
+        step.error = e;
+        log.info({ container: container.name, reason: e.reason, err: e.message }, 'container start failed');
+        return false;
+      }
+    };
+    for (const idx of actions.initContainersToStart) {
+      const container = pod.spec?.initContainers?.[idx];
+      if (container === undefined) continue;
+      if (!(await start(container, 'init_container')) && !isRestartableInitContainer(container)) return;
+    }
+    for (const idx of actions.containersToStart) {
+      const container = pod.spec?.containers[idx];
+      if (container !== undefined) await start(container, 'container');
+    }
+  }
+
+  /** CrashLoopBackOff check (upstream `doBackOff`); returns the error while in backoff. */
+  private doBackOff(
+    pod: V1Pod,
+    container: V1Container,
+    podStatus: PodStatus,
+    backoff: KeyedBackoff,
+  ): SyncStepError | undefined {
+    const exited = podStatus.containerStatuses.find((c) => c.name === container.name && c.state === 'exited');
+    if (exited === undefined) return undefined;
+    const key = stableContainerKey(pod, container);
+    if (backoff.isInBackOffSince(key, exited.finishedAt)) {
+      return new SyncStepError(
+        SyncErrorReason.CrashLoopBackOff,
+        `back-off ${formatGoDurationMs(backoff.get(key))} restarting failed container=${container.name} pod=${formatPod(pod)}`,
+      );
+    }
+    backoff.next(key, exited.finishedAt);
+    return undefined;
+  }
+
+  private async createPodSandbox(pod: V1Pod, attempt: number): Promise<string> {
+    const config = generatePodSandboxConfig(pod, attempt, this.options);
+    await mkdir(config.logDirectory, { recursive: true, mode: 0o755 });
+    const begin = this.clock.now();
+    try {
+      const res = await this.options.cri.runtime.runPodSandbox({ config });
+      this.metrics?.observeRunPodSandbox((this.clock.now() - begin) / 1000, false);
+      this.metrics?.startedPod(false);
+      return res.podSandboxId;
+    } catch (err) {
+      this.metrics?.observeRunPodSandbox((this.clock.now() - begin) / 1000, true);
+      this.metrics?.startedPod(true);
+      throw err;
+    }
+  }
+
+  private async purgeInitContainers(pod: V1Pod, podStatus: PodStatus): Promise<void> {
+    const names = new Set((pod.spec?.initContainers ?? []).map((c) => c.name));
+    for (const c of podStatus.containerStatuses) {
+      if (names.has(c.name)) await this.removeContainer(c.id);
+    }
+  }
+
+  private async pruneInitContainersBeforeStart(pod: V1Pod, podStatus: PodStatus): Promise<void> {
+    for (const ic of pod.spec?.initContainers ?? []) {
+      let count = 0;
+      for (const c of podStatus.containerStatuses) {
+        if (c.name !== ic.name || (c.state !== 'exited' && c.state !== 'unknown')) continue;
+        count++;
+        if (count > 1) await this.removeContainer(c.id);
+      }
+    }
+  }
+
+  private async removeContainer(id: string): Promise<void> {
+    try {
+      await this.options.cri.runtime.removeContainer({ containerId: id });
+    } catch (err) {
+      if (!isNotFound(err))
+        this.log.warn({ containerId: id, err: errorMessage(err) }, 'failed to remove container');
+    }
+  }
+
+  /**
+   * Kills a pod (upstream `KillPod`): preStop hooks, graceful stops with sidecars last in
+   * reverse order, then the sandboxes. `pod` may be undefined for an orphan found in the runtime.
+   */
+  async killPod(
+    pod: V1Pod | undefined,
+    podStatus: PodStatus,
+    gracePeriodOverrideSeconds?: number,
+  ): Promise<PodSyncResult> {
+    return killPod(this.killDeps(), pod, podStatus, gracePeriodOverrideSeconds);
+  }
+
+  /** Kills one container of the pod gracefully (see {@link killContainer}). */
+  async killContainer(
+    pod: V1Pod | undefined,
+    podStatus: PodStatus,
+    containerId: string,
+    message = '',
+    gracePeriodOverrideSeconds?: number,
+  ): Promise<void> {
+    const c = podStatus.containerStatuses.find((s) => s.id === containerId);
+    if (c === undefined) return;
+    await killContainer(this.killDeps(), pod, c, {
+      message,
+      gracePeriodOverrideSeconds,
+      podIp: podStatus.ips[0] ?? '',
+    });
+  }
+
+  /** The pod's API status (see {@link computePodStatus}), with this manager's reason cache and clock. */
+  computePodStatus(
+    pod: V1Pod,
+    podStatus: PodStatus,
+    options: Omit<PodStatusOptions, 'reasonCache' | 'now'> = {},
+  ): V1PodStatus {
+    return computePodStatus(pod, podStatus, {
+      hostIps: this.options.hostIps ?? [],
+      ...(this.options.probes === undefined ? {} : { probes: this.options.probes }),
+      ...options,
+      reasonCache: this.reasonCache,
+      now: this.clock.now(),
+    });
+  }
+
+  /** The CrashLoopBackOff delay of a container now, ms (0 when not backing off). */
+  backOffDelayMs(pod: V1Pod, container: V1Container): number {
+    return this.crashLoopBackOff.get(stableContainerKey(pod, container));
+  }
+}
