@@ -100,6 +100,7 @@ for (const svc of services.values()) {
     out.push(`    kind: '${rpc.kind}',`);
     out.push(`    definition: api.${svc.name}Service.${camel(rpc.name)},`);
     out.push(`    request: api.${rpc.request},`);
+    out.push(`    response: api.${rpc.response},`);
     out.push('  },');
   }
   out.push('} as const;');

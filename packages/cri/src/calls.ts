@@ -4,11 +4,13 @@
  *
  * @module
  */
+import type { BinaryReader } from '@bufbuild/protobuf/wire';
 import { type Client, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { abortReason } from '@nodeagent/core';
 import type { CallOptions } from './call-options.js';
 import { CriError } from './errors.js';
 import { type CallRecorder, operationType } from './metrics.js';
+import { CriWireReader } from './wire-reader.js';
 
 /** How one RPC is called (one row of the generated method tables). */
 export interface MethodSpec {
@@ -20,10 +22,11 @@ export interface MethodSpec {
   readonly definition: {
     readonly path: string;
     requestSerialize(value: never): Buffer;
-    responseDeserialize(value: Buffer): unknown;
   };
   /** The ts-proto request message functions. */
   readonly request: { fromPartial(object: never): unknown };
+  /** The ts-proto response message functions (decoded with a {@link CriWireReader}). */
+  readonly response: { decode(input: BinaryReader): unknown };
 }
 
 /** What the call functions share with their client. */
@@ -82,7 +85,7 @@ export function unaryCall(
     const call = ctx.channel.makeUnaryRequest(
       spec.definition.path,
       (value: unknown) => spec.definition.requestSerialize(value as never),
-      (bytes: Buffer) => spec.definition.responseDeserialize(bytes),
+      (bytes: Buffer) => spec.response.decode(new CriWireReader(bytes)),
       request,
       new Metadata(),
       { deadline },
@@ -122,7 +125,7 @@ export async function* streamCall(
   const call = ctx.channel.makeServerStreamRequest(
     spec.definition.path,
     (value: unknown) => spec.definition.requestSerialize(value as never),
-    (bytes: Buffer) => spec.definition.responseDeserialize(bytes),
+    (bytes: Buffer) => spec.response.decode(new CriWireReader(bytes)),
     request,
     new Metadata(),
     { deadline: deadlineOf(timeoutMs) },

@@ -40,28 +40,35 @@ const SERVICE_CHAIN_PREFIXES = [SVC_PREFIX, SVL_PREFIX, SEP_PREFIX, FW_PREFIX, E
 
 const BASE32_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
-/** The first 16 RFC 4648 base32 characters of SHA-256(input): 80 bits, i.e. the first 10 bytes. */
+/** Base32 of every 10-bit value (two characters each): a constant table. */
+const BASE32_PAIRS: readonly string[] = Array.from(
+  { length: 1024 },
+  (_, v) => BASE32_ALPHABET[v >> 5]! + BASE32_ALPHABET[v & 31]!,
+);
+
+/** The value of a lower-case hex digit's char code. */
+function hexDigit(c: number): number {
+  return c <= 57 ? c - 48 : c - 87;
+}
+
+/** Four base32 characters for the 20 bits of the 5 hex digits at `hex[at..at+5)`. */
+function base32Of5Hex(hex: string, at: number): string {
+  const v =
+    (hexDigit(hex.charCodeAt(at)) << 16) |
+    (hexDigit(hex.charCodeAt(at + 1)) << 12) |
+    (hexDigit(hex.charCodeAt(at + 2)) << 8) |
+    (hexDigit(hex.charCodeAt(at + 3)) << 4) |
+    hexDigit(hex.charCodeAt(at + 4));
+  return BASE32_PAIRS[v >> 10]! + BASE32_PAIRS[v & 1023]!;
+}
+
+/** The first 16 RFC 4648 base32 characters of SHA-256(input): 80 bits, i.e. 20 hex digits. */
 function hash16(input: string): string {
-  // One-shot hashing: several times cheaper than createHash() for short inputs.
-  const digest = hash('sha256', input, 'buffer');
-  let out = '';
-  // 10 bytes = two 5-byte groups of 8 base32 characters each.
-  for (let group = 0; group < 2; group++) {
-    const o = group * 5;
-    const hi = digest[o]! * 4 + (digest[o + 1]! >> 6); // 10 bits
-    const rest =
-      ((digest[o + 1]! & 0x3f) << 24) | (digest[o + 2]! << 16) | (digest[o + 3]! << 8) | digest[o + 4]!; // 30 bits
-    out +=
-      BASE32_ALPHABET[hi >> 5]! +
-      BASE32_ALPHABET[hi & 31]! +
-      BASE32_ALPHABET[(rest >>> 25) & 31]! +
-      BASE32_ALPHABET[(rest >>> 20) & 31]! +
-      BASE32_ALPHABET[(rest >>> 15) & 31]! +
-      BASE32_ALPHABET[(rest >>> 10) & 31]! +
-      BASE32_ALPHABET[(rest >>> 5) & 31]! +
-      BASE32_ALPHABET[rest & 31]!;
-  }
-  return out;
+  // One-shot hashing with hex output: several times cheaper than createHash(), and cheaper
+  // than a Buffer digest (no Buffer allocation) for the ~100,000 endpoint chains of a full
+  // render at 10,000 services; the digits are turned into base32 through a 1,024-entry table.
+  const hex = hash('sha256', input, 'hex');
+  return base32Of5Hex(hex, 0) + base32Of5Hex(hex, 5) + base32Of5Hex(hex, 10) + base32Of5Hex(hex, 15);
 }
 
 /**

@@ -25,8 +25,9 @@ export interface RestoreTextOptions {
 
 const chainLine = (c: string): string => `:${c} - [0:0]\n`;
 
+/** Newline-terminated lines as one flat string (see service-port-rules.ts: no nested ropes). */
 function lines(l: readonly string[]): string {
-  return l.length === 0 ? '' : l.join('\n') + '\n';
+  return l.length === 0 ? '' : [...l, ''].join('\n');
 }
 
 // Strings are built by concatenation (V8 ropes): far less garbage than one array entry per

@@ -310,9 +310,17 @@ function writeEndpointRules(
   }
 }
 
-/** Newline-terminated lines as one string. */
+/**
+ * Newline-terminated lines as one flat string. (`join('\n') + '\n'` would be a cons string:
+ * every restore payload concatenating 10,000 of them then pays for flattening nested ropes.)
+ */
 function lines(l: readonly string[]): string {
-  return l.length === 0 ? '' : l.join('\n') + '\n';
+  if (l.length === 0) return '';
+  let n = 0;
+  const parts = new Array<string>(l.length + 1);
+  for (const x of l) parts[n++] = x;
+  parts[n] = '';
+  return parts.join('\n');
 }
 
 function compareStrings(a: string, b: string): number {

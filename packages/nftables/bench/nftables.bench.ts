@@ -1,47 +1,56 @@
 /**
- * nftables benchmark: render time (full, one-service partial), full apply into a fresh
- * namespace (kube-proxy layout vs optimized layout), and one-service change transactions
- * (time and size) with the full ruleset loaded. Sizes via NFT_BENCH_SIZES (default
- * 1000,5000,10000), 10 endpoints per service. Prints a table; asserts nothing about speed.
+ * nftables benchmark, both layouts in one run: render time (full and one-service partial,
+ * wall and CPU), full apply into a fresh namespace, the fixed cost of any nft call that
+ * touches the loaded table, and one-service change transactions at the same loaded size.
+ *
+ * kube-proxy's layout as ONE transaction is quadratic in the kernel (151 s at 10,000 in the
+ * facts), so above NFT_BENCH_KP_MAX services it is loaded the way services appear: 1,000
+ * services per transaction (partial syncs that each add 1,000 services).
+ *
+ * Sizes via NFT_BENCH_SIZES (default 1000,5000,10000), 10 endpoints per service.
+ * NFT_BENCH_REPEAT (default 5) one-change transactions per layout. Prints a table; asserts
+ * nothing about speed.
  */
+import { readFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { ProxyState } from '@nodeagent/proxy-state';
 import { afterAll, it } from 'vitest';
-import { createNetns, type Netns } from '../../../test/support/netns.js';
+import { createNetns } from '../../../test/support/netns.js';
 import { realNodeMissing } from '../../../test/support/real-node.js';
-import { NftablesRenderer, NftablesSyncer, type NftLayout, SpawnNftExecutor } from '../src/index.js';
-import { FakeNftExecutor } from '../src/testing.js';
+import {
+  NftablesRenderer,
+  NftablesSyncer,
+  type NftExecutor,
+  type NftLayout,
+  NftSyncPlanner,
+  SpawnNftExecutor,
+} from '../src/index.js';
 
 const SIZES = (process.env.NFT_BENCH_SIZES ?? '1000,5000,10000').split(',').map(Number);
 const EPS = 10;
-/** kube-proxy's layout as ONE transaction is quadratic in the kernel: measured only up to this size. */
-const KP_SINGLE_MAX = Number(process.env.NFT_BENCH_KP_MAX ?? 2000);
-const FACTS_KP_SINGLE: Record<number, string> = {
-  5000: '42.3 s (facts)',
-  10000: '151.4 s (facts)',
-  20000: '~542 s predicted (facts)',
-};
+const REPEAT = Number(process.env.NFT_BENCH_REPEAT ?? 5);
+/** Above this, kube-proxy's layout is loaded in 1,000-service transactions. */
+const KP_SINGLE_MAX = Number(process.env.NFT_BENCH_KP_MAX ?? 1000);
+const CHUNK = 1000;
+
+function addService(state: ProxyState, i: number): void {
+  state.onServiceAdd({
+    metadata: { namespace: 'bench', name: `svc${i}` },
+    spec: { clusterIP: `172.30.${i >> 8}.${i & 255}`, ports: [{ name: 'http', port: 80 }] },
+  });
+  state.onEndpointSliceAdd({
+    metadata: { namespace: 'bench', name: `svc${i}-1`, labels: { 'kubernetes.io/service-name': `svc${i}` } },
+    addressType: 'IPv4',
+    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+    endpoints: Array.from({ length: EPS }, (_, j) => ({
+      addresses: [`10.${(i >> 8) & 255}.${i & 255}.${j + 1}`],
+    })),
+  });
+}
 
 function cluster(n: number): ProxyState {
   const state = new ProxyState({ nodeName: 'node', nodeIPs: ['192.168.0.2'] });
-  for (let i = 0; i < n; i++) {
-    const ip = `172.30.${i >> 8}.${i & 255}`;
-    state.onServiceAdd({
-      metadata: { namespace: 'bench', name: `svc${i}` },
-      spec: { clusterIP: ip, ports: [{ name: 'http', port: 80 }] },
-    });
-    state.onEndpointSliceAdd({
-      metadata: {
-        namespace: 'bench',
-        name: `svc${i}-1`,
-        labels: { 'kubernetes.io/service-name': `svc${i}` },
-      },
-      addressType: 'IPv4',
-      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-      endpoints: Array.from({ length: EPS }, (_, j) => ({
-        addresses: [`10.${(i >> 8) & 255}.${i & 255}.${j + 1}`],
-      })),
-    });
-  }
+  for (let i = 0; i < n; i++) addService(state, i);
   return state;
 }
 
@@ -54,13 +63,44 @@ function changeOne(state: ProxyState, i: number, gen: number): void {
   });
 }
 
-const ms = (t: number) => (t >= 1000 ? `${(t / 1000).toFixed(2)} s` : `${t.toFixed(1)} ms`);
-const rows: Record<string, string>[] = [];
-const spaces: Netns[] = [];
+const fmt = (t: number) => (t >= 1000 ? `${(t / 1000).toFixed(2)} s` : `${t.toFixed(t < 10 ? 1 : 0)} ms`);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const cpuNow = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
+/** CPU of reaped child processes (nft), ms, from /proc/self/stat (10 ms resolution). */
+function childCpuMs(): number {
+  const f = readFileSync('/proc/self/stat', 'utf8');
+  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(rest[13]) + Number(rest[14])) * 10;
+}
 
-afterAll(async () => {
-  await Promise.all(spaces.map((s) => s.stop()));
-  console.log('\nnftables benchmark (10 endpoints per service)');
+/** Wall time spent inside the executor's apply (the nft process), summed. */
+class TimingExecutor implements NftExecutor {
+  applyMs = 0;
+  constructor(readonly inner: NftExecutor) {}
+  async apply(text: string): Promise<void> {
+    const t = performance.now();
+    try {
+      await this.inner.apply(text);
+    } finally {
+      this.applyMs += performance.now() - t;
+    }
+  }
+  check(text: string): Promise<void> {
+    return this.inner.check(text);
+  }
+  listObjects(...a: Parameters<NftExecutor['listObjects']>): ReturnType<NftExecutor['listObjects']> {
+    return this.inner.listObjects(...a);
+  }
+}
+
+const rows: Record<string, string>[] = [];
+afterAll(() => {
+  console.log(
+    `\nnftables benchmark (10 endpoints per service; 1-min load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores; medians, cpu = this process / nft process)`,
+  );
   console.table(rows);
 });
 
@@ -72,57 +112,102 @@ for (const n of SIZES) {
     it(`${n} services, ${layout}`, async () => {
       const state = cluster(n);
       const row: Record<string, string> = { services: String(n), layout };
-      // Render: full, then one-service partial (plan against a fake mirror).
       let t0 = performance.now();
-      const renderer = new NftablesRenderer({ ...opts, layout });
       const snap = state.checkout().v4;
-      const { ruleset } = renderer.render(snap);
-      row['render full'] = ms(performance.now() - t0);
-      const fakeSyncer = new NftablesSyncer({ executor: new FakeNftExecutor(), render: { ...opts, layout } });
-      (fakeSyncer as unknown as { renderer: NftablesRenderer }).renderer; // same renderer kind
-      const planner = fakeSyncer.planner;
-      const full = planner.planFull(ruleset, 0);
-      full.commit();
-      row['full tx'] = `${(full.text.length / 1e6).toFixed(1)} MB`;
-      changeOne(state, 1, 1);
-      t0 = performance.now();
-      const snap2 = state.checkout().v4;
-      const r2 = renderer.render(snap2);
-      const partial = planner.planPartial(r2.ruleset, 1, snap2.changedServices);
-      row['render+plan 1 change'] = ms(performance.now() - t0);
-      row['1-change tx'] = `${partial.lines} lines, ${partial.text.length} B`;
+      for (const key of snap.services.keys()) snap.categorize(key);
+      row['checkout+categorize (proxy-state)'] = fmt(performance.now() - t0);
 
+      // Full render (fresh renderer: cold caches) and the full transaction text.
+      const walls: number[] = [];
+      const cpus: number[] = [];
+      let bytes = 0;
+      for (let k = 0; k < 3; k++) {
+        t0 = performance.now();
+        const c0 = cpuNow();
+        const { ruleset } = new NftablesRenderer({ ...opts, layout }).render(snap);
+        const text = new NftSyncPlanner().planFull(ruleset, 0).text;
+        bytes = Buffer.byteLength(text);
+        cpus.push(cpuNow() - c0);
+        walls.push(performance.now() - t0);
+      }
+      row['render+plan full'] = `${fmt(median(walls))} (cpu ${fmt(median(cpus))})`;
+      row['full tx'] = `${(bytes / 1e6).toFixed(1)} MB`;
+
+      // One-service partial: checkout + render + plan against the mirror of a full sync.
+      const renderer = new NftablesRenderer({ ...opts, layout });
+      const planner = new NftSyncPlanner();
+      planner.planFull(renderer.render(snap).ruleset, 0).commit();
+      const pw: number[] = [];
+      const pc: number[] = [];
+      let txSize = '';
+      for (let k = 0; k < 9; k++) {
+        changeOne(state, 1 + k, 1 + k);
+        t0 = performance.now();
+        const c0 = cpuNow();
+        const s2 = state.checkout().v4;
+        const plan = planner.planPartial(renderer.render(s2).ruleset, 1, s2.changedServices);
+        pc.push(cpuNow() - c0);
+        pw.push(performance.now() - t0);
+        plan.commit();
+        txSize = `${plan.lines} lines, ${Buffer.byteLength(plan.text)} B`;
+      }
+      row['checkout+render+plan 1 change'] = `${fmt(median(pw))} (cpu ${fmt(median(pc))})`;
+      row['1-change tx'] = txSize;
       if (!canApply) {
         rows.push(row);
         return;
       }
-      if (layout === 'kube-proxy' && n > KP_SINGLE_MAX) {
-        row['apply full (1 nft -f)'] = `skipped: ${FACTS_KP_SINGLE[n] ?? 'minutes'}`;
-        rows.push(row);
-        return;
-      }
+
       const ns = await createNetns('nftb');
-      spaces.push(ns);
-      const syncer = new NftablesSyncer({
-        executor: new SpawnNftExecutor({ netns: ns.name }),
-        render: { ...opts, layout },
-      });
-      const fresh = cluster(n);
-      t0 = performance.now();
-      await syncer.sync(fresh.checkout().v4);
-      row['apply full (1 nft -f)'] = ms(performance.now() - t0);
-      const times: number[] = [];
-      for (let k = 0; k < 3; k++) {
-        changeOne(fresh, 2 + k, 10 + k);
+      try {
+        const exec = new TimingExecutor(new SpawnNftExecutor({ netns: ns.name }));
+        const syncer = new NftablesSyncer({ executor: exec, render: { ...opts, layout } });
+        const live = new ProxyState({ nodeName: 'node', nodeIPs: ['192.168.0.2'] });
+        const chunk = layout === 'kube-proxy' && n > KP_SINGLE_MAX ? CHUNK : n;
         t0 = performance.now();
-        const r = await syncer.sync(fresh.checkout().v4);
-        times.push(performance.now() - t0);
-        if (r.full) throw new Error('expected a partial sync');
+        let c0 = childCpuMs();
+        let txs = 0;
+        for (let done = 0; done < n; done += chunk) {
+          for (let i = done; i < Math.min(n, done + chunk); i++) addService(live, i);
+          await syncer.sync(live.checkout().v4);
+          txs++;
+        }
+        row['apply full'] =
+          `${fmt(performance.now() - t0)} (nft cpu ${fmt(childCpuMs() - c0)}; ${txs === 1 ? '1 tx' : `${txs} tx of ${chunk}`})`;
+
+        // Fixed cost of any nft call that touches the loaded table: a no-op transaction.
+        const noop =
+          'add element ip kube-proxy cluster-ips { 172.31.255.254 }\ndelete element ip kube-proxy cluster-ips { 172.31.255.254 }\n';
+        const nw: number[] = [];
+        const nc: number[] = [];
+        for (let k = 0; k < 3; k++) {
+          c0 = childCpuMs();
+          t0 = performance.now();
+          await exec.inner.apply(noop);
+          nw.push(performance.now() - t0);
+          nc.push(childCpuMs() - c0);
+        }
+        row['no-op nft call'] = `${fmt(median(nw))} (nft cpu ${fmt(median(nc))})`;
+
+        const sw: number[] = [];
+        const aw: number[] = [];
+        const ac: number[] = [];
+        for (let k = 0; k < REPEAT; k++) {
+          changeOne(live, 2 + k, 10 + k);
+          exec.applyMs = 0;
+          c0 = childCpuMs();
+          t0 = performance.now();
+          const r = await syncer.sync(live.checkout().v4);
+          sw.push(performance.now() - t0);
+          aw.push(exec.applyMs);
+          ac.push(childCpuMs() - c0);
+          if (r.full) throw new Error('expected a partial sync');
+        }
+        row['1-change sync'] = `${fmt(median(sw))} (nft ${fmt(median(aw))}, nft cpu ${fmt(median(ac))})`;
+      } finally {
+        await ns.stop();
       }
-      times.sort((a, b) => a - b);
-      row['apply 1 change (median)'] = ms(times[1]!);
-      await ns.stop();
       rows.push(row);
-    }, 1_800_000);
+    }, 3_600_000);
   }
 }

@@ -41,6 +41,35 @@ export function parseAddr(text: string): Addr | null {
   return { family: p.family, value: toBig(p.ip, p.family) };
 }
 
+/**
+ * Dotted-quad check without allocation: 4 parts of 1-3 decimal digits, each ≤ 255 (exactly the
+ * IPv4 text proxy-state's parser accepts).
+ */
+function isIPv4Text(text: string): boolean {
+  let parts = 0;
+  let digits = 0;
+  let value = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 46; // a final '.' closes the last part
+    if (c === 46) {
+      if (digits === 0 || value > 255) return false;
+      parts++;
+      digits = 0;
+      value = 0;
+    } else if (c >= 48 && c <= 57) {
+      if (++digits > 3) return false;
+      value = value * 10 + (c - 48);
+    } else return false;
+  }
+  return parts === 4;
+}
+
+/** The family of a valid address (as {@link parseAddr} would parse it), or null; fast for IPv4. */
+export function addrFamily(text: string): 4 | 6 | null {
+  if (isIPv4Text(text)) return 4;
+  return parseAddr(text)?.family ?? null;
+}
+
 /** Parses a CIDR, or a bare address as a host network; null when invalid. */
 export function parseNet(text: string): Net | null {
   if (!text.includes('/')) {

@@ -5,14 +5,7 @@
  * @module
  */
 import type { Endpoint } from '@nodeagent/proxy-state';
-import {
-  affinitySetName,
-  endpointChainName,
-  externalChainName,
-  firewallChainName,
-  localChainName,
-  serviceChainName,
-} from './chain-names.js';
+import { endpointChainNameBase, hashAndTruncate, servicePortChainNameBase } from './chain-names.js';
 import type { ChainSpec, ElementSpec, PortRender, SetSpec } from './model.js';
 import { addrType, NFT } from './render-base.js';
 import type { ResolvedNftOptions } from './render-options.js';
@@ -46,10 +39,22 @@ export function renderPortKubeProxy(f: PortFacts, o: ResolvedNftOptions): PortRe
   const info = f.info;
   const ip = o.ipKw;
   const parts = info.name;
-  const svcChain = serviceChainName(parts);
-  const localChain = localChainName(parts);
-  const extChain = externalChainName(parts);
-  const fwChain = firewallChainName(parts);
+  // One hash for the four per-service chains and one per endpoint (chain and affinity set share
+  // it): the same names as serviceChainName() ... affinitySetName(), computed once.
+  const portHash = hashAndTruncate(servicePortChainNameBase(parts));
+  const svcChain = `service-${portHash}`;
+  const localChain = `local-${portHash}`;
+  const extChain = `external-${portHash}`;
+  const fwChain = `firewall-${portHash}`;
+  const epHashes = new Map<string, string>();
+  const epHash = (e: Endpoint): string => {
+    let h = epHashes.get(e.endpoint);
+    if (h === undefined) {
+      h = hashAndTruncate(endpointChainNameBase(parts, e.endpoint));
+      epHashes.set(e.endpoint, h);
+    }
+    return h;
+  };
   const clusterChainUsed = info.usesClusterEndpoints && f.clusterEndpoints.length > 0;
   const localChainUsed = info.usesLocalEndpoints && f.localEndpoints.length > 0;
   const internalChain = info.internalPolicyLocal ? localChain : svcChain;
@@ -66,13 +71,14 @@ export function renderPortKubeProxy(f: PortFacts, o: ResolvedNftOptions): PortRe
     const rules: string[] = [];
     if (affinity) {
       for (const e of eps) {
-        rules.push(
-          `${ip} saddr @${affinitySetName(parts, e.endpoint)} goto ${endpointChainName(parts, e.endpoint)}`,
-        );
+        const h = epHash(e);
+        rules.push(`${ip} saddr @affinity-${h} goto endpoint-${h}`);
       }
     }
-    const arms = eps.map((e, i) => `${i} : goto ${endpointChainName(parts, e.endpoint)}`);
-    rules.push(`numgen random mod ${eps.length} vmap { ${arms.join(' , ')} }`);
+    let arms = '';
+    for (let i = 0; i < eps.length; i++)
+      arms += `${i > 0 ? ' , ' : ''}${i} : goto endpoint-${epHash(eps[i]!)}`;
+    rules.push(`numgen random mod ${eps.length} vmap { ${arms} }`);
     return rules;
   };
   if (clusterChainUsed) {
@@ -106,10 +112,11 @@ export function renderPortKubeProxy(f: PortFacts, o: ResolvedNftOptions): PortRe
     });
   }
   for (const e of f.allEndpoints) {
-    const epChain = endpointChainName(parts, e.endpoint);
+    const h = epHash(e);
+    const epChain = `endpoint-${h}`;
     const rules = [`${ip} saddr ${e.ip} jump ${NFT.markForMasquerade}`];
     if (affinity) {
-      const set = affinitySetName(parts, e.endpoint);
+      const set = `affinity-${h}`;
       sets.push({
         name: set,
         kind: 'set',

@@ -6,7 +6,7 @@
  */
 import type { CategorizedEndpoints, Endpoint, ServicePortInfo } from '@nodeagent/proxy-state';
 import { SAFE_NAME_PART } from './chain-names.js';
-import { netContains, parseAddr, parseNet } from './ip.js';
+import { addrFamily, netContains, parseAddr, parseNet } from './ip.js';
 import type { ResolvedNftOptions } from './render-options.js';
 
 /** A service port that cannot be rendered; only that port is skipped. */
@@ -69,9 +69,7 @@ export function portFacts(
   if (!portOk(info.port, false)) problems.push(`port ${info.port} is out of range`);
   if (!portOk(info.nodePort, true)) problems.push(`nodePort ${info.nodePort} is out of range`);
   const addrOk = (ip: string, what: string) => {
-    const a = parseAddr(ip);
-    if (a === null || a.family !== fam)
-      problems.push(`${what} ${JSON.stringify(ip)} is not an IPv${fam} address`);
+    if (addrFamily(ip) !== fam) problems.push(`${what} ${JSON.stringify(ip)} is not an IPv${fam} address`);
   };
   addrOk(info.clusterIP, 'clusterIP');
   for (const ip of info.externalIPs) addrOk(ip, 'externalIP');

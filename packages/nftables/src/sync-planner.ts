@@ -129,7 +129,12 @@ export class NftSyncPlanner {
    */
   planFull(r: NftRuleset, now: number, existing?: ExistingObjects): SyncPlan {
     const t: T.TableRef = r;
+    // The text is built as one line array of whole commands; per-port chains (11 per port and
+    // 220,000 rules at 10,000 ports in kube-proxy's layout) are written against precomputed
+    // prefixes, one joined piece per port, which keeps the garbage (and GC time) of a 50 MB
+    // transaction low.
     const out: string[] = [T.addTable(t, r.tableComment)];
+    let lines = 1;
     const chains = chainsOf(r);
     const sets = new Map<string, SetSpec>();
     for (const s of r.baseSets) sets.set(s.name, s);
@@ -138,21 +143,40 @@ export class NftSyncPlanner {
     const knownSets = this.#mirror
       ? [...this.#mirror.sets.values()].map((s) => ({ name: s.name, kind: s.kind }))
       : [...(existing?.sets ?? [])];
+    const push = (line: string) => {
+      out.push(line);
+      lines++;
+    };
 
-    for (const s of sets.values()) out.push(T.addSet(t, s));
-    for (const c of chains.values()) out.push(T.addChain(t, c));
+    for (const s of sets.values()) push(T.addSet(t, s));
+    const addChainPrefix = `add chain ${t.family} ${t.table} `;
+    for (const c of chains.values())
+      push(c.hook || c.comment ? T.addChain(t, c) : `${addChainPrefix}${c.name}`);
     if (this.#firstSync) {
       // Re-create base chains once so changed hook properties (priority) take effect.
-      for (const c of r.baseChains) if (c.hook) out.push(T.deleteChain(t, c.name), T.addChain(t, c));
-    }
-    for (const c of r.baseChains) out.push(T.flushChain(t, c.name));
-    for (const s of r.baseSets) out.push(T.flushSet(t, s));
-    for (const c of r.baseChains) for (const rule of c.rules) out.push(T.addRule(t, c.name, rule));
-    for (const p of r.ports.values()) {
-      for (const c of p.chains) {
-        out.push(T.flushChain(t, c.name));
-        for (const rule of c.rules) out.push(T.addRule(t, c.name, rule));
+      for (const c of r.baseChains) {
+        if (!c.hook) continue;
+        push(T.deleteChain(t, c.name));
+        push(T.addChain(t, c));
       }
+    }
+    for (const c of r.baseChains) push(T.flushChain(t, c.name));
+    for (const s of r.baseSets) push(T.flushSet(t, s));
+    for (const c of r.baseChains) for (const rule of c.rules) push(T.addRule(t, c.name, rule));
+    const flushPrefix = `flush chain ${t.family} ${t.table} `;
+    const rulePrefix = `add rule ${t.family} ${t.table} `;
+    for (const p of r.ports.values()) {
+      if (p.chains.length === 0) continue;
+      // One flat string per port (an array joined once): nested ropes would make the final
+      // join flatten hundreds of thousands of small cons strings.
+      const piece: string[] = [];
+      for (const c of p.chains) {
+        piece.push(flushPrefix + c.name);
+        const rp = `${rulePrefix}${c.name} `;
+        for (const rule of c.rules) piece.push(rp + rule);
+      }
+      lines += piece.length;
+      out.push(piece.join('\n'));
     }
     const stale = new Map(this.#stale);
     const newlyStale: string[] = [];
@@ -161,44 +185,40 @@ export class NftSyncPlanner {
         stale.delete(name);
         continue;
       }
-      out.push(T.flushChain(t, name));
+      push(T.flushChain(t, name));
       if (!stale.has(name)) {
         stale.set(name, now);
         newlyStale.push(name);
       }
     }
-    for (const s of knownSets) if (!sets.has(s.name)) out.push(T.deleteSet(t, s));
+    for (const s of knownSets) if (!sets.has(s.name)) push(T.deleteSet(t, s));
     const index = new ElementIndex();
-    index.add(BASE_OWNER, r.baseElements);
-    for (const p of r.ports.values()) index.add(p.key, p.elements);
-    index.takeDirty();
-    const elements = new Map<string, Map<string, ElementSpec>>();
+    index.add(BASE_OWNER, r.baseElements, false);
+    for (const p of r.ports.values()) index.add(p.key, p.elements, false);
+    const elements = index.winners();
     let elementChanges = 0;
-    const all = [...index.all()];
-    for (const el of all) {
-      elementChanges++;
-      let m = elements.get(el.set);
-      if (!m) {
-        m = new Map();
-        elements.set(el.set, m);
-      }
-      m.set(el.key, el);
+    const all: ElementSpec[] = [];
+    for (const m of elements.values()) {
+      elementChanges += m.size;
+      for (const el of m.values()) all.push(el);
     }
-    out.push(...T.addElementsBatched(t, all));
+    for (const line of T.addElementsBatched(t, all)) push(line);
     const deleted = [...stale]
       .filter(([n, since]) => now - since >= this.#delayMs && !chains.has(n))
       .map(([n]) => n)
       .sort();
-    for (const name of deleted) out.push(T.deleteChain(t, name));
+    for (const name of deleted) push(T.deleteChain(t, name));
 
     const mirrorChains = new Map<string, readonly string[]>();
     for (const c of chains.values()) mirrorChains.set(c.name, c.rules);
-    for (const name of stale.keys()) if (!deleted.includes(name)) mirrorChains.set(name, []);
-    const text = `${out.join('\n')}\n`;
+    const deletedSet = new Set(deleted);
+    for (const name of stale.keys()) if (!deletedSet.has(name)) mirrorChains.set(name, []);
+    out.push('');
+    const text = out.join('\n');
     return {
       text,
       full: true,
-      lines: out.length,
+      lines,
       rewrittenPorts: r.ports.size,
       elementChanges,
       staleChains: newlyStale,
@@ -248,13 +268,16 @@ export class NftSyncPlanner {
 
     const changed: PortRender[] = [];
     const removed: PortRender[] = [];
+    let kept = 0;
     for (const [key, p] of r.ports) {
       const old = m.ports.get(key);
+      if (old !== undefined) kept++;
       if (old === p && !forceServices.has(p.serviceKey)) continue;
       if (old && !forceServices.has(p.serviceKey) && portRendersEqual(old, p)) continue;
       changed.push(p);
     }
-    for (const [key, p] of m.ports) if (!r.ports.has(key)) removed.push(p);
+    // Every mirrored port still rendered: nothing was removed (skips a second 10,000-port pass).
+    if (kept !== m.ports.size) for (const [key, p] of m.ports) if (!r.ports.has(key)) removed.push(p);
 
     const newChainNames = new Set<string>();
     const newSetNames = new Set<string>();

@@ -27,7 +27,6 @@ import {
   ContainerConfig,
   ImageServiceService,
   PodSandboxConfig,
-  RuntimeServiceService,
 } from '../gen/runtime/v1/api.js';
 import type { BehaviourRule, ContainerBehaviour, ContainerMatch, ExecScript } from './behaviours.js';
 import { type DefaultExecHandler, succeedSilently } from './exec.js';
@@ -36,7 +35,11 @@ import { FaultPlan, type InjectedError, type RecordedCall } from './faults.js';
 import { imageServiceHandlers } from './image-service.js';
 import { type FakeImage, ImageStore } from './image-store.js';
 import { IpPool } from './ip-pool.js';
-import { type FakeVersionInfo, runtimeServiceHandlers } from './runtime-service.js';
+import {
+  type FakeVersionInfo,
+  fakeRuntimeServiceDefinition,
+  runtimeServiceHandlers,
+} from './runtime-service.js';
 import { RuntimeState } from './runtime-state.js';
 import { toContainerStatus, toImage, toSandboxStatus } from './wire.js';
 
@@ -165,7 +168,7 @@ export class FakeRuntime {
     };
     const streamChunkSize = this.options.streamChunkSize ?? 1000;
     server.addService(
-      RuntimeServiceService,
+      fakeRuntimeServiceDefinition,
       runtimeServiceHandlers({
         ...common,
         streamChunkSize,

@@ -11,14 +11,20 @@ import {
   type ContainerEventResponse,
   ContainerState,
   type GetEventsRequest,
+  type ListContainersResponse,
+  type ListPodSandboxResponse,
   PodSandboxState,
   type RuntimeCondition,
   type RuntimeServiceServer,
+  RuntimeServiceService,
   type StreamContainerStatsRequest,
   type StreamContainersRequest,
+  type StreamContainersResponse,
   type StreamPodSandboxesRequest,
+  type StreamPodSandboxesResponse,
   type StreamPodSandboxStatsRequest,
 } from '../gen/runtime/v1/api.js';
+import { acceptPreEncoded, encodeContainerList, encodeSandboxList, preEncoded } from './encoded-lists.js';
 import type { ExecDeps } from './exec.js';
 import { runExecSync } from './exec.js';
 import { invalidArgument, wrongState } from './fake-error.js';
@@ -32,7 +38,7 @@ import {
 } from './rpc-handlers.js';
 import type { ContainerListFilter, RuntimeState, SandboxListFilter } from './runtime-state.js';
 import { containerStatsOf, sandboxStatsOf } from './stats.js';
-import { toContainerItem, toContainerStatus, toSandboxItem, toSandboxStatus } from './wire.js';
+import { toContainerStatus, toSandboxStatus } from './wire.js';
 
 /** The version strings the fake reports. */
 export interface FakeVersionInfo {
@@ -62,13 +68,20 @@ export interface RuntimeServiceContext extends HandlerContext {
   readonly eventStreams: Set<ServerWritableStream<GetEventsRequest, ContainerEventResponse>>;
 }
 
+/**
+ * `RuntimeServiceService` with the container and sandbox lists answered from cached
+ * encodings (see encoded-lists.ts): serve {@link runtimeServiceHandlers} with this definition.
+ */
+export const fakeRuntimeServiceDefinition = acceptPreEncoded(RuntimeServiceService, [
+  'listPodSandbox',
+  'streamPodSandboxes',
+  'listContainers',
+  'streamContainers',
+]);
+
 /** Builds the RuntimeService implementation over `ctx`. */
 export function runtimeServiceHandlers(ctx: RuntimeServiceContext): RuntimeServiceServer {
   const { state } = ctx;
-  const listSandboxes = (filter: SandboxListFilter | undefined) =>
-    state.listSandboxes(filter).map(toSandboxItem);
-  const listContainers = (filter: ContainerListFilter | undefined) =>
-    state.listContainers(filter).map(toContainerItem);
   const containerStats = (filter: ContainerListFilter | undefined) => {
     const now = state.nanos.now();
     return state.listContainers(filter).map((c) => containerStatsOf(c, now));
@@ -129,11 +142,13 @@ export function runtimeServiceHandlers(ctx: RuntimeServiceContext): RuntimeServi
         timestamp: state.nanos.now(),
       };
     }),
-    listPodSandbox: unary(ctx, 'ListPodSandbox', (req) => ({ items: listSandboxes(req.filter) })),
+    listPodSandbox: unary(ctx, 'ListPodSandbox', (req) =>
+      preEncoded<ListPodSandboxResponse>(encodeSandboxList(state.listSandboxes(req.filter))),
+    ),
     streamPodSandboxes: streamOrUnimplemented(
       'StreamPodSandboxes',
-      (req: StreamPodSandboxesRequest) => listSandboxes(req.filter),
-      (podSandboxes) => ({ podSandboxes }),
+      (req: StreamPodSandboxesRequest) => state.listSandboxes(req.filter),
+      (chunk) => preEncoded<StreamPodSandboxesResponse>(encodeSandboxList(chunk)),
     ),
     updatePodSandboxResources: unary(ctx, 'UpdatePodSandboxResources', (req) => {
       const sandbox = state.requireSandbox(req.podSandboxId);
@@ -157,11 +172,13 @@ export function runtimeServiceHandlers(ctx: RuntimeServiceContext): RuntimeServi
       state.removeContainer(req.containerId);
       return {};
     }),
-    listContainers: unary(ctx, 'ListContainers', (req) => ({ containers: listContainers(req.filter) })),
+    listContainers: unary(ctx, 'ListContainers', (req) =>
+      preEncoded<ListContainersResponse>(encodeContainerList(state.listContainers(req.filter))),
+    ),
     streamContainers: streamOrUnimplemented(
       'StreamContainers',
-      (req: StreamContainersRequest) => listContainers(req.filter),
-      (containers) => ({ containers }),
+      (req: StreamContainersRequest) => state.listContainers(req.filter),
+      (chunk) => preEncoded<StreamContainersResponse>(encodeContainerList(chunk)),
     ),
     containerStatus: unary(ctx, 'ContainerStatus', (req) => {
       const c = state.requireContainer(req.containerId);

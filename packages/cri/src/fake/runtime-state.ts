@@ -27,6 +27,7 @@ import { IdGenerator, normalizeFilterId, resolveId } from './ids.js';
 import { normalizeImageRef } from './image-ref.js';
 import type { ImageStore } from './image-store.js';
 import type { IpPool } from './ip-pool.js';
+import { LabelIndex, labelsMatch } from './label-index.js';
 import { type ContainerRecord, NanoClock, type SandboxRecord } from './records.js';
 import { toContainerEvent } from './wire.js';
 
@@ -59,13 +60,6 @@ function containerNameKey(sandboxId: string, name: string, attempt: number): str
 /** A listener for container events; see {@link RuntimeState.onEvent}. */
 export type ContainerEventListener = (event: ContainerEventResponse) => void;
 
-function labelsMatch(
-  selector: Readonly<Record<string, string>>,
-  labels: Readonly<Record<string, string>>,
-): boolean {
-  return Object.entries(selector).every(([k, v]) => labels[k] === v);
-}
-
 /** The sandboxes and containers of one fake runtime. */
 export class RuntimeState {
   /** Sandboxes by ID, in creation order. */
@@ -82,6 +76,9 @@ export class RuntimeState {
   private readonly containerNames = new Map<string, string>();
   /** Container IDs of each sandbox, in creation order. */
   private readonly bySandbox = new Map<string, Set<string>>();
+  /** Sandbox / container IDs by label, for label-selector list filters. */
+  private readonly sandboxLabels = new LabelIndex();
+  private readonly containerLabels = new LabelIndex();
   private readonly processes: ContainerProcesses;
 
   constructor(private readonly deps: RuntimeStateDeps) {
@@ -137,6 +134,7 @@ export class RuntimeState {
     this.sandboxes.set(sandbox.id, sandbox);
     this.sandboxNames.set(nameKey, sandbox.id);
     this.bySandbox.set(sandbox.id, new Set());
+    this.sandboxLabels.add(sandbox.id, config.labels);
     // containerd announces a sandbox as a container whose ID is the sandbox ID.
     this.emit(sandbox.id, sandbox.id, ContainerEventType.CONTAINER_CREATED_EVENT);
     this.emit(sandbox.id, sandbox.id, ContainerEventType.CONTAINER_STARTED_EVENT);
@@ -168,6 +166,7 @@ export class RuntimeState {
     this.emit(sandbox.id, sandbox.id, ContainerEventType.CONTAINER_DELETED_EVENT);
     this.sandboxes.delete(sandbox.id);
     this.bySandbox.delete(sandbox.id);
+    this.sandboxLabels.delete(sandbox.id, sandbox.config.labels);
     const m = sandbox.config.metadata;
     this.sandboxNames.delete(`${m?.name}_${m?.namespace}_${m?.uid}_${m?.attempt}`);
   }
@@ -182,15 +181,22 @@ export class RuntimeState {
 
   /** ListPodSandbox semantics: id (full or unique prefix), state, label subset. */
   listSandboxes(filter: SandboxListFilter | undefined): SandboxRecord[] {
-    const all = [...this.sandboxes.values()];
-    if (filter === undefined) return all;
+    if (filter === undefined) return [...this.sandboxes.values()];
     const id = filter.id === '' ? '' : normalizeFilterId(this.sandboxes, filter.id);
-    return all.filter(
-      (s) =>
-        (id === '' || s.id === id) &&
+    // Narrow to the named sandbox or the label index's candidates, then check every condition.
+    const candidates =
+      id !== '' ? [id] : (this.sandboxLabels.candidates(filter.labelSelector) ?? this.sandboxes.keys());
+    const out: SandboxRecord[] = [];
+    for (const candidate of candidates) {
+      const s = this.sandboxes.get(candidate);
+      if (
+        s !== undefined &&
         (filter.state === undefined || s.state === filter.state.state) &&
-        labelsMatch(filter.labelSelector, s.config.labels),
-    );
+        labelsMatch(filter.labelSelector, s.config.labels)
+      )
+        out.push(s);
+    }
+    return out;
   }
 
   // ---- containers --------------------------------------------------------------
@@ -263,6 +269,7 @@ export class RuntimeState {
     this.containers.set(record.id, record);
     this.containerNames.set(nameKey, record.id);
     this.bySandbox.get(sandbox.id)?.add(record.id);
+    this.containerLabels.add(record.id, config.labels);
     this.emit(record.id, sandbox.id, ContainerEventType.CONTAINER_CREATED_EVENT);
     return record.id;
   }
@@ -300,6 +307,7 @@ export class RuntimeState {
     this.processes.kill(c);
     this.containers.delete(c.id);
     this.bySandbox.get(c.sandboxId)?.delete(c.id);
+    this.containerLabels.delete(c.id, c.config.labels);
     this.containerNames.delete(
       containerNameKey(c.sandboxId, c.config.metadata?.name ?? '', c.config.metadata?.attempt ?? 0),
     );
@@ -325,13 +333,26 @@ export class RuntimeState {
     const id = filter.id === '' ? '' : normalizeFilterId(this.containers, filter.id);
     const sandboxId =
       filter.podSandboxId === '' ? '' : normalizeFilterId(this.sandboxes, filter.podSandboxId);
-    return [...this.containers.values()].filter(
-      (c) =>
-        (id === '' || c.id === id) &&
+    // Narrow to the named container, the sandbox's containers or the label index's
+    // candidates (all in creation order), then check every condition.
+    const candidates =
+      id !== ''
+        ? [id]
+        : sandboxId !== ''
+          ? (this.bySandbox.get(sandboxId) ?? [])
+          : (this.containerLabels.candidates(filter.labelSelector) ?? this.containers.keys());
+    const out: ContainerRecord[] = [];
+    for (const candidate of candidates) {
+      const c = this.containers.get(candidate);
+      if (
+        c !== undefined &&
         (sandboxId === '' || c.sandboxId === sandboxId) &&
         (filter.state === undefined || c.state === filter.state.state) &&
-        labelsMatch(filter.labelSelector, c.config.labels),
-    );
+        labelsMatch(filter.labelSelector, c.config.labels)
+      )
+        out.push(c);
+    }
+    return out;
   }
 
   /** The containers of one sandbox, in creation order. */

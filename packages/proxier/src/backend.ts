@@ -1,0 +1,72 @@
+/**
+ * The contract between the proxier loop and a data-plane backend (iptables, nftables, IPVS or
+ * your own): one `sync` per loop run with the latest proxy-state checkout, a result per IP
+ * family with the counts the metrics need, and `cleanup` to remove everything.
+ *
+ * @module
+ */
+import type { IPFamily, ProxyCheckout } from '@nodeagent/proxy-state';
+
+/** How the proxier asks a backend to sync. */
+export interface BackendSyncOptions {
+  /**
+   * Rewrite everything (first sync, after a failure, node topology change, every
+   * `fullSyncPeriodMs`). A backend may also decide on its own to sync fully; it reports that
+   * in {@link FamilySyncResult.full}.
+   */
+  readonly full: boolean;
+}
+
+/** What one family's part of a sync did. */
+export interface FamilySyncResult {
+  /** The family. */
+  readonly family: IPFamily;
+  /** True when this family was synced fully. */
+  readonly full: boolean;
+  /** The error that made this family's sync fail (its rules are as before, or partly applied); absent on success. */
+  readonly error?: unknown;
+  /** Bytes written to the kernel tool(s), when known. */
+  readonly bytes?: number;
+  /** Rules per iptables table owned after the sync (`sync_proxy_rules_iptables_total{table}`), when the backend writes iptables rules. */
+  readonly iptablesRules?: Readonly<Record<string, number>>;
+  /** Service ports dropping traffic for lack of local endpoints, by traffic policy (`sync_proxy_rules_no_local_endpoints_total`). */
+  readonly noLocalEndpoints?: { readonly internal: number; readonly external: number };
+  /** Service ports (or objects) skipped by the renderer for bad input; the others were programmed. */
+  readonly skipped?: readonly Error[];
+  /** Which kernel tool failed, for the failure counters: iptables-restore or nft. */
+  readonly failureKind?: 'iptables' | 'nftables' | 'ipvs';
+}
+
+/** What one backend sync did. */
+export interface BackendSyncResult {
+  /** One entry per family the backend programs. */
+  readonly families: readonly FamilySyncResult[];
+  /**
+   * Clock time (ms) at which the backend wants another run even without changes (e.g. nftables
+   * deletes flushed stale chains one second later); the proxier requests a run then.
+   */
+  readonly nextRunAtMs?: number;
+}
+
+/** A data plane the proxier drives. Calls are serialised by the proxier (never two at once). */
+export interface Backend {
+  /** Name used in logs and events (`iptables`, `nftables`, `ipvs`, …). */
+  readonly name: string;
+  /** The families this backend programs. */
+  readonly families: readonly IPFamily[];
+  /**
+   * Programs the checkout's snapshots of {@link families}. Per-family failures are reported
+   * in the result (the proxier retries and forces a full sync); throwing is for failures that
+   * leave nothing known about the kernel state, and is treated like a failure of every family.
+   */
+  sync(checkout: ProxyCheckout, options: BackendSyncOptions): Promise<BackendSyncResult>;
+  /** Removes every rule, chain, table, set or virtual server this backend owns. */
+  cleanup(): Promise<void>;
+  /** Releases timers (e.g. IPVS drain checks). Optional. */
+  close?(): void;
+}
+
+/** The names of the IP families as the Kubernetes API and kube-proxy's metric labels write them. */
+export function familyName(family: IPFamily): 'IPv4' | 'IPv6' {
+  return family === 4 ? 'IPv4' : 'IPv6';
+}

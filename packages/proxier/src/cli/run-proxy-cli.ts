@@ -1,0 +1,153 @@
+/**
+ * The `nodeagent-proxy` command as a function: `render`, `trace` and `apply` over Services and
+ * EndpointSlices read from manifests, with the iptables, nftables or IPVS backend libraries.
+ * The bin (`cli.ts`) only calls {@link runProxyCli} with the process's streams.
+ *
+ * @module
+ */
+
+import { applyRules } from './apply.js';
+import { type ParsedCommand, parseCommandLine } from './args.js';
+import { CliFailure, CliUsageError, oneLine } from './errors.js';
+import { defaultReadManifest, type LoadedInput, loadInput, type ReadManifest } from './load-input.js';
+import { renderBackend } from './render-backend.js';
+import { formatTrace, formatTraceJson, traceRules } from './trace.js';
+import { USAGE } from './usage.js';
+
+/** A text sink such as `process.stdout`. */
+export interface CliOutput {
+  /** Writes `text` as is. */
+  write(text: string): unknown;
+}
+
+/** Where {@link runProxyCli} reads and writes. */
+export interface ProxyCliIo {
+  /** Rulesets, trace results and apply summaries. */
+  readonly stdout: CliOutput;
+  /** Usage, one line per invalid object, notes and failures. */
+  readonly stderr: CliOutput;
+  /** The environment (`NODE_NAME` is the default of `--node-name`). */
+  readonly env: NodeJS.ProcessEnv;
+  /**
+   * Reads a manifest file (`-` = stdin).
+   * @default UTF-8 file contents; all of `process.stdin` for `-`
+   */
+  readonly readFile?: ReadManifest;
+}
+
+/** Exit codes of `nodeagent-proxy`. */
+export const EXIT_CODES = {
+  /** Done; invalid objects, if any, were skipped and reported on stderr. */
+  ok: 0,
+  /** Nothing usable: unreadable file, no valid service port, `--strict` with invalid objects, a tool failed. */
+  failure: 1,
+  /** The command line cannot be used. */
+  usage: 2,
+} as const;
+
+const PREFIX = 'nodeagent-proxy';
+
+/** The `Usage:` lines of a command's help (what a usage error shows). */
+function shortUsage(command: string | undefined): string {
+  const text = USAGE[(command ?? '') as keyof typeof USAGE];
+  const head = text.split('\n\n')[0]!;
+  const more = command === undefined ? `${PREFIX} --help` : `${PREFIX} ${command} --help`;
+  return `${head}\nRun '${more}' for the options.\n`;
+}
+
+function notesFor(cmd: Exclude<ParsedCommand, { command: 'help' }>): string[] {
+  const b = cmd.backend;
+  const notes: string[] = [];
+  if (!b.localhostNodePorts && b.backend !== 'iptables') {
+    notes.push(`--no-localhost-nodeports only applies to iptables; ignored for ${b.backend}`);
+  }
+  if (b.nftablesLayout !== 'kube-proxy' && b.backend !== 'nftables') {
+    notes.push(`--nftables-layout only applies to nftables; ignored for ${b.backend}`);
+  }
+  return notes;
+}
+
+async function run(cmd: Exclude<ParsedCommand, { command: 'help' }>, io: ProxyCliIo): Promise<number> {
+  const err = (line: string) => io.stderr.write(`${PREFIX}: ${line}\n`);
+  const packetFamily =
+    cmd.command === 'trace' ? (cmd.packet.destIP.includes(':') ? (6 as const) : (4 as const)) : undefined;
+  const input: LoadedInput = await loadInput(
+    cmd.input,
+    io.readFile ?? defaultReadManifest,
+    cmd.command,
+    packetFamily,
+  );
+  const rules = await renderBackend(cmd.backend, input);
+  const problems = [...input.problems, ...rules.problems];
+  for (const n of [...notesFor(cmd), ...input.notes]) err(`note: ${n}`);
+  for (const p of problems) err(`error: ${p}`);
+  if (problems.length > 0) {
+    if (cmd.input.strict) {
+      err(
+        `error: ${problems.length} invalid object(s) with --strict: nothing ${cmd.command === 'apply' ? 'applied' : 'written'}`,
+      );
+      return EXIT_CODES.failure;
+    }
+    if (rules.programmedPorts === 0) {
+      err(
+        `error: no valid service port left in the input: nothing ${cmd.command === 'apply' ? 'applied' : 'written'}`,
+      );
+      return EXIT_CODES.failure;
+    }
+    err(`note: ${problems.length} invalid object(s) skipped; ${rules.programmedPorts} service port(s) used`);
+  }
+  switch (cmd.command) {
+    case 'render':
+      io.stdout.write(rules.text);
+      return EXIT_CODES.ok;
+    case 'trace': {
+      const result = traceRules(rules, cmd.packet, input.nodeIPs);
+      io.stdout.write(
+        cmd.json ? formatTraceJson(result, cmd.input.verbose) : formatTrace(result, cmd.input.verbose),
+      );
+      return EXIT_CODES.ok;
+    }
+    case 'apply':
+      io.stdout.write(`${await applyRules(rules, input, cmd.netns)}\n`);
+      return EXIT_CODES.ok;
+  }
+}
+
+/**
+ * Runs `nodeagent-proxy` with `argv` (without the node and script paths) and resolves with
+ * the exit code: 0 done (invalid objects skipped, one `error:` line each on stderr), 1
+ * nothing usable or a tool failed, 2 usage error (short usage on stderr). Never throws.
+ *
+ * @example
+ * ```ts
+ * const code = await runProxyCli(
+ *   ['render', '--backend', 'nftables', '-f', 'cluster.yaml', '--node-name', 'n1', '--node-ip', '192.168.0.2'],
+ *   { stdout: process.stdout, stderr: process.stderr, env: process.env },
+ * );
+ * ```
+ */
+export async function runProxyCli(argv: readonly string[], io: ProxyCliIo): Promise<number> {
+  const err = (line: string) => io.stderr.write(`${PREFIX}: ${line}\n`);
+  try {
+    const cmd = parseCommandLine(argv, io.env);
+    if (cmd.command === 'help') {
+      io.stdout.write(USAGE[cmd.topic ?? '']);
+      return EXIT_CODES.ok;
+    }
+    return await run(cmd, io);
+  } catch (e) {
+    if (e instanceof CliUsageError) {
+      err(`error: ${oneLine(e.message)}`);
+      io.stderr.write(shortUsage(e.command));
+      return EXIT_CODES.usage;
+    }
+    if (e instanceof CliFailure) {
+      err(`error: ${e.message}`);
+      for (const d of e.details) io.stderr.write(`  ${d}\n`);
+      return EXIT_CODES.failure;
+    }
+    // Unusable render options, a tracer that cannot read a rule, an unexpected tool error.
+    err(`error: ${oneLine(e instanceof Error ? e.message : String(e))}`);
+    return EXIT_CODES.failure;
+  }
+}

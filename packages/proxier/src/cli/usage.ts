@@ -1,0 +1,89 @@
+/**
+ * Usage texts of `nodeagent-proxy` and its commands.
+ *
+ * @module
+ */
+import type { CommandName } from './args.js';
+
+const INPUT = `Input:
+  -f, --file <file|->             manifests: YAML (multi-document) or JSON, Lists flattened;
+                                  Services, EndpointSlices and optionally this node's Node
+                                  (repeatable; - reads stdin)
+  --node-name <name>              this node (default: $NODE_NAME); endpoints with this nodeName
+                                  are local
+  --node-ip <ip>[,<ip>]           this node's IPs, primary first (default: the addresses of the
+                                  Node object named --node-name in the manifests)
+  --cluster-cidr <cidr>[,<cidr>]  pod CIDR per family: traffic from outside it is masqueraded
+                                  (kube-proxy --cluster-cidr; detect-local-mode ClusterCIDR)
+  --ip-family 4|6                 family to use (default: trace: --dst's; else the first node IP's)
+  --strict                        fail (exit 1, no output) if any object is invalid
+  -v, --verbose                   also list ignored objects of other kinds
+Rules:
+  -b, --backend iptables|nftables|ipvs   (default: iptables)
+  --masquerade-all                masquerade all traffic to cluster IPs
+  --no-localhost-nodeports        no node ports on 127.0.0.1 (iptables only)
+  --nftables-layout kube-proxy|optimized  nftables only (default: kube-proxy)
+  -h, --help                      this help`;
+
+const EXIT = `Exit codes: 0 done (invalid objects, if any, were skipped with one error line each on
+stderr); 1 nothing usable (no valid Service left, an unreadable file, --strict with invalid
+objects, or a kernel tool failed); 2 usage error.`;
+
+/** Usage of each command, and of the tool as a whole (key `''`). */
+export const USAGE: Readonly<Record<CommandName | '', string>> = {
+  '': `Usage: nodeagent-proxy <command> [options]
+
+kube-proxy's rules for a set of Services and EndpointSlices, without a cluster.
+
+Commands:
+  render   print the ruleset (iptables-restore, nft -f, or ipvsadm/ipset/iptables text)
+  trace    show where a packet goes through those rules
+  apply    program the rules into a named network namespace
+
+nodeagent-proxy <command> --help shows the options of a command.
+${EXIT}
+`,
+  render: `Usage: nodeagent-proxy render -f <file|-> --node-name <name> --node-ip <ip> [options]
+
+Prints the full ruleset kube-proxy would write: iptables-restore input (iptables), an nft -f
+transaction (nftables), or for ipvs the ipvsadm-restore, ipset restore, kube-ipvs0 address and
+residual iptables-restore texts, each under a "# --- ..." header.
+
+${INPUT}
+
+${EXIT}
+`,
+  trace: `Usage: nodeagent-proxy trace -f <file|-> --node-name <name> --node-ip <ip>
+                             --src <ip> --dst <ip> --port <n> [--proto tcp|udp|sctp] [options]
+
+Traces a packet through the rendered rules and prints the outcome: the endpoints it may
+reach (every random branch), REJECT, DROP, ACCEPT or untouched, and whether it is
+masqueraded.
+
+Packet:
+  --src <ip>                      source address
+  --dst <ip>                      destination address (cluster IP, node IP, external/LB IP)
+  --port <n>                      destination port (1-65535)
+  --proto tcp|udp|sctp            (default: tcp)
+  --json                          one JSON object on stdout
+  -v, --verbose                   also print the rules the packet matched (iptables, ipvs)
+
+${INPUT}
+
+${EXIT}
+`,
+  apply: `Usage: nodeagent-proxy apply --netns <name> -f <file|-> --node-name <name> --node-ip <ip> [options]
+
+Programs the rules into the network namespace /run/netns/<name> (needs root and the backend's
+tools): iptables - jump rules ensured in the built-in chains, then iptables-restore --noflush
+(chains of services no longer in the input are deleted); nftables - one nft -f transaction
+replacing the contents of table ip/ip6 kube-proxy; ipvs - ipvsadm, ipset and ip, then the
+residual iptables rules (needs a kernel with IPVS).
+
+  --netns <name>                  the namespace (as listed by ip netns list); required
+
+${INPUT}
+
+${EXIT}
+`,
+};

@@ -1,0 +1,87 @@
+/**
+ * kube-proxy's loop as a library: informers for Services, EndpointSlices and this Node feed
+ * `@nodeagent/proxy-state`; a bounded-frequency runner syncs each checkout into a backend —
+ * iptables, nftables or IPVS through their `@nodeagent` packages, or your own {@link Backend};
+ * plus kube-proxy's healthz server (port 10256 semantics), health-check node ports for
+ * `externalTrafficPolicy: Local` services, stale UDP conntrack cleanup and the `kubeproxy_*`
+ * metrics.
+ *
+ * @example
+ * ```ts
+ * import { KubeConfig } from '@kubernetes/client-node';
+ * import { SpawnNftExecutor } from '@nodeagent/nftables';
+ * import { NftablesBackend, Proxier } from '@nodeagent/proxier';
+ *
+ * const kubeConfig = new KubeConfig();
+ * kubeConfig.loadFromDefault();
+ * const proxier = new Proxier({
+ *   kubeConfig,
+ *   nodeName: 'node-a',
+ *   backend: new NftablesBackend({ ipv4: { executor: new SpawnNftExecutor() } }),
+ * });
+ * proxier.on('objectError', (err) => console.warn(err.message));
+ * await proxier.start(AbortSignal.timeout(3_600_000));
+ * ```
+ *
+ * @packageDocumentation
+ */
+export {
+  type Backend,
+  type BackendSyncOptions,
+  type BackendSyncResult,
+  type FamilySyncResult,
+  familyName,
+} from './backend.js';
+export {
+  BoundedFrequencyRunner,
+  type BoundedFrequencyRunnerOptions,
+  InvalidRunnerIntervalsError,
+} from './bounded-frequency-runner.js';
+export {
+  type ConntrackCleaner,
+  ConntrackError,
+  type ConntrackFilter,
+  conntrackArgs,
+  NO_CONNECTION_TO_DELETE,
+  SpawnConntrackCleaner,
+  type SpawnConntrackCleanerOptions,
+} from './conntrack.js';
+export { ProxierSyncError } from './errors.js';
+export {
+  type BindAddress,
+  goTime,
+  InvalidBindAddressError,
+  parseBindAddress,
+} from './http-util.js';
+export {
+  IptablesBackend,
+  type IptablesBackendOptions,
+  type IptablesFamilyOptions,
+} from './iptables-backend.js';
+export { removeOwnedIptablesChains } from './iptables-cleanup.js';
+export { IpvsBackend, type IpvsBackendOptions, type IpvsFamilyOptions } from './ipvs-backend.js';
+export { healthCheckNodePorts, localReadyEndpoints } from './local-endpoints.js';
+export {
+  createProxierMetrics,
+  noopProxierMetrics,
+  PROXIER_METRIC_NAMES,
+  type ProxierMetrics,
+  type ProxierMetricsOptions,
+} from './metrics.js';
+export {
+  NftablesBackend,
+  type NftablesBackendOptions,
+  type NftablesFamilyOptions,
+} from './nftables-backend.js';
+export { Proxier, type ProxierEvents, type ProxierOptions } from './proxier.js';
+export {
+  DEFAULT_HEALTHZ_PORT,
+  type FamilyHealth,
+  type ProxyHealthBody,
+  ProxyHealthServer,
+  type ProxyHealthServerOptions,
+  TO_BE_DELETED_TAINT,
+} from './proxy-health-server.js';
+export { ServiceHealthServer, type ServiceHealthServerOptions } from './service-health-server.js';
+export { staleConntrackFilters } from './stale-conntrack.js';
+export type { ProxierSyncResult } from './sync-loop.js';

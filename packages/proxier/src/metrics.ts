@@ -1,0 +1,228 @@
+/**
+ * kube-proxy's `kubeproxy_*` metrics on an injected prom-client registry (never the global
+ * one). prom-client is an optional peer dependency: it is loaded (or taken from the caller)
+ * only when a registry is given.
+ *
+ * @module
+ */
+import type { PromClientModule, PromRegistry } from '@nodeagent/core';
+import type { ChangeCounts, IPFamily } from '@nodeagent/proxy-state';
+import type * as PromClient from 'prom-client';
+import { familyName } from './backend.js';
+
+/** What the proxier reports; {@link noopProxierMetrics} without a registry. */
+export interface ProxierMetrics {
+  /** A successful sync of one family took `seconds` (full or partial). */
+  syncDuration(family: IPFamily, full: boolean, seconds: number): void;
+  /** A family synced successfully at `epochSeconds`. */
+  lastSyncTimestamp(family: IPFamily, epochSeconds: number): void;
+  /** A sync was queued at `epochSeconds`. */
+  lastQueuedTimestamp(epochSeconds: number): void;
+  /** One endpoint change reached the data plane `seconds` after its trigger time. */
+  networkProgramming(seconds: number): void;
+  /** The proxy-state change counters (pending gauges and totals). */
+  changes(counts: ChangeCounts): void;
+  /** iptables rules owned per table after a sync. */
+  iptablesRules(family: IPFamily, table: string, count: number): void;
+  /** Service ports without local endpoints for a Local policy, after a sync. */
+  noLocalEndpoints(family: IPFamily, policy: 'internal' | 'external', count: number): void;
+  /** A sync failed in `kind`'s tool; `partial` when it was a partial sync. */
+  syncFailure(family: IPFamily, kind: 'iptables' | 'nftables' | 'ipvs', partial: boolean): void;
+  /** A `/healthz` or `/livez` request was answered with `code`. */
+  healthRequest(endpoint: 'healthz' | 'livez', code: number): void;
+}
+
+/** Metrics that record nothing. */
+export const noopProxierMetrics: ProxierMetrics = {
+  syncDuration() {},
+  lastSyncTimestamp() {},
+  lastQueuedTimestamp() {},
+  networkProgramming() {},
+  changes() {},
+  iptablesRules() {},
+  noLocalEndpoints() {},
+  syncFailure() {},
+  healthRequest() {},
+};
+
+/** Every metric name this package registers. */
+export const PROXIER_METRIC_NAMES = [
+  'kubeproxy_sync_proxy_rules_duration_seconds',
+  'kubeproxy_sync_full_proxy_rules_duration_seconds',
+  'kubeproxy_sync_partial_proxy_rules_duration_seconds',
+  'kubeproxy_sync_proxy_rules_last_timestamp_seconds',
+  'kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds',
+  'kubeproxy_network_programming_duration_seconds',
+  'kubeproxy_sync_proxy_rules_endpoint_changes_pending',
+  'kubeproxy_sync_proxy_rules_endpoint_changes_total',
+  'kubeproxy_sync_proxy_rules_service_changes_pending',
+  'kubeproxy_sync_proxy_rules_service_changes_total',
+  'kubeproxy_sync_proxy_rules_iptables_total',
+  'kubeproxy_sync_proxy_rules_iptables_restore_failures_total',
+  'kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total',
+  'kubeproxy_sync_proxy_rules_nftables_sync_failures_total',
+  'kubeproxy_sync_proxy_rules_no_local_endpoints_total',
+  'kubeproxy_proxy_healthz_total',
+  'kubeproxy_proxy_livez_total',
+] as const;
+
+/** Options of {@link createProxierMetrics}. */
+export interface ProxierMetricsOptions {
+  /** The registry the metrics are registered on. */
+  readonly registry: PromRegistry;
+  /** The prom-client module; loaded with a dynamic `import('prom-client')` when not given. */
+  readonly promClient?: PromClientModule;
+}
+
+/** kube-proxy's sync-duration buckets: 1 ms doubling 15 times. */
+const SYNC_BUCKETS = Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i);
+
+/** kube-proxy's network-programming buckets: 0.25 s, 0.5 s, 1–59 s, 60–115 s by 5, 120–300 s by 30. */
+const NETWORK_PROGRAMMING_BUCKETS = [
+  0.25,
+  0.5,
+  ...Array.from({ length: 59 }, (_, i) => i + 1),
+  ...Array.from({ length: 12 }, (_, i) => 60 + 5 * i),
+  ...Array.from({ length: 7 }, (_, i) => 120 + 30 * i),
+];
+
+/**
+ * Creates (or reuses, when already on the registry) the `kubeproxy_*` metrics. Metrics that
+ * are per family carry the `ip_family` label (`IPv4`/`IPv6`), as recent kube-proxy does.
+ */
+export async function createProxierMetrics(options: ProxierMetricsOptions): Promise<ProxierMetrics> {
+  const prom: PromClientModule = options.promClient ?? (await import('prom-client'));
+  const registry = options.registry;
+  const registers = [registry];
+  const get = <M>(name: string, make: () => M): M =>
+    (registry.getSingleMetric(name) as M | undefined) ?? make();
+  const histogram = (name: string, help: string, buckets: number[], labelNames: string[]) =>
+    get<PromClient.Histogram<string>>(
+      name,
+      () => new prom.Histogram({ name, help, buckets, labelNames, registers }),
+    );
+  const gauge = (name: string, help: string, labelNames: string[] = []) =>
+    get<PromClient.Gauge<string>>(name, () => new prom.Gauge({ name, help, labelNames, registers }));
+  const counter = (name: string, help: string, labelNames: string[] = []) =>
+    get<PromClient.Counter<string>>(name, () => new prom.Counter({ name, help, labelNames, registers }));
+  const fam = ['ip_family'];
+  const sync = histogram(
+    'kubeproxy_sync_proxy_rules_duration_seconds',
+    'SyncProxyRules latency in seconds',
+    SYNC_BUCKETS,
+    fam,
+  );
+  const syncFull = histogram(
+    'kubeproxy_sync_full_proxy_rules_duration_seconds',
+    'SyncProxyRules latency in seconds for full resyncs',
+    SYNC_BUCKETS,
+    fam,
+  );
+  const syncPartial = histogram(
+    'kubeproxy_sync_partial_proxy_rules_duration_seconds',
+    'SyncProxyRules latency in seconds for partial resyncs',
+    SYNC_BUCKETS,
+    fam,
+  );
+  const lastSync = gauge(
+    'kubeproxy_sync_proxy_rules_last_timestamp_seconds',
+    'The last time proxy rules were successfully synced',
+    fam,
+  );
+  const lastQueued = gauge(
+    'kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds',
+    'The last time a sync of proxy rules was queued',
+  );
+  const programming = histogram(
+    'kubeproxy_network_programming_duration_seconds',
+    'In Cluster Network Programming Latency in seconds',
+    NETWORK_PROGRAMMING_BUCKETS,
+    [],
+  );
+  const epPending = gauge(
+    'kubeproxy_sync_proxy_rules_endpoint_changes_pending',
+    'Pending proxy rules Endpoint changes',
+  );
+  const epTotal = counter(
+    'kubeproxy_sync_proxy_rules_endpoint_changes_total',
+    'Cumulative proxy rules Endpoint changes',
+  );
+  const svcPending = gauge(
+    'kubeproxy_sync_proxy_rules_service_changes_pending',
+    'Pending proxy rules Service changes',
+  );
+  const svcTotal = counter(
+    'kubeproxy_sync_proxy_rules_service_changes_total',
+    'Cumulative proxy rules Service changes',
+  );
+  const iptTotal = gauge(
+    'kubeproxy_sync_proxy_rules_iptables_total',
+    'Total number of iptables rules owned by kube-proxy',
+    ['table', 'ip_family'],
+  );
+  const restoreFailures = counter(
+    'kubeproxy_sync_proxy_rules_iptables_restore_failures_total',
+    'Cumulative proxy iptables restore failures',
+    fam,
+  );
+  const partialFailures = counter(
+    'kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total',
+    'Cumulative proxy iptables partial restore failures',
+    fam,
+  );
+  const nftFailures = counter(
+    'kubeproxy_sync_proxy_rules_nftables_sync_failures_total',
+    'Cumulative proxy nftables sync failures',
+    fam,
+  );
+  const noLocal = gauge(
+    'kubeproxy_sync_proxy_rules_no_local_endpoints_total',
+    'Number of services with a Local traffic policy and no endpoints',
+    ['traffic_policy', 'ip_family'],
+  );
+  const healthz = counter('kubeproxy_proxy_healthz_total', 'Cumulative proxy healthz HTTP status', ['code']);
+  const livez = counter('kubeproxy_proxy_livez_total', 'Cumulative proxy livez HTTP status', ['code']);
+  let seenService = 0;
+  let seenEndpoint = 0;
+  return {
+    syncDuration(family, full, seconds) {
+      const labels = { ip_family: familyName(family) };
+      sync.observe(labels, seconds);
+      (full ? syncFull : syncPartial).observe(labels, seconds);
+    },
+    lastSyncTimestamp(family, epochSeconds) {
+      lastSync.set({ ip_family: familyName(family) }, epochSeconds);
+    },
+    lastQueuedTimestamp(epochSeconds) {
+      lastQueued.set(epochSeconds);
+    },
+    networkProgramming(seconds) {
+      programming.observe(seconds);
+    },
+    changes(counts) {
+      epPending.set(counts.endpointsPending);
+      svcPending.set(counts.servicesPending);
+      if (counts.endpointChangesTotal > seenEndpoint) epTotal.inc(counts.endpointChangesTotal - seenEndpoint);
+      if (counts.serviceChangesTotal > seenService) svcTotal.inc(counts.serviceChangesTotal - seenService);
+      seenEndpoint = Math.max(seenEndpoint, counts.endpointChangesTotal);
+      seenService = Math.max(seenService, counts.serviceChangesTotal);
+    },
+    iptablesRules(family, table, count) {
+      iptTotal.set({ table, ip_family: familyName(family) }, count);
+    },
+    noLocalEndpoints(family, policy, count) {
+      noLocal.set({ traffic_policy: policy, ip_family: familyName(family) }, count);
+    },
+    syncFailure(family, kind, partial) {
+      const labels = { ip_family: familyName(family) };
+      if (kind === 'nftables') nftFailures.inc(labels);
+      else if (kind === 'iptables') {
+        restoreFailures.inc(labels);
+        if (partial) partialFailures.inc(labels);
+      }
+    },
+    healthRequest(endpoint, code) {
+      (endpoint === 'healthz' ? healthz : livez).inc({ code: String(code) });
+    },
+  };
+}

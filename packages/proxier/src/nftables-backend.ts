@@ -1,0 +1,158 @@
+/**
+ * The nftables backend: one `@nodeagent/nftables` syncer per IP family (`ip kube-proxy` and
+ * `ip6 kube-proxy`), each sync ONE `nft -f` transaction. Stale chains flushed by a sync are
+ * deleted by a later run (kube-proxy waits a second; the backend asks the proxier for that run).
+ *
+ * @module
+ */
+import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
+import {
+  type NftablesRenderOptions,
+  NftablesSyncer,
+  type NftExecutor,
+  snapshotRenderOptions,
+} from '@nodeagent/nftables';
+import type { IPFamily, ProxyCheckout, ProxySnapshot } from '@nodeagent/proxy-state';
+import type { Backend, BackendSyncOptions, BackendSyncResult, FamilySyncResult } from './backend.js';
+
+/** One family of an {@link NftablesBackend}. */
+export interface NftablesFamilyOptions {
+  /** Where this family's transactions go (`SpawnNftExecutor` or `FakeNftExecutor`). Both families may share one. */
+  readonly executor: NftExecutor;
+}
+
+/** Options of {@link NftablesBackend}. */
+export interface NftablesBackendOptions {
+  /** The IPv4 side (table `ip kube-proxy`). */
+  readonly ipv4?: NftablesFamilyOptions;
+  /** The IPv6 side (table `ip6 kube-proxy`). */
+  readonly ipv6?: NftablesFamilyOptions;
+  /**
+   * Renderer options shared by both families (`layout`, `localDetector`, `masqueradeBit`, …);
+   * `family` and (unless set) `nodeIP` come from each snapshot.
+   * @default {}
+   */
+  readonly render?: Omit<NftablesRenderOptions, 'family'>;
+  /**
+   * Delay before flushed stale chains are deleted (kernels before 6.2 keep them busy briefly).
+   * @default 1000
+   */
+  readonly staleChainDelayMs?: number;
+  /** @default realClock */
+  readonly clock?: Clock;
+  /** @default noopLogger */
+  readonly logger?: Logger;
+}
+
+interface FamilyState {
+  readonly family: IPFamily;
+  readonly executor: NftExecutor;
+  syncer: NftablesSyncer | undefined;
+  nodeIP: string | undefined;
+  needFull: boolean;
+}
+
+/** kube-proxy's nftables mode (or the optimized layout) behind the {@link Backend} interface. */
+export class NftablesBackend implements Backend {
+  /** @inheritdoc */
+  readonly name = 'nftables';
+  /** @inheritdoc */
+  readonly families: readonly IPFamily[];
+  readonly #options: NftablesBackendOptions;
+  readonly #state: FamilyState[];
+  readonly #clock: Clock;
+  readonly #log: Logger;
+
+  /** @param options - One executor per family. @throws TypeError when no family is configured. */
+  constructor(options: NftablesBackendOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? noopLogger).child({ backend: 'nftables' });
+    const fams: [IPFamily, NftablesFamilyOptions | undefined][] = [
+      [4, options.ipv4],
+      [6, options.ipv6],
+    ];
+    this.#state = fams
+      .filter((f): f is [IPFamily, NftablesFamilyOptions] => f[1] !== undefined)
+      .map(([family, o]) => ({
+        family,
+        executor: o.executor,
+        syncer: undefined,
+        nodeIP: undefined,
+        needFull: false,
+      }));
+    if (this.#state.length === 0) throw new TypeError('NftablesBackend needs ipv4 and/or ipv6 options');
+    this.families = this.#state.map((s) => s.family);
+  }
+
+  /** The syncer of a family once created (after the first sync), for inspection. */
+  syncer(family: IPFamily): NftablesSyncer | undefined {
+    return this.#state.find((s) => s.family === family)?.syncer;
+  }
+
+  /** @inheritdoc */
+  async sync(checkout: ProxyCheckout, options: BackendSyncOptions): Promise<BackendSyncResult> {
+    const families: FamilySyncResult[] = [];
+    let nextRunAtMs: number | undefined;
+    for (const st of this.#state) {
+      families.push(await this.#syncFamily(st, st.family === 4 ? checkout.v4 : checkout.v6, options.full));
+      const at = st.syncer?.nextCleanupAt();
+      if (at !== undefined) nextRunAtMs = nextRunAtMs === undefined ? at : Math.min(nextRunAtMs, at);
+    }
+    return nextRunAtMs === undefined ? { families } : { families, nextRunAtMs };
+  }
+
+  #syncerFor(st: FamilyState, snapshot: ProxySnapshot): NftablesSyncer {
+    const render = snapshotRenderOptions(snapshot, this.#options.render ?? {});
+    if (st.syncer && render.nodeIP === st.nodeIP) return st.syncer;
+    // A new node IP means a new renderer; its first (full) sync lists the table and removes
+    // whatever the previous one left.
+    st.needFull = st.syncer !== undefined;
+    st.syncer = new NftablesSyncer({
+      executor: st.executor,
+      render,
+      clock: this.#clock,
+      logger: this.#log.child({ ipFamily: st.family }),
+      ...(this.#options.staleChainDelayMs !== undefined
+        ? { staleChainDelayMs: this.#options.staleChainDelayMs }
+        : {}),
+    });
+    if (st.needFull) st.syncer.planner.invalidate();
+    st.nodeIP = render.nodeIP;
+    return st.syncer;
+  }
+
+  async #syncFamily(st: FamilyState, snapshot: ProxySnapshot, forceFull: boolean): Promise<FamilySyncResult> {
+    const syncer = this.#syncerFor(st, snapshot);
+    let full = forceFull || snapshot.fullSyncRequired || syncer.planner.needsFull;
+    try {
+      const due = syncer.nextCleanupAt();
+      if (due !== undefined && due <= this.#clock.now()) {
+        const deleted = await syncer.cleanup();
+        if (deleted.length > 0) this.#log.debug({ chains: deleted.length }, 'stale nftables chains deleted');
+      }
+    } catch (error) {
+      // The cleanup invalidated the mirror; the sync below is full and lists the table.
+      this.#log.warn({ err: error }, 'deleting stale nftables chains failed');
+      full = true;
+    }
+    try {
+      const r = await syncer.sync(snapshot, full);
+      return { family: st.family, full: r.full, bytes: r.bytes, skipped: r.errors };
+    } catch (error) {
+      return { family: st.family, full, error, failureKind: 'nftables' };
+    }
+  }
+
+  /** @inheritdoc */
+  async cleanup(): Promise<void> {
+    const table = this.#options.render?.tableName ?? 'kube-proxy';
+    for (const st of this.#state) {
+      const family = st.family === 4 ? 'ip' : 'ip6';
+      // `add` first so the delete succeeds whether or not the table exists (as knftables does).
+      await st.executor.apply(`add table ${family} ${table}\ndelete table ${family} ${table}\n`);
+      st.syncer = undefined;
+      st.nodeIP = undefined;
+    }
+  }
+}

@@ -1,0 +1,351 @@
+/**
+ * The proxier: informers for Services, EndpointSlices and this Node feed `ProxyState`; a
+ * bounded-frequency runner syncs the checkout into a {@link Backend}; around it the healthz
+ * server, the health-check node ports, stale UDP conntrack cleanup and the `kubeproxy_*`
+ * metrics — kube-proxy's loop as a library.
+ *
+ * @module
+ */
+import type { KubeConfig, V1EndpointSlice, V1Node, V1Service } from '@kubernetes/client-node';
+import {
+  type Clock,
+  type Logger,
+  noopLogger,
+  type PromClientModule,
+  type PromRegistry,
+  realClock,
+} from '@nodeagent/core';
+import {
+  type FactoryInformerOptions,
+  type HandlerRegistration,
+  type InformerRequest,
+  type KubeObject,
+  type ListerWatcher,
+  objectOf,
+  SharedInformerFactory,
+} from '@nodeagent/informer';
+import { type IPFamily, LABEL_TOPOLOGY_ZONE, ProxyState, type ProxyStateError } from '@nodeagent/proxy-state';
+import { EventEmitter } from 'eventemitter3';
+import type { Backend } from './backend.js';
+import { BoundedFrequencyRunner } from './bounded-frequency-runner.js';
+import { type ConntrackCleaner, SpawnConntrackCleaner } from './conntrack.js';
+import { createProxierMetrics, noopProxierMetrics, type ProxierMetrics } from './metrics.js';
+import { ProxyHealthServer } from './proxy-health-server.js';
+import { ServiceHealthServer } from './service-health-server.js';
+import { type ProxierSyncResult, SyncLoop } from './sync-loop.js';
+
+/** Options of {@link Proxier}. */
+export interface ProxierOptions {
+  /** This node's name: local endpoints, node hints, and the Node object watched for labels. */
+  readonly nodeName: string;
+  /** The data plane. */
+  readonly backend: Backend;
+  /** API access; required unless `listerWatcherFor` is given. */
+  readonly kubeConfig?: KubeConfig;
+  /** Builds each informer's ListerWatcher (tests: `FakeListerWatcher`). */
+  readonly listerWatcherFor?: (request: InformerRequest) => ListerWatcher;
+  /** This node's IPs (primary first). @default taken from the Node's addresses */
+  readonly nodeIPs?: readonly string[];
+  /**
+   * kube-proxy's `--iptables-sync-period`: retry interval after a failed sync; the health
+   * timeout is twice this.
+   * @default 30000
+   */
+  readonly syncPeriodMs?: number;
+  /**
+   * kube-proxy's `--iptables-min-sync-period`: least time between the end of one sync and the
+   * start of the next; changes arriving meanwhile are coalesced.
+   * @default 1000
+   */
+  readonly minSyncPeriodMs?: number;
+  /**
+   * A full sync at least this often (and a sync at least this often without changes).
+   * @default 3600000
+   */
+  readonly fullSyncPeriodMs?: number;
+  /**
+   * The healthz server (`/healthz`, `/livez`); `false` disables it.
+   * @default { bindAddress: '0.0.0.0:10256' }
+   */
+  readonly healthz?: false | { readonly bindAddress?: string };
+  /**
+   * Health-check node ports of `externalTrafficPolicy: Local` services; `false` disables them.
+   * @default { bindAddresses: [] } (every address)
+   */
+  readonly healthCheckNodePorts?: false | { readonly bindAddresses?: readonly string[] };
+  /**
+   * Stale UDP conntrack cleanup after each sync; `false` disables it.
+   * @default new SpawnConntrackCleaner()
+   */
+  readonly conntrack?: false | ConntrackCleaner;
+  /** Honour node hints (`PreferSameNode`). @default true */
+  readonly preferSameTrafficDistribution?: boolean;
+  /** Options for every informer (backoff, idle timeout, …). @default {} */
+  readonly informer?: FactoryInformerOptions;
+  /** Where the `kubeproxy_*` metrics go. @default no metrics */
+  readonly registry?: PromRegistry;
+  /** The prom-client module (else imported on demand when `registry` is set). */
+  readonly promClient?: PromClientModule;
+  /** @default realClock */
+  readonly clock?: Clock;
+  /** @default noopLogger */
+  readonly logger?: Logger;
+}
+
+/** Events of a {@link Proxier} (eventemitter3, typed). */
+export interface ProxierEvents {
+  /** A Service or EndpointSlice was skipped as invalid (its previous version withdrawn); others are still programmed. */
+  objectError: [error: ProxyStateError];
+  /** The backend skipped a service port for bad input; others were programmed. */
+  renderError: [error: Error, family: IPFamily];
+  /** A family's sync failed; a full sync is retried after `syncPeriodMs`. */
+  syncError: [error: unknown, family: IPFamily];
+  /** A sync finished (successfully or not, see `result.failed`). */
+  synced: [result: ProxierSyncResult];
+  /** Deleting stale conntrack entries failed. */
+  conntrackError: [error: unknown];
+  /** A health-check node port could not be opened (retried on the next sync). */
+  healthCheckError: [error: Error, service: string, port: number];
+  /** An informer list/watch failed (it retries on its own). */
+  informerError: [error: Error, resource: string];
+}
+
+/**
+ * kube-proxy as a library. Nothing happens before {@link start}; no rule is written before the
+ * Service, EndpointSlice and Node informers have synced.
+ *
+ * @example
+ * ```ts
+ * const proxier = new Proxier({
+ *   kubeConfig, nodeName: 'node-a',
+ *   backend: new NftablesBackend({ ipv4: { executor: new SpawnNftExecutor() } }),
+ * });
+ * proxier.on('objectError', (e) => console.warn(e.message));
+ * await proxier.start(signal);
+ * ```
+ */
+export class Proxier extends EventEmitter<ProxierEvents> {
+  /** The proxy-side state the informers feed. */
+  readonly state: ProxyState;
+  /** The backend. */
+  readonly backend: Backend;
+  /** The healthz server, unless disabled. */
+  readonly healthz: ProxyHealthServer | undefined;
+  /** The health-check node-port servers, unless disabled. */
+  readonly healthCheckServer: ServiceHealthServer | undefined;
+  /** The sync runner (min/retry/max intervals). */
+  readonly runner: BoundedFrequencyRunner;
+  readonly #options: ProxierOptions;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #loop: SyncLoop;
+  #metrics: ProxierMetrics = noopProxierMetrics;
+  #factory: SharedInformerFactory | undefined;
+  #registrations: HandlerRegistration[] = [];
+  #initialized = false;
+  #started = false;
+  #stopped = false;
+  #node: { readonly zone: string; readonly addresses: string } = { zone: '', addresses: '' };
+
+  /** @param options - See {@link ProxierOptions}. @throws TypeError without `kubeConfig` or `listerWatcherFor`. */
+  constructor(options: ProxierOptions) {
+    super();
+    if (!options.kubeConfig && !options.listerWatcherFor) {
+      throw new TypeError('Proxier needs kubeConfig or listerWatcherFor');
+    }
+    this.#options = options;
+    this.backend = options.backend;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? noopLogger).child({ component: 'proxier', backend: options.backend.name });
+    const syncPeriodMs = options.syncPeriodMs ?? 30_000;
+    this.state = new ProxyState({
+      nodeName: options.nodeName,
+      ...(options.nodeIPs ? { nodeIPs: options.nodeIPs } : {}),
+      ...(options.preferSameTrafficDistribution !== undefined
+        ? { preferSameTrafficDistribution: options.preferSameTrafficDistribution }
+        : {}),
+      logger: this.#log,
+    });
+    const metrics: ProxierMetrics = {
+      ...noopProxierMetrics,
+      healthRequest: (e, c) => this.#metrics.healthRequest(e, c),
+    };
+    this.healthz =
+      options.healthz === false
+        ? undefined
+        : new ProxyHealthServer({
+            healthTimeoutMs: 2 * syncPeriodMs,
+            clock: this.#clock,
+            logger: this.#log,
+            metrics,
+            ...(options.healthz?.bindAddress !== undefined
+              ? { bindAddress: options.healthz.bindAddress }
+              : {}),
+          });
+    this.healthCheckServer =
+      options.healthCheckNodePorts === false
+        ? undefined
+        : new ServiceHealthServer({
+            bindAddresses: options.healthCheckNodePorts?.bindAddresses ?? [],
+            proxyHealthy: () => this.healthz?.isHealthy() ?? true,
+            onListenError: (svc, port, err) => this.emit('healthCheckError', err, svc, port),
+            logger: this.#log,
+          });
+    this.#loop = new SyncLoop({
+      state: this.state,
+      backend: this.backend,
+      clock: this.#clock,
+      logger: this.#log,
+      fullSyncPeriodMs: options.fullSyncPeriodMs ?? 3_600_000,
+      healthz: this.healthz,
+      healthCheckServer: this.healthCheckServer,
+      conntrack: options.conntrack === false ? undefined : (options.conntrack ?? new SpawnConntrackCleaner()),
+      metrics: () => this.#metrics,
+      emit: (event, ...args) => (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args),
+      requestRun: () => this.runner.run(),
+    });
+    this.runner = new BoundedFrequencyRunner(
+      'sync-proxy-rules',
+      () => this.#loop.sync(),
+      options.minSyncPeriodMs ?? 1_000,
+      syncPeriodMs,
+      options.fullSyncPeriodMs ?? 3_600_000,
+      { clock: this.#clock, logger: this.#log },
+    );
+  }
+
+  /** True once the informers synced and the first sync was requested. */
+  get initialized(): boolean {
+    return this.#initialized;
+  }
+
+  /** Syncs run so far (successful or not). */
+  get syncCount(): number {
+    return this.#loop.syncCount;
+  }
+
+  /** The result of the latest sync. */
+  get lastSyncResult(): ProxierSyncResult | undefined {
+    return this.#loop.lastResult;
+  }
+
+  /**
+   * Starts metrics, the healthz server, the runner and the informers; resolves once the
+   * informers synced and the first sync was requested. Rejects when `signal` aborts first.
+   */
+  async start(signal?: AbortSignal): Promise<void> {
+    if (this.#started) throw new Error('Proxier already started');
+    this.#started = true;
+    const o = this.#options;
+    if (o.registry) {
+      this.#metrics = await createProxierMetrics({
+        registry: o.registry,
+        ...(o.promClient ? { promClient: o.promClient } : {}),
+      });
+    }
+    signal?.addEventListener('abort', () => void this.stop(), { once: true });
+    await this.healthz?.start();
+    this.runner.start();
+    const factory = new SharedInformerFactory({
+      ...(o.kubeConfig ? { kubeConfig: o.kubeConfig } : {}),
+      ...(o.listerWatcherFor ? { listerWatcherFor: o.listerWatcherFor } : {}),
+      defaults: { logger: this.#log, ...o.informer },
+    });
+    this.#factory = factory;
+    const services = factory.services<V1Service & KubeObject>();
+    const slices = factory.endpointSlices<V1EndpointSlice & KubeObject>();
+    const nodes = factory.nodes<V1Node & KubeObject>({ fieldSelector: `metadata.name=${o.nodeName}` });
+    for (const [name, inf] of [
+      ['services', services],
+      ['endpointslices', slices],
+      ['nodes', nodes],
+    ] as const) {
+      inf.on('watchError', (err) => this.emit('informerError', err, name));
+    }
+    this.#registrations = [
+      services.addEventHandler(
+        {
+          onAdd: (s) => this.#changed(this.state.onServiceAdd(s)),
+          onUpdate: (old, s) => this.#changed(this.state.onServiceUpdate(old, s)),
+          onDelete: (s) => this.#changed(this.state.onServiceDelete(objectOf(s))),
+        },
+        { name: 'proxier' },
+      ),
+      slices.addEventHandler(
+        {
+          onAdd: (s) => this.#changed(this.state.onEndpointSliceAdd(s)),
+          onUpdate: (old, s) => this.#changed(this.state.onEndpointSliceUpdate(old, s)),
+          onDelete: (s) => this.#changed(this.state.onEndpointSliceDelete(objectOf(s))),
+        },
+        { name: 'proxier' },
+      ),
+      nodes.addEventHandler(
+        {
+          onAdd: (n) => this.#nodeChanged(n),
+          onUpdate: (_old, n) => this.#nodeChanged(n),
+          onDelete: () => {
+            // A deleted Node is not eligible for traffic (healthz 503); rules stay as they are.
+            this.healthz?.syncNode({ metadata: { name: o.nodeName, deletionTimestamp: new Date(0) } });
+          },
+        },
+        { name: 'proxier' },
+      ),
+    ];
+    const ac = new AbortController();
+    const abort = () => ac.abort(signal?.reason);
+    signal?.addEventListener('abort', abort, { once: true });
+    try {
+      await factory.start(ac.signal);
+      // The informers synced; wait until our handlers have processed the initial lists.
+      while (!this.#registrations.every((r) => r.hasSynced())) {
+        if (this.#stopped) throw new Error('Proxier stopped before its informers synced');
+        await new Promise<void>((r) => setImmediate(r));
+      }
+    } finally {
+      signal?.removeEventListener('abort', abort);
+    }
+    if (this.#stopped) throw new Error('Proxier stopped before its informers synced');
+    this.#initialized = true;
+    this.#loop.initialized = true;
+    this.#log.info({ node: o.nodeName }, 'informers synced; first sync requested');
+    this.#queueSync();
+  }
+
+  /** Stops informers, the runner and every server. Rules stay in place (see `backend.cleanup()`). */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#loop.close();
+    await this.#factory?.shutdown();
+    await this.runner.stop();
+    await this.healthz?.stop();
+    await this.healthCheckServer?.close();
+    this.backend.close?.();
+  }
+
+  #changed(result: { readonly pending: boolean; readonly error: ProxyStateError | null }): void {
+    if (result.error) this.emit('objectError', result.error);
+    this.#metrics.changes(this.state.changeCounts);
+    if (result.pending && this.#initialized) this.#queueSync();
+  }
+
+  #nodeChanged(node: V1Node): void {
+    this.healthz?.syncNode(node);
+    const zone = node.metadata?.labels?.[LABEL_TOPOLOGY_ZONE] ?? '';
+    const addresses = (node.status?.addresses ?? []).map((a) => `${a.type}=${a.address}`).join(',');
+    const result = this.state.onNodeUpdate(node);
+    const before = this.#node;
+    this.#node = { zone, addresses };
+    // A topology label change touches every service (kube-proxy: needFullSync + Sync).
+    const zoneChanged = before.zone !== zone;
+    if (zoneChanged) this.#loop.requestFullSync();
+    const changed = zoneChanged || before.addresses !== addresses;
+    if (this.#initialized && (result.pending || changed)) this.#queueSync();
+  }
+
+  #queueSync(): void {
+    for (const f of this.backend.families) this.healthz?.queuedUpdate(f);
+    this.#metrics.lastQueuedTimestamp(this.#clock.now() / 1000);
+    this.runner.run();
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * kube-proxy's healthz server (`pkg/proxy/healthcheck/proxy_health.go`): per IP family it
+ * remembers the oldest queued-but-unsynced update and the last successful sync; a family is
+ * unhealthy once an update has waited longer than `healthTimeoutMs` (2 × syncPeriod). `/healthz`
+ * additionally fails while the Node is being deleted or carries the cluster autoscaler's
+ * `ToBeDeletedByClusterAutoscaler` taint; `/livez` ignores the Node.
+ *
+ * @module
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { V1Node } from '@kubernetes/client-node';
+import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
+import type { IPFamily } from '@nodeagent/proxy-state';
+import { familyName } from './backend.js';
+import { type BindAddress, closeServer, goTime, listen, parseBindAddress } from './http-util.js';
+import { noopProxierMetrics, type ProxierMetrics } from './metrics.js';
+
+/** The taint the cluster autoscaler puts on nodes it is about to delete. */
+export const TO_BE_DELETED_TAINT = 'ToBeDeletedByClusterAutoscaler';
+
+/** kube-proxy's default healthz port. */
+export const DEFAULT_HEALTHZ_PORT = 10256;
+
+/** Options of {@link ProxyHealthServer}. */
+export interface ProxyHealthServerOptions {
+  /**
+   * Where to listen (`host:port`, `[v6]:port`, `:port`); port 0 picks a free one.
+   * @default '0.0.0.0:10256'
+   */
+  readonly bindAddress?: string;
+  /**
+   * How long a queued update may wait for a successful sync before the proxy is unhealthy:
+   * kube-proxy uses 2 × syncPeriod.
+   * @default 60000
+   */
+  readonly healthTimeoutMs?: number;
+  /** @default realClock */
+  readonly clock?: Clock;
+  /** @default noopLogger */
+  readonly logger?: Logger;
+  /** `kubeproxy_proxy_healthz_total` / `_livez_total`. @default no metrics */
+  readonly metrics?: ProxierMetrics;
+}
+
+/** Health of one family in the JSON body. */
+export interface FamilyHealth {
+  /** When this family last synced successfully (Go RFC 3339; zero time when never). */
+  readonly lastUpdated: string;
+  /** False when an update has been queued for longer than the health timeout. */
+  readonly healthy: boolean;
+}
+
+/** The JSON body of `/healthz` and `/livez`. */
+export interface ProxyHealthBody {
+  /** The most recent successful sync (or `currentTime` when healthy, as upstream keeps for compatibility). */
+  readonly lastUpdated: string;
+  /** The server's time. */
+  readonly currentTime: string;
+  /** `/healthz` only: false while the Node is being deleted or tainted for deletion. */
+  readonly nodeEligible?: boolean;
+  /** The overall verdict behind the status code. */
+  readonly healthy: boolean;
+  /** Per family (`IPv4`, `IPv6`). */
+  readonly status: Readonly<Record<string, FamilyHealth>>;
+}
+
+/** The health bookkeeping plus its HTTP endpoint. Nothing listens before {@link start}. */
+export class ProxyHealthServer {
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #timeoutMs: number;
+  readonly #address: BindAddress;
+  readonly #metrics: ProxierMetrics;
+  readonly #lastUpdated = new Map<IPFamily, number>();
+  readonly #oldestQueued = new Map<IPFamily, number>();
+  #nodeEligible = true;
+  #server: Server | undefined;
+  #port: number | undefined;
+
+  /** @param options - Address, timeout, clock. @throws InvalidBindAddressError */
+  constructor(options: ProxyHealthServerOptions = {}) {
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? noopLogger).child({ component: 'proxy-healthz' });
+    this.#timeoutMs = options.healthTimeoutMs ?? 60_000;
+    this.#address = parseBindAddress(
+      options.bindAddress ?? `0.0.0.0:${DEFAULT_HEALTHZ_PORT}`,
+      DEFAULT_HEALTHZ_PORT,
+    );
+    this.#metrics = options.metrics ?? noopProxierMetrics;
+  }
+
+  /** The port listened on (after {@link start}). */
+  get port(): number | undefined {
+    return this.#port;
+  }
+
+  /** A change for `family` was received and not yet programmed (only the oldest is kept). */
+  queuedUpdate(family: IPFamily): void {
+    if (!this.#oldestQueued.has(family)) this.#oldestQueued.set(family, this.#clock.now());
+  }
+
+  /** `family`'s rules were synced successfully. */
+  updated(family: IPFamily): void {
+    this.#oldestQueued.delete(family);
+    this.#lastUpdated.set(family, this.#clock.now());
+  }
+
+  /** Takes node eligibility from this proxy's Node: not deleted, not tainted for deletion. */
+  syncNode(node: V1Node): void {
+    const deleting = node.metadata?.deletionTimestamp != null;
+    const tainted = (node.spec?.taints ?? []).some((t) => t.key === TO_BE_DELETED_TAINT);
+    this.#nodeEligible = !deleting && !tainted;
+  }
+
+  /** True until a Node update says it is being deleted. */
+  get nodeEligible(): boolean {
+    return this.#nodeEligible;
+  }
+
+  /** The proxy's own health, ignoring the Node (what health-check node ports report). */
+  isHealthy(): boolean {
+    return this.body(false).healthy;
+  }
+
+  /**
+   * The body `/livez` (`withNode` false) or `/healthz` (true) would answer now. A family with
+   * a queued update counts even before its first sync (upstream only looks at families that
+   * synced once, so a proxy that never manages a first sync would look healthy forever).
+   */
+  body(withNode: boolean): ProxyHealthBody {
+    const now = this.#clock.now();
+    const families = new Set<IPFamily>([...this.#lastUpdated.keys(), ...this.#oldestQueued.keys()]);
+    const status: Record<string, FamilyHealth> = {};
+    let healthy = true;
+    let lastUpdated: number | undefined;
+    let lastUnhealthy: number | undefined;
+    for (const f of [...families].sort()) {
+      const updatedAt = this.#lastUpdated.get(f);
+      const queuedAt = this.#oldestQueued.get(f);
+      const ok = queuedAt === undefined || now - queuedAt < this.#timeoutMs;
+      if (updatedAt !== undefined && (lastUpdated === undefined || updatedAt > lastUpdated))
+        lastUpdated = updatedAt;
+      if (!ok) {
+        healthy = false;
+        lastUnhealthy ??= updatedAt;
+      }
+      status[familyName(f)] = { lastUpdated: goTime(updatedAt), healthy: ok };
+    }
+    const verdict = withNode ? healthy && this.#nodeEligible : healthy;
+    return {
+      // As upstream: a healthy answer reports "now", an unhealthy one the failing family's last sync.
+      lastUpdated: goTime(verdict ? now : healthy ? lastUpdated : lastUnhealthy),
+      currentTime: goTime(now),
+      ...(withNode ? { nodeEligible: this.#nodeEligible } : {}),
+      healthy: verdict,
+      status,
+    };
+  }
+
+  /** Starts listening; resolves with the bound port. */
+  async start(): Promise<number> {
+    if (this.#server) throw new Error('healthz server already started');
+    const server = createServer((req, res) => this.#handle(req, res));
+    this.#server = server;
+    this.#port = await listen(server, this.#address);
+    this.#log.info({ address: this.#address.host, port: this.#port }, 'healthz server listening');
+    return this.#port;
+  }
+
+  /** Stops listening. */
+  async stop(): Promise<void> {
+    const s = this.#server;
+    this.#server = undefined;
+    if (s) await closeServer(s);
+  }
+
+  #handle(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/healthz' && path !== '/livez') {
+      res.writeHead(404, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        'X-Content-Type-Options': 'nosniff',
+      });
+      res.end('404 page not found\n');
+      return;
+    }
+    const endpoint = path === '/healthz' ? 'healthz' : 'livez';
+    const body = this.body(endpoint === 'healthz');
+    const code = body.healthy ? 200 : 503;
+    this.#metrics.healthRequest(endpoint, code);
+    res.writeHead(code, { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' });
+    res.end(JSON.stringify(body));
+  }
+}

@@ -1,0 +1,106 @@
+import { FakeIptablesExecutor } from '@nodeagent/iptables/testing';
+import { FakeIpvsExecutor } from '@nodeagent/ipvs/testing';
+import { FakeNftExecutor } from '@nodeagent/nftables/testing';
+import { ProxyState } from '@nodeagent/proxy-state';
+import { describe, expect, it } from 'vitest';
+import { IptablesBackend, IpvsBackend, NftablesBackend } from '../src/index.js';
+import { endpointSlice, service } from './fixtures.js';
+
+function state(nodeIP = '192.168.0.2') {
+  const s = new ProxyState({ nodeName: 'node-a', nodeIPs: [nodeIP] });
+  s.onServiceAdd(service('web', { clusterIP: '172.30.0.41' }));
+  s.onEndpointSliceAdd(endpointSlice('web', [{ ip: '10.180.0.1' }]));
+  return s;
+}
+
+describe('backend adapters', () => {
+  it('IpvsBackend programs virtual servers and cleans them up', async () => {
+    // Without an iptables executor: FakeIptablesExecutor's parser does not take the residual
+    // rules' `-m set --match-set NAME dst` (two-word option); the real tools do.
+    const ipvs = new FakeIpvsExecutor();
+    const backend = new IpvsBackend({ ipv4: { executor: ipvs } });
+    const r = await backend.sync(state().checkout(), { full: true });
+    expect(r.families).toMatchObject([{ family: 4, full: true }]);
+    expect(r.families[0]?.error).toBeUndefined();
+    const vs = ipvs.state().virtualServers;
+    expect(vs.map((v) => `${v.address}:${v.port}`)).toEqual(['172.30.0.41:80']);
+    expect(vs[0]?.realServers.map((rs) => `${rs.address}:${rs.port}`)).toEqual(['10.180.0.1:8080']);
+    expect(ipvs.state().boundAddresses).toEqual(['172.30.0.41']);
+    expect(ipvs.state().ipsets.length).toBeGreaterThan(0);
+    await backend.cleanup();
+    backend.close();
+    expect(ipvs.state().virtualServers).toEqual([]);
+    expect(ipvs.state().boundAddresses).toEqual([]);
+    expect(ipvs.state().ipsets).toEqual([]);
+  });
+
+  it('IpvsBackend reports an executor failure for the family instead of throwing', async () => {
+    const ipvs = new FakeIpvsExecutor();
+    ipvs.failWhen(() => 'Memory allocation problem');
+    const backend = new IpvsBackend({ ipv4: { executor: ipvs } });
+    const r = await backend.sync(state().checkout(), { full: false });
+    expect(r.families[0]).toMatchObject({ family: 4, failureKind: 'ipvs' });
+    expect(String(r.families[0]?.error)).toContain('Memory allocation problem');
+    backend.close();
+  });
+
+  it('IptablesBackend cleanup removes only kube-proxy chains and the jumps into them', async () => {
+    const ipt = new FakeIptablesExecutor();
+    await ipt.restore('*nat\n:MINE - [0:0]\n-A PREROUTING -j MINE\nCOMMIT\n');
+    const backend = new IptablesBackend({ ipv4: { executor: ipt } });
+    const r = await backend.sync(state().checkout(), { full: false });
+    expect(r.families[0]).toMatchObject({ family: 4, full: true }); // the first sync is always full
+    expect(r.families[0]?.iptablesRules?.nat).toBeGreaterThan(0);
+    await backend.cleanup();
+    const nat = await ipt.save('nat');
+    expect(nat).not.toContain('KUBE-');
+    expect(nat).toContain('-A PREROUTING -j MINE');
+    expect(await ipt.save('filter')).not.toContain('KUBE-');
+  });
+
+  it('IptablesBackend and NftablesBackend rebuild their renderer when the node IP changes', async () => {
+    const ipt = new FakeIptablesExecutor();
+    const nft = new FakeNftExecutor();
+    const a = new IptablesBackend({ ipv4: { executor: ipt } });
+    const b = new NftablesBackend({ ipv4: { executor: nft } });
+    const s1 = state('192.168.0.2');
+    const c1 = s1.checkout();
+    await a.sync(c1, { full: false });
+    await b.sync(c1, { full: false });
+    const first = [a.syncer(4), b.syncer(4)];
+    s1.onNodeUpdate({
+      metadata: { name: 'node-a' },
+      status: { addresses: [{ type: 'InternalIP', address: '192.168.0.3' }] },
+    });
+    // nodeIPs were given explicitly, so the IP stays; a fresh state with another IP must rebuild.
+    const c2 = state('192.168.0.3').checkout();
+    const ra = await a.sync(c2, { full: false });
+    const rb = await b.sync(c2, { full: false });
+    expect(a.syncer(4)).not.toBe(first[0]);
+    expect(b.syncer(4)).not.toBe(first[1]);
+    expect(ra.families[0]).toMatchObject({ full: true });
+    expect(rb.families[0]).toMatchObject({ full: true });
+  });
+
+  it('NftablesBackend cleanup deletes its table whether or not it exists', async () => {
+    const nft = new FakeNftExecutor();
+    const backend = new NftablesBackend({ ipv4: { executor: nft }, ipv6: { executor: nft } });
+    await backend.cleanup(); // nothing there yet
+    const r = await backend.sync(state().checkout(), { full: true });
+    expect(r.families.map((f) => [f.family, f.error])).toEqual([
+      [4, undefined],
+      [6, undefined],
+    ]);
+    expect(nft.state.table('ip', 'kube-proxy')).toBeDefined();
+    expect(nft.state.table('ip6', 'kube-proxy')).toBeDefined();
+    await backend.cleanup();
+    expect(nft.state.table('ip', 'kube-proxy')).toBeUndefined();
+    expect(nft.state.table('ip6', 'kube-proxy')).toBeUndefined();
+  });
+
+  it('needs at least one family', () => {
+    expect(() => new IptablesBackend({})).toThrow(TypeError);
+    expect(() => new NftablesBackend({})).toThrow(TypeError);
+    expect(() => new IpvsBackend({})).toThrow(TypeError);
+  });
+});
