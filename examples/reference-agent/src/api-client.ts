@@ -1,0 +1,180 @@
+/**
+ * A small JSON REST client for the few writes the agent makes (Node, Lease, pod status,
+ * final pod delete). Reads go through informers; this only needs GET/POST/PUT/PATCH/DELETE
+ * with the kubeconfig's server, TLS material and credentials, keeping objects plain JSON.
+ *
+ * @module
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/** A non-2xx answer from the API server, with its HTTP code and the Status `reason`. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  /**
+   * @param code HTTP status code.
+   * @param reason the Status body's `reason` (`NotFound`, `AlreadyExists`, `Conflict`, …), or `''`.
+   * @param message what the request was and what the server said.
+   */
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Patch content types the agent uses. */
+export type PatchKind = 'merge' | 'strategic';
+
+const PATCH_CONTENT_TYPE: Record<PatchKind, string> = {
+  merge: 'application/merge-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+};
+
+/** One request: method, path (with query) and an optional JSON body. */
+interface ApiRequest {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  readonly path: string;
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/**
+ * JSON over HTTP(S) to the API server named by a client-node `KubeConfig` (current
+ * context). Connections are kept alive and closed by {@link ApiClient.close}.
+ */
+export class ApiClient {
+  private agent: http.Agent | undefined;
+
+  /** @param kubeConfig the API server, TLS material and credentials (current context). */
+  constructor(private readonly kubeConfig: KubeConfig) {}
+
+  /** GET `path`; resolves `undefined` on 404. */
+  async get<T>(path: string, signal?: AbortSignal): Promise<T | undefined> {
+    try {
+      return await this.request<T>({ method: 'GET', path, signal });
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** POST `body` to the collection `path`. */
+  create<T>(path: string, body: T, signal?: AbortSignal): Promise<T> {
+    return this.request<T>({ method: 'POST', path, body, signal });
+  }
+
+  /** PUT `body` to `path` (an update with `metadata.resourceVersion` as precondition). */
+  replace<T>(path: string, body: T, signal?: AbortSignal): Promise<T> {
+    return this.request<T>({ method: 'PUT', path, body, signal });
+  }
+
+  /** PATCH `path` with a merge or strategic-merge patch. */
+  patch<T>(path: string, kind: PatchKind, patch: unknown, signal?: AbortSignal): Promise<T> {
+    return this.request<T>({
+      method: 'PATCH',
+      path,
+      body: patch,
+      contentType: PATCH_CONTENT_TYPE[kind],
+      signal,
+    });
+  }
+
+  /** DELETE `path` with DeleteOptions (grace period, preconditions). */
+  delete(path: string, options: Record<string, unknown> = {}, signal?: AbortSignal): Promise<unknown> {
+    return this.request({
+      method: 'DELETE',
+      path,
+      body: { kind: 'DeleteOptions', apiVersion: 'v1', ...options },
+      signal,
+    });
+  }
+
+  /** Closes idle keep-alive connections. */
+  close(): void {
+    this.agent?.destroy();
+    this.agent = undefined;
+  }
+
+  private async request<T>(req: ApiRequest): Promise<T> {
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    const url = new URL(cluster.server);
+    const [pathname = '', search = ''] = req.path.split('?');
+    url.pathname = `${url.pathname.replace(/\/$/, '')}${pathname}`;
+    url.search = search;
+    const isHttps = url.protocol === 'https:';
+    const applied: https.RequestOptions = {};
+    try {
+      await this.kubeConfig.applyToHTTPSOptions(applied);
+    } catch (err) {
+      // client-node refuses plain-HTTP servers unless skipTLSVerify is set, after applying
+      // the credentials; a loopback http:// server (the embedded one) is still fine.
+      if (isHttps || !/HTTP protocol is not allowed/.test(String(err))) throw err;
+    }
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      'User-Agent': 'nodeagent-reference-agent',
+    };
+    for (const [k, v] of Object.entries(applied.headers ?? {})) {
+      if (v !== undefined) headers[k] = (Array.isArray(v) ? v.join(', ') : String(v)).trim();
+    }
+    const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
+    if (payload) {
+      headers['Content-Type'] = req.contentType ?? 'application/json';
+      // Node sends DELETE bodies unframed unless the length is given.
+      headers['Content-Length'] = String(payload.length);
+    }
+    this.agent ??= isHttps
+      ? new https.Agent({
+          keepAlive: true,
+          ...(applied.ca === undefined ? {} : { ca: applied.ca }),
+          ...(applied.cert === undefined ? {} : { cert: applied.cert }),
+          ...(applied.key === undefined ? {} : { key: applied.key }),
+          ...(applied.rejectUnauthorized === undefined
+            ? {}
+            : { rejectUnauthorized: applied.rejectUnauthorized }),
+        })
+      : new http.Agent({ keepAlive: true });
+    const transport = isHttps ? https : http;
+    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const r = transport.request(
+        url,
+        { method: req.method, headers, agent: this.agent, ...(req.signal ? { signal: req.signal } : {}) },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+          );
+          res.on('error', reject);
+        },
+      );
+      r.on('error', reject);
+      r.end(payload);
+    });
+    const parsed = parseJson(text);
+    if (status < 200 || status >= 300) {
+      const body = (parsed ?? {}) as { reason?: string; message?: string };
+      throw new ApiError(
+        status,
+        body.reason ?? '',
+        `${req.method} ${req.path}: ${status} ${body.message ?? text.slice(0, 200)}`,
+      );
+    }
+    return parsed as T;
+  }
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

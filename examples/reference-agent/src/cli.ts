@@ -1,0 +1,105 @@
+/**
+ * The agent's command line in process: parse flags, start the agent, optionally the demo,
+ * then run until SIGINT/SIGTERM, `--exit-after` or `signal`; resolves with the exit code
+ * (0 ok, 1 failed to start, 2 bad flags).
+ *
+ * @module
+ */
+import { consoleLogger, type Logger } from '@nodeagent/core';
+import { type AgentOptions, runAgent } from './agent.js';
+import { createDemoObjects, watchDemo } from './demo.js';
+import { FlagError, parseFlags, USAGE } from './flags.js';
+
+/** Where the CLI writes and what stops it. */
+export interface CliIo {
+  /** Human output (where things are, demo progress). */
+  readonly stdout: { write(text: string): unknown };
+  /** Log lines and errors. */
+  readonly stderr: { write(text: string): unknown };
+  /** Stops the agent when aborted (besides the process signals). */
+  readonly signal?: AbortSignal;
+  /** Listen for SIGINT/SIGTERM. @default true */
+  readonly handleSignals?: boolean;
+  /** Extra options for `runAgent` (tests: shorter timings). */
+  readonly agentOptions?: Partial<AgentOptions>;
+}
+
+/** Runs the CLI; resolves with the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let flags: ReturnType<typeof parseFlags>;
+  try {
+    flags = parseFlags(argv);
+  } catch (err) {
+    if (!(err instanceof FlagError)) throw err;
+    io.stderr.write(`error: ${err.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (flags.help) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  const log: Logger = consoleLogger({ level: flags.logLevel, format: flags.logFormat, stream: io.stderr });
+  const done = new AbortController();
+  const onSignal = () => done.abort();
+  if (io.handleSignals !== false) {
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  }
+  io.signal?.addEventListener('abort', onSignal, { once: true });
+  const exitTimer =
+    flags.exitAfterSeconds === undefined ? undefined : setTimeout(onSignal, flags.exitAfterSeconds * 1000);
+  try {
+    let agent: Awaited<ReturnType<typeof runAgent>>;
+    try {
+      agent = await runAgent({
+        nodeName: flags.nodeName,
+        kubeconfigPath: flags.kubeconfig,
+        runtimeEndpoint: flags.runtimeEndpoint,
+        podCidr: flags.podCidr,
+        nodeIp: flags.nodeIp,
+        podsRoot: flags.podsRoot,
+        podLogsRoot: flags.podLogsRoot,
+        healthPort: flags.healthPort,
+        crashLoopBackOffMaxMs:
+          flags.maxContainerRestartPeriodSeconds === undefined
+            ? undefined
+            : flags.maxContainerRestartPeriodSeconds * 1000,
+        logger: log,
+        ...io.agentOptions,
+      });
+    } catch (err) {
+      io.stderr.write(`error: the node agent could not start: ${(err as Error).message}\n`);
+      return 1;
+    }
+    const lines = [`node ${agent.nodeName} is running`];
+    if (agent.apiServer) lines.push(`embedded API server: ${agent.apiServer.url}`);
+    lines.push(
+      `kubeconfig: ${agent.kubeconfigPath}`,
+      `  try: KUBECONFIG=${agent.kubeconfigPath} kubectl get nodes,pods -o wide`,
+    );
+    lines.push(
+      `container runtime: ${agent.fakeRuntime ? 'in-process fake (@nodeagent/cri/testing FakeRuntime)' : flags.runtimeEndpoint}`,
+    );
+    if (agent.healthUrl) lines.push(`health: ${agent.healthUrl}/healthz`);
+    io.stdout.write(`${lines.join('\n')}\n`);
+    try {
+      if (flags.demo && !done.signal.aborted) {
+        watchDemo(agent.informers, (line) => io.stdout.write(`${line}\n`));
+        await createDemoObjects(agent.api, agent.nodeName, flags.demoImage);
+      }
+      if (!done.signal.aborted)
+        await new Promise((resolve) => done.signal.addEventListener('abort', resolve, { once: true }));
+    } catch (err) {
+      io.stderr.write(`error: ${(err as Error).message}\n`);
+      return 1;
+    } finally {
+      io.stdout.write('stopping the node agent\n');
+      await agent.stop();
+    }
+    return 0;
+  } finally {
+    if (exitTimer !== undefined) clearTimeout(exitTimer);
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
+}

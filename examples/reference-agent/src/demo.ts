@@ -1,0 +1,129 @@
+/**
+ * `--demo`: a small pod set bound to this node — a pod with an init container and two
+ * containers, a crash-looping pod, a pod that completes, and a Service selecting the first —
+ * and a watcher that prints one line whenever a pod's or the Service's endpoints' summary
+ * changes.
+ *
+ * @module
+ */
+import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
+import { type KubeObject, objectOf, type SharedInformerFactory } from '@nodeagent/informer';
+import { type ApiClient, ApiError } from './api-client.js';
+
+/** Namespace of the demo objects. */
+export const DEMO_NAMESPACE = 'default';
+
+/** The demo's pods for `nodeName`, running `image`. */
+export function demoPods(nodeName: string, image: string): V1Pod[] {
+  const base = (
+    name: string,
+    labels: Record<string, string>,
+    spec: Partial<NonNullable<V1Pod['spec']>>,
+  ): V1Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: DEMO_NAMESPACE,
+      labels: { 'app.kubernetes.io/part-of': 'nodeagent-demo', ...labels },
+    },
+    spec: { nodeName, containers: [], terminationGracePeriodSeconds: 5, ...spec },
+  });
+  const c = (name: string, script: string) => ({
+    name,
+    image,
+    imagePullPolicy: 'IfNotPresent',
+    command: ['sh', '-c', script],
+  });
+  return [
+    base(
+      'web',
+      { app: 'web' },
+      {
+        initContainers: [c('init', 'echo preparing; sleep 2')],
+        containers: [
+          { ...c('app', 'httpd -f -p 8080 -h /'), ports: [{ name: 'http', containerPort: 8080 }] },
+          c('sidecar', 'while true; do date; sleep 10; done'),
+        ],
+      },
+    ),
+    base('crasher', { app: 'crasher' }, { containers: [c('crash', 'echo boom; exit 1')] }),
+    base('job', { app: 'job' }, { restartPolicy: 'Never', containers: [c('work', 'echo working; sleep 5')] }),
+  ];
+}
+
+/** The demo's Service (selects `web`, port 80 → 8080). */
+export function demoService(): V1Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'web', namespace: DEMO_NAMESPACE },
+    spec: {
+      selector: { app: 'web' },
+      ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }],
+    },
+  };
+}
+
+/** Creates the demo objects; ones that already exist are left alone. */
+export async function createDemoObjects(api: ApiClient, nodeName: string, image: string): Promise<void> {
+  const create = async (path: string, obj: unknown) => {
+    try {
+      await api.create(path, obj);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 409)) throw err;
+    }
+  };
+  await create(`/api/v1/namespaces/${DEMO_NAMESPACE}/services`, demoService());
+  for (const pod of demoPods(nodeName, image)) await create(`/api/v1/namespaces/${DEMO_NAMESPACE}/pods`, pod);
+}
+
+/** One line about a pod: phase or waiting reason, ready containers, restarts, IP. */
+export function podSummary(pod: V1Pod): string {
+  const statuses = pod.status?.containerStatuses ?? [];
+  const total = pod.spec?.containers.length ?? 0;
+  const ready = statuses.filter((s) => s.ready).length;
+  const restarts = statuses.reduce((n, s) => n + (s.restartCount ?? 0), 0);
+  // As kubectl: a waiting reason, else the reason a container ended with, else the phase.
+  const waiting =
+    statuses.find((s) => s.state?.waiting?.reason)?.state?.waiting?.reason ??
+    (pod.status?.phase === 'Running'
+      ? statuses.find((s) => s.state?.terminated)?.state?.terminated?.reason
+      : undefined);
+  const initWaiting = pod.status?.initContainerStatuses?.find((s) => s.state?.running || s.state?.waiting);
+  let state = pod.status?.phase ?? 'Pending';
+  if (pod.metadata?.deletionTimestamp) state = 'Terminating';
+  else if (initWaiting !== undefined && state === 'Pending') state = 'Init:0/1';
+  else if (waiting !== undefined) state = waiting;
+  return `pod ${(pod.metadata?.name ?? '').padEnd(8)} ${state.padEnd(17)} ready ${ready}/${total}  restarts ${restarts}  ip ${pod.status?.podIP ?? '-'}`;
+}
+
+/** Prints demo progress to `write` until the factory shuts down. */
+export function watchDemo(factory: SharedInformerFactory, write: (line: string) => void): void {
+  const last = new Map<string, string>();
+  const emit = (key: string, line: string) => {
+    if (last.get(key) === line) return;
+    last.set(key, line);
+    write(`[demo] ${line}`);
+  };
+  factory.pods<V1Pod & KubeObject>({ namespace: DEMO_NAMESPACE }).addEventHandler({
+    onAdd: (pod) => emit(pod.metadata?.uid ?? '', podSummary(pod)),
+    onUpdate: (_old, pod) => emit(pod.metadata?.uid ?? '', podSummary(pod)),
+    onDelete: (obj) => emit(objectOf(obj).metadata?.uid ?? '', `pod ${objectOf(obj).metadata?.name} deleted`),
+  });
+  const slices = (slice: V1EndpointSlice) => {
+    const service = slice.metadata?.labels?.['kubernetes.io/service-name'] ?? '?';
+    const port = slice.ports?.[0]?.port;
+    const eps = (slice.endpoints ?? []).map(
+      (e) => `${e.addresses[0]}:${port ?? '?'}${e.conditions?.ready === false ? ' (not ready)' : ''}`,
+    );
+    emit(
+      `slice/${slice.metadata?.name}`,
+      `service ${service} endpoints: ${eps.length > 0 ? eps.join(', ') : '<none>'}`,
+    );
+  };
+  factory.endpointSlices<V1EndpointSlice & KubeObject>({ namespace: DEMO_NAMESPACE }).addEventHandler({
+    onAdd: slices,
+    onUpdate: (_old, slice) => slices(slice),
+  });
+}

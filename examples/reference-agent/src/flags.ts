@@ -1,0 +1,157 @@
+/**
+ * The command line of the reference agent (kubelet-style flag names where one exists).
+ *
+ * @module
+ */
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import type { LogLevel } from '@nodeagent/core';
+import { EMBEDDED_BUSYBOX_IMAGE } from './embedded-runtime.js';
+
+/** A bad command line; the bin prints it with the usage and exits with 2. */
+export class FlagError extends Error {
+  override readonly name = 'FlagError';
+}
+
+/** Parsed flags. */
+export interface AgentFlags {
+  /** `--kubeconfig`: external API server instead of the embedded one. */
+  readonly kubeconfig: string | undefined;
+  /** `--runtime-endpoint`: real CRI runtime instead of the fake. */
+  readonly runtimeEndpoint: string | undefined;
+  /** `--node-name`, default the host name (lower-cased). */
+  readonly nodeName: string;
+  /** `--node-ip`. */
+  readonly nodeIp: string | undefined;
+  /** `--pod-cidr`. */
+  readonly podCidr: string | undefined;
+  /** `--demo`. */
+  readonly demo: boolean;
+  /** `--demo-image`, default the busybox image of the embedded runtime and the node sandbox. */
+  readonly demoImage: string;
+  /** `--exit-after SECONDS`. */
+  readonly exitAfterSeconds: number | undefined;
+  /** `--log-level`. */
+  readonly logLevel: LogLevel;
+  /** `--log-format pretty|json`. */
+  readonly logFormat: 'pretty' | 'json';
+  /** `--pods-root`. */
+  readonly podsRoot: string | undefined;
+  /** `--pod-logs-root`. */
+  readonly podLogsRoot: string | undefined;
+  /** `--health-port` (0: any free port). */
+  readonly healthPort: number | undefined;
+  /** `--max-container-restart-period SECONDS` (CrashLoopBackOff cap). */
+  readonly maxContainerRestartPeriodSeconds: number | undefined;
+  /** `--help`. */
+  readonly help: boolean;
+}
+
+/** The usage text. */
+export const USAGE = `Usage: nodeagent-reference-agent [flags]
+
+With no flags: an embedded API server on 127.0.0.1 and an in-process fake container runtime.
+
+  --kubeconfig PATH              use this API server instead of the embedded one
+  --runtime-endpoint unix:///P   use this CRI runtime (e.g. containerd) instead of the fake one
+  --node-name NAME               node name (default: the host name)
+  --node-ip IP                   InternalIP of the node and hostIP of pods (default: first IPv4 address)
+  --pod-cidr CIDR                spec.podCIDR, also sent to the runtime
+  --demo                         create demo pods and a Service for this node and print their progress
+  --demo-image REF               image of the demo pods (default ${EMBEDDED_BUSYBOX_IMAGE})
+  --exit-after SECONDS           stop after this long
+  --log-level LEVEL              trace|debug|info|warn|error (default info)
+  --log-format pretty|json       log line format on stderr (default pretty)
+  --pods-root DIR                pod directories (default: a temp dir, removed on exit)
+  --pod-logs-root DIR            pod log directories (default: a temp dir, removed on exit)
+  --health-port PORT             serve /healthz on 127.0.0.1:PORT (0: any free port)
+  --max-container-restart-period SECONDS
+                                 CrashLoopBackOff cap (default 300; below 10 it lowers the first delay too)
+  -h, --help                     this text
+`;
+
+const LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error'];
+
+function number(name: string, value: string | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < min) {
+    throw new FlagError(`--${name}: expected a number >= ${min}, got "${value}"`);
+  }
+  return n;
+}
+
+/** Parses `argv` (without node and the script). @throws FlagError */
+export function parseFlags(argv: readonly string[], hostname: string = os.hostname()): AgentFlags {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        kubeconfig: { type: 'string' },
+        'runtime-endpoint': { type: 'string' },
+        'node-name': { type: 'string' },
+        'node-ip': { type: 'string' },
+        'pod-cidr': { type: 'string' },
+        demo: { type: 'boolean' },
+        'demo-image': { type: 'string' },
+        'exit-after': { type: 'string' },
+        'log-level': { type: 'string' },
+        'log-format': { type: 'string' },
+        'pods-root': { type: 'string' },
+        'pod-logs-root': { type: 'string' },
+        'health-port': { type: 'string' },
+        'max-container-restart-period': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    throw new FlagError((err as Error).message);
+  }
+  const str = (k: string) => values[k] as string | undefined;
+  const logLevel = (str('log-level') ?? 'info') as LogLevel;
+  if (!LEVELS.includes(logLevel))
+    throw new FlagError(`--log-level: expected one of ${LEVELS.join('|')}, got "${logLevel}"`);
+  const logFormat = str('log-format') ?? 'pretty';
+  if (logFormat !== 'pretty' && logFormat !== 'json')
+    throw new FlagError(`--log-format: expected pretty|json, got "${logFormat}"`);
+  const endpoint = str('runtime-endpoint');
+  if (endpoint !== undefined && !/^(unix:\/\/\/|tcp:\/\/)/.test(endpoint)) {
+    throw new FlagError(`--runtime-endpoint: expected unix:///path or tcp://host:port, got "${endpoint}"`);
+  }
+  const nodeName = (str('node-name') ?? hostname).toLowerCase();
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(nodeName) || nodeName.length > 253) {
+    throw new FlagError(`--node-name: "${nodeName}" is not a valid DNS subdomain name`);
+  }
+  const podCidr = str('pod-cidr');
+  if (podCidr !== undefined && !/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/.test(podCidr)) {
+    throw new FlagError(`--pod-cidr: expected an IPv4 CIDR such as 10.88.0.0/24, got "${podCidr}"`);
+  }
+  const healthPort = number('health-port', str('health-port'), 0);
+  if (healthPort !== undefined && (!Number.isInteger(healthPort) || healthPort > 65535)) {
+    throw new FlagError(`--health-port: expected a port 0-65535, got "${str('health-port')}"`);
+  }
+  return {
+    kubeconfig: str('kubeconfig'),
+    runtimeEndpoint: endpoint,
+    nodeName,
+    nodeIp: str('node-ip'),
+    podCidr,
+    demo: values.demo === true,
+    demoImage: str('demo-image') ?? EMBEDDED_BUSYBOX_IMAGE,
+    exitAfterSeconds: number('exit-after', str('exit-after'), 0),
+    logLevel,
+    logFormat,
+    podsRoot: str('pods-root'),
+    podLogsRoot: str('pod-logs-root'),
+    healthPort,
+    maxContainerRestartPeriodSeconds: number(
+      'max-container-restart-period',
+      str('max-container-restart-period'),
+      1,
+    ),
+    help: values.help === true,
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * The kubelet's main loop in miniature (`syncLoopIteration`): pod informer events become
+ * pod-worker updates (a status-only change is a reconcile and is not sent), PLEG events
+ * and due work-queue keys become `sync` updates, and a housekeeping tick
+ * (`HandlePodCleanups`, every 2 s once the pod source has synced) reconciles the workers with
+ * the desired pods and stops pods found only in the runtime.
+ *
+ * @module
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import { type Clock, type Logger, noopLogger, realClock, type Timer, type WorkQueue } from '@nodeagent/core';
+import { PodSandboxState } from '@nodeagent/cri';
+import {
+  type DeletedFinalStateUnknown,
+  type KubeObject,
+  objectOf,
+  type SharedInformer,
+} from '@nodeagent/informer';
+import { type GenericPLEG, isSyncPodWorthy } from '@nodeagent/pleg';
+import type { PodWorkers } from '@nodeagent/pod-workers';
+import type { PodStatusWriter } from './pod-status-writer.js';
+
+/** A pod as the informer hands it over. */
+export type PodObject = V1Pod & KubeObject;
+
+/** What {@link PodLifecycle} wires together. */
+export interface PodLifecycleDeps {
+  /** Pods bound to this node (`spec.nodeName=<node>`). */
+  readonly pods: SharedInformer<PodObject>;
+  /** One worker per pod UID. */
+  readonly workers: PodWorkers<unknown>;
+  /** Runtime events and the pod status cache. */
+  readonly pleg: GenericPLEG;
+  /** Where the workers schedule resyncs. */
+  readonly queue: WorkQueue<string>;
+  /** Final deletes of pods that finished before they were deleted. */
+  readonly writer: PodStatusWriter;
+  /** Housekeeping period, ms. @default 2000 */
+  readonly housekeepingMs?: number;
+  /** @default realClock */
+  readonly clock?: Clock;
+  /** @default noopLogger */
+  readonly logger?: Logger;
+}
+
+function uidOf(pod: V1Pod): string {
+  return pod.metadata?.uid ?? '';
+}
+
+/** Whether an update changes something the workers act on (else it is a status-only reconcile). */
+export function podConfigChanged(oldPod: V1Pod, newPod: V1Pod): boolean {
+  const pick = (p: V1Pod) =>
+    JSON.stringify([
+      p.spec,
+      p.metadata?.labels,
+      p.metadata?.annotations,
+      p.metadata?.deletionTimestamp,
+      p.metadata?.deletionGracePeriodSeconds,
+    ]);
+  return pick(oldPod) !== pick(newPod);
+}
+
+/** The loop feeding the pod workers. */
+export class PodLifecycle {
+  /** When the last housekeeping pass ran (ms since the epoch), for the sync-loop health check. */
+  lastHousekeepingAt: number | undefined;
+  /** Pods by UID, including deleted ones whose worker still exists (the kubelet's pod manager). */
+  private readonly podsByUid = new Map<string, V1Pod>();
+  private readonly removed = new Set<string>();
+  private timer: Timer | undefined;
+  private loops: Promise<unknown>[] = [];
+  private readonly clock: Clock;
+  private readonly log: Logger;
+
+  /** @param deps see {@link PodLifecycleDeps}. */
+  constructor(private readonly deps: PodLifecycleDeps) {
+    this.clock = deps.clock ?? realClock;
+    this.log = (deps.logger ?? noopLogger).child({ component: 'sync-loop' });
+  }
+
+  /** Registers the informer handler and starts the event, work-queue and housekeeping loops. */
+  start(signal: AbortSignal): void {
+    const { pods, pleg, queue, workers } = this.deps;
+    pods.addEventHandler(
+      {
+        onAdd: (pod) => this.onAdd(pod),
+        onUpdate: (oldPod, pod) => this.onUpdate(oldPod, pod),
+        onDelete: (pod) => this.onDelete(pod),
+      },
+      { name: 'pod-config' },
+    );
+    this.loops.push(
+      (async () => {
+        for await (const event of pleg.events(signal)) {
+          if (!isSyncPodWorthy(event)) continue;
+          const pod = this.podsByUid.get(event.id);
+          if (pod !== undefined) workers.updatePod({ updateType: 'sync', pod, startTime: this.clock.now() });
+        }
+      })().catch(() => {}),
+      (async () => {
+        for await (const uid of queue.keys(signal)) {
+          const pod = this.podsByUid.get(uid);
+          if (pod !== undefined) workers.updatePod({ updateType: 'sync', pod });
+          queue.done(uid);
+        }
+      })().catch(() => {}),
+    );
+    this.timer = this.clock.setInterval(() => this.housekeeping(), this.deps.housekeepingMs ?? 2_000);
+  }
+
+  /** Stops the loops (the caller aborts their signal and shuts the queue down first). */
+  async stop(): Promise<void> {
+    this.timer?.cancel();
+    this.timer = undefined;
+    await Promise.all(this.loops);
+    this.loops = [];
+  }
+
+  private onAdd(pod: V1Pod): void {
+    this.podsByUid.set(uidOf(pod), pod);
+    this.log.info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` }, 'SyncLoop ADD');
+    this.deps.workers.updatePod({ updateType: 'create', pod, startTime: this.clock.now() });
+  }
+
+  private onUpdate(oldPod: V1Pod, pod: V1Pod): void {
+    const uid = uidOf(pod);
+    this.podsByUid.set(uid, pod);
+    if (!podConfigChanged(oldPod, pod)) return;
+    const deleting = pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
+    if (deleting && this.deps.workers.getPodSyncStatus(uid)?.finished === true) {
+      // Finished before the delete arrived: nothing runs, so the final delete can go at once.
+      this.deps.writer
+        .deleteFinal(pod)
+        .catch((err: unknown) => this.log.warn({ err }, 'final delete failed'));
+      return;
+    }
+    this.log.info(
+      { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` },
+      deleting ? 'SyncLoop DELETE' : 'SyncLoop UPDATE',
+    );
+    this.deps.workers.updatePod({ updateType: 'update', pod, startTime: this.clock.now() });
+  }
+
+  private onDelete(obj: PodObject | DeletedFinalStateUnknown<PodObject>): void {
+    const pod = objectOf(obj);
+    const uid = uidOf(pod);
+    this.removed.add(uid);
+    this.log.info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` }, 'SyncLoop REMOVE');
+    this.deps.workers.updatePod({ updateType: 'kill', pod, startTime: this.clock.now() });
+  }
+
+  /** One `HandlePodCleanups` pass; public for tests. */
+  housekeeping(): void {
+    const { pods, workers, pleg, writer } = this.deps;
+    if (!pods.hasSynced()) return;
+    this.lastHousekeepingAt = this.clock.now();
+    const desired = pods.lister.list();
+    const known = workers.syncKnownPods(desired);
+    const desiredUids = new Set(desired.map(uidOf));
+    for (const uid of this.removed) {
+      if (known.has(uid) || desiredUids.has(uid)) continue;
+      this.removed.delete(uid);
+      this.podsByUid.delete(uid);
+      writer.forget(uid);
+    }
+    // Pods the runtime runs that no config asks for (e.g. left by an earlier agent): stop them.
+    for (const uid of pleg.cache.uids()) {
+      if (desiredUids.has(uid) || known.has(uid)) continue;
+      const { status } = pleg.cache.get(uid);
+      const running =
+        status.containerStatuses.some((c) => c.state === 'running') ||
+        status.sandboxStatuses.some((s) => s.state === PodSandboxState.SANDBOX_READY);
+      if (!running) continue;
+      workers.updatePod({
+        updateType: 'kill',
+        runningPod: { id: uid, name: status.name, namespace: status.namespace },
+      });
+    }
+  }
+}

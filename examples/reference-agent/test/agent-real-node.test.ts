@@ -1,0 +1,83 @@
+// The agent against a real containerd in a private node sandbox (its own netns, CNI bridge),
+// with the embedded API server: a busybox pod runs to Running with a pod IP from the
+// sandbox's CNI range, and a graceful delete stops its containers and removes the pod.
+import { join } from 'node:path';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { ContainerState } from '@nodeagent/cri';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type NodeSandbox, startNodeSandbox } from '../../../test/support/node-sandbox.js';
+import { describeRealNode } from '../../../test/support/real-node.js';
+import { type RunningAgent, runAgent } from '../src/agent.js';
+import { makePod, shContainer, testLogger, waitFor } from './helpers.js';
+
+describeRealNode(
+  'reference agent on a real containerd',
+  ['root', 'netns', 'containerd', 'runc', 'cni', 'busybox'],
+  () => {
+    let node: NodeSandbox;
+    let agent: RunningAgent;
+    const getPod = (name: string) =>
+      agent.apiServer?.store.tryGet('pods', 'default', name) as V1Pod | undefined;
+
+    beforeAll(async () => {
+      node = await startNodeSandbox({ name: 'ranode' });
+      agent = await runAgent({
+        nodeName: 'ranode',
+        runtimeEndpoint: node.criEndpoint,
+        podLogsRoot: node.podLogRoot,
+        podsRoot: join(node.rootDir, 'pods'),
+        relistPeriodMs: 300,
+        housekeepingMs: 300,
+        nodeStatusUpdateMs: 500,
+        logger: testLogger(),
+      });
+    });
+    afterAll(async () => {
+      await agent?.stop();
+      await node?.stop();
+    });
+
+    it('registers the node with containerd as its runtime', async () => {
+      const n = await waitFor('Ready node', () => {
+        const got = agent.apiServer?.store.tryGet('nodes', '', 'ranode') as V1Node | undefined;
+        return got?.status?.conditions?.[0]?.status === 'True' ? got : undefined;
+      });
+      expect(n.status?.nodeInfo?.containerRuntimeVersion).toMatch(/^containerd:\/\//);
+    });
+
+    it('runs a busybox pod to Running with a pod IP, and a graceful delete stops it', async () => {
+      await agent.api.create(
+        '/api/v1/namespaces/default/pods',
+        makePod(
+          'bb',
+          'ranode',
+          [shContainer('app', node.imageRef, 'trap "exit 0" TERM; while true; do sleep 1; done')],
+          {
+            terminationGracePeriodSeconds: 10,
+          },
+        ),
+      );
+      const pod = await waitFor(
+        'bb Running',
+        () => {
+          const p = getPod('bb');
+          return p?.status?.phase === 'Running' && p.status.containerStatuses?.[0]?.ready ? p : undefined;
+        },
+        30_000,
+      );
+      const prefix = node.podCidr.split('.').slice(0, 3).join('.');
+      expect(pod.status?.podIP?.startsWith(`${prefix}.`)).toBe(true);
+      const uid = pod.metadata?.uid ?? '';
+      const ping = await node.run(['busybox', 'ping', '-c', '1', '-W', '2', pod.status?.podIP ?? '']);
+      expect(ping.code).toBe(0);
+
+      await agent.api.delete('/api/v1/namespaces/default/pods/bb', { gracePeriodSeconds: 5 });
+      await waitFor('bb removed from the API', () => getPod('bb') === undefined, 30_000);
+      const { containers } = await agent.cri.runtime.listContainers({
+        filter: { labelSelector: { 'io.kubernetes.pod.uid': uid } },
+      });
+      expect(containers.length).toBeGreaterThan(0);
+      expect(containers.every((c) => c.state === ContainerState.CONTAINER_EXITED)).toBe(true);
+    }, 60_000);
+  },
+);
