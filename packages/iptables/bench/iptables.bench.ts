@@ -14,9 +14,12 @@ import { availableParallelism, loadavg } from 'node:os';
 import { it } from 'vitest';
 import { createNetns } from '../../../test/support/netns.js';
 import {
+  type IptablesExecutor,
   IptablesRenderer,
   type IptablesServicePort,
   IptablesSyncer,
+  type JumpRule,
+  type RestoreFlags,
   restoreText,
   SpawnIptablesExecutor,
 } from '../src/index.js';

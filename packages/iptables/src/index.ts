@@ -75,6 +75,7 @@ export {
   parseRule,
   RestoreParseError,
   type RuleValue,
+  type SetMatch,
   tokenizeRule,
 } from './restore-parser.js';
 export {

@@ -13,6 +13,16 @@ export interface RuleValue {
   readonly negated: boolean;
 }
 
+/** One `-m set [!] --match-set NAME FLAGS` match (kube-proxy's IPVS residual rules use them). */
+export interface SetMatch {
+  /** The ipset's name. */
+  readonly set: string;
+  /** Direction flags as written, e.g. `dst`, `dst,dst` or `dst,dst,src`. */
+  readonly flags: string;
+  /** True if negated (`! --match-set`). */
+  readonly negated: boolean;
+}
+
 /** A parsed `-A CHAIN ...` rule. */
 export interface ParsedRule {
   /** The line as written. */
@@ -23,6 +33,11 @@ export interface ParsedRule {
   readonly params: ReadonlyMap<string, RuleValue>;
   /** Match modules in order (`-m comment`, `-m tcp`, ...). */
   readonly modules: readonly string[];
+  /**
+   * Every `--match-set NAME FLAGS` in order (a rule may hold several). `params` also carries
+   * the last one under `--match-set`, with the set's name as its value.
+   */
+  readonly setMatches: readonly SetMatch[];
 }
 
 /** A chain as declared and filled by a restore payload. */
@@ -98,7 +113,19 @@ export function tokenizeRule(line: string): string[] {
 }
 
 // Parameters that take no value.
-const FLAGS = new Set(['--rcheck', '--set', '--reap', '--random-fully', '--rsource', '--rdest']);
+const FLAGS = new Set([
+  '--rcheck',
+  '--set',
+  '--reap',
+  '--random-fully',
+  '--rsource',
+  '--rdest',
+  '--physdev-is-in',
+  '--physdev-is-out',
+  '--physdev-is-bridged',
+]);
+// Direction flags of `--match-set`: one to three of src/dst, comma-separated.
+const SET_FLAGS_RE = /^(?:src|dst)(?:,(?:src|dst)){0,2}$/;
 
 /** Parses one `-A CHAIN ...` line. @throws Error for anything else. */
 export function parseRule(raw: string): ParsedRule {
@@ -106,6 +133,7 @@ export function parseRule(raw: string): ParsedRule {
   if (words[0] !== '-A' || words.length < 2) throw new Error(`not an append rule: ${JSON.stringify(raw)}`);
   const params = new Map<string, RuleValue>();
   const modules: string[] = [];
+  const setMatches: SetMatch[] = [];
   let negate = false;
   for (let i = 2; i < words.length; i++) {
     const w = words[i]!;
@@ -120,7 +148,17 @@ export function parseRule(raw: string): ParsedRule {
       continue;
     }
     if (!w.startsWith('-')) throw new Error(`unexpected word ${JSON.stringify(w)} in ${JSON.stringify(raw)}`);
-    if (FLAGS.has(w)) {
+    if (w === '--match-set') {
+      // The only option here with two values: the set name and its direction flags.
+      const name = words[i + 1];
+      const flags = words[i + 2];
+      if (name === undefined || flags === undefined || !SET_FLAGS_RE.test(flags)) {
+        throw new Error(`--match-set needs a set name and src/dst flags in ${JSON.stringify(raw)}`);
+      }
+      i += 2;
+      setMatches.push({ set: name, flags, negated: negate });
+      params.set(w, { value: name, negated: negate });
+    } else if (FLAGS.has(w)) {
       params.set(w, { value: '', negated: negate });
     } else {
       const v = words[++i];
@@ -129,7 +167,7 @@ export function parseRule(raw: string): ParsedRule {
     }
     negate = false;
   }
-  return { raw, chain: words[1]!, params, modules };
+  return { raw, chain: words[1]!, params, modules, setMatches };
 }
 
 /**

@@ -141,6 +141,12 @@ class Tracer {
         case '--mark':
         case '--ctstate':
           return false;
+        // ipset contents are not part of restore text, so a set match cannot be decided here.
+        case '--match-set':
+          throw new Error(
+            `tracer cannot evaluate -m set (ipset ${JSON.stringify(value)} is not in the rules) in ${JSON.stringify(rule.raw)}; ` +
+              'trace IPVS-mode rules with traceIpvs from `@nodeagent/ipvs`',
+          );
         default:
           throw new Error(`tracer does not understand ${name} in ${JSON.stringify(rule.raw)}`);
       }

@@ -48,6 +48,16 @@ export interface BackendSyncResult {
   readonly nextRunAtMs?: number;
 }
 
+/** What a backend may ask of the proxier between syncs. */
+export interface BackendHost {
+  /**
+   * Makes the next sync full and queues one (kube-proxy's `forceSyncProxyRules`), e.g. when
+   * the iptables canary vanished because another program flushed the tables.
+   * @param reason - Why, for the log.
+   */
+  requestFullSync(reason: string): void;
+}
+
 /** A data plane the proxier drives. Calls are serialised by the proxier (never two at once). */
 export interface Backend {
   /** Name used in logs and events (`iptables`, `nftables`, `ipvs`, …). */
@@ -62,8 +72,13 @@ export interface Backend {
   sync(checkout: ProxyCheckout, options: BackendSyncOptions): Promise<BackendSyncResult>;
   /** Removes every rule, chain, table, set or virtual server this backend owns. */
   cleanup(): Promise<void>;
-  /** Releases timers (e.g. IPVS drain checks). Optional. */
+  /** Releases timers (e.g. IPVS drain checks, the iptables canary monitor). Optional. */
   close?(): void;
+  /**
+   * Called once by the proxier's constructor with the way back to it. A backend must not
+   * start timers here; it may start them after its first successful sync. Optional.
+   */
+  attach?(host: BackendHost): void;
 }
 
 /** The names of the IP families as the Kubernetes API and kube-proxy's metric labels write them. */

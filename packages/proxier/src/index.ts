@@ -27,6 +27,7 @@
  */
 export {
   type Backend,
+  type BackendHost,
   type BackendSyncOptions,
   type BackendSyncResult,
   type FamilySyncResult,

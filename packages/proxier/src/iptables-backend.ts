@@ -1,12 +1,15 @@
 /**
  * The iptables backend: one `@nodeagent/iptables` syncer per IP family (iptables-restore for
  * IPv4, ip6tables-restore for IPv6), created on the first sync so the renderer knows the
- * node's IP from the snapshot.
+ * node's IP from the snapshot. After a family's first successful sync a `CanaryMonitor`
+ * watches its `KUBE-PROXY-CANARY` chains; when another program flushes the tables the
+ * canary vanishes and the backend asks the proxier for a full sync, as kube-proxy does.
  *
  * @module
  */
 import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
 import {
+  CanaryMonitor,
   type IptablesExecutor,
   type IptablesRenderOptions,
   IptablesSyncer,
@@ -25,7 +28,13 @@ import {
   snapshotRenderOptions,
 } from '@nodeagent/iptables';
 import type { IPFamily, ProxyCheckout, ProxySnapshot } from '@nodeagent/proxy-state';
-import type { Backend, BackendSyncOptions, BackendSyncResult, FamilySyncResult } from './backend.js';
+import type {
+  Backend,
+  BackendHost,
+  BackendSyncOptions,
+  BackendSyncResult,
+  FamilySyncResult,
+} from './backend.js';
 import { removeOwnedIptablesChains } from './iptables-cleanup.js';
 
 /** One family of an {@link IptablesBackend}. */
@@ -49,6 +58,13 @@ export interface IptablesBackendOptions
   readonly ipv4?: IptablesFamilyOptions;
   /** The IPv6 side (`ip6tables`); leave out on IPv4-only nodes. */
   readonly ipv6?: IptablesFamilyOptions;
+  /**
+   * The canary monitor (`KUBE-PROXY-CANARY` in mangle, nat and filter, polled every
+   * `intervalMs`, kube-proxy polls every `syncPeriod`); `false` turns it off. A missing canary
+   * makes the family's next sync full and, under a proxier, queues that sync at once.
+   * @default { intervalMs: 30000 }
+   */
+  readonly canary?: false | { readonly intervalMs?: number };
   /** @default realClock */
   readonly clock?: Clock;
   /** @default noopLogger */
@@ -74,6 +90,10 @@ interface FamilyState {
   syncer: IptablesSyncer | undefined;
   nodeIP: string | undefined;
   readonly adapter: SnapshotAdapter;
+  /** Started after the first successful sync; stopped by cleanup() and close(). */
+  canary: CanaryMonitor | undefined;
+  /** Set when the canary vanished: the next sync of this family is full. */
+  flushed: boolean;
 }
 
 /** kube-proxy's iptables mode behind the {@link Backend} interface. */
@@ -86,6 +106,8 @@ export class IptablesBackend implements Backend {
   readonly #state: FamilyState[];
   readonly #clock: Clock;
   readonly #log: Logger;
+  #host: BackendHost | undefined;
+  #closed = false;
 
   /** @param options - One executor per family. @throws TypeError when no family is configured. */
   constructor(options: IptablesBackendOptions) {
@@ -104,9 +126,16 @@ export class IptablesBackend implements Backend {
         syncer: undefined,
         nodeIP: undefined,
         adapter: new SnapshotAdapter(),
+        canary: undefined,
+        flushed: false,
       }));
     if (this.#state.length === 0) throw new TypeError('IptablesBackend needs ipv4 and/or ipv6 options');
     this.families = this.#state.map((s) => s.family);
+  }
+
+  /** @inheritdoc */
+  attach(host: BackendHost): void {
+    this.#host = host;
   }
 
   /** The syncer of a family once created (after the first sync), for inspection. */
@@ -148,9 +177,12 @@ export class IptablesBackend implements Backend {
 
   async #syncFamily(st: FamilyState, snapshot: ProxySnapshot, forceFull: boolean): Promise<FamilySyncResult> {
     const syncer = this.#syncerFor(st, snapshot);
-    const full = forceFull || snapshot.fullSyncRequired || syncer.planner.fullSyncReason !== undefined;
+    const full =
+      forceFull || st.flushed || snapshot.fullSyncRequired || syncer.planner.fullSyncReason !== undefined;
     try {
+      st.flushed = false;
       const r = await syncer.sync(st.adapter.servicePorts(snapshot), snapshot.changedServices, full);
+      await this.#startCanary(st);
       return {
         family: st.family,
         full: r.full,
@@ -164,9 +196,49 @@ export class IptablesBackend implements Backend {
     }
   }
 
+  /** Creates the canaries and starts polling once, after the family's first successful sync. */
+  async #startCanary(st: FamilyState): Promise<void> {
+    const o = this.#options.canary;
+    if (o === false || st.canary || this.#closed) return;
+    const log = this.#log.child({ ipFamily: st.family });
+    const monitor = new CanaryMonitor({
+      executor: st.options.executor,
+      clock: this.#clock,
+      logger: log,
+      ...(o?.intervalMs !== undefined ? { intervalMs: o.intervalMs } : {}),
+      onFlush: () => {
+        // The tables were flushed under us: our chains and jump rules are likely gone too.
+        st.flushed = true;
+        log.warn({}, 'iptables canary vanished (tables flushed); requesting a full sync');
+        this.#host?.requestFullSync(`iptables canary missing (IPv${st.family})`);
+      },
+    });
+    st.canary = monitor;
+    try {
+      await monitor.start();
+    } catch (err) {
+      // The rules are in place; only the watch is missing. Retried after the next sync.
+      monitor.stop();
+      st.canary = undefined;
+      log.warn({ err }, 'could not create the iptables canary chains; retrying after the next sync');
+    }
+  }
+
+  /** @inheritdoc */
+  close(): void {
+    this.#closed = true;
+    for (const st of this.#state) {
+      st.canary?.stop();
+      st.canary = undefined;
+    }
+  }
+
   /** @inheritdoc */
   async cleanup(): Promise<void> {
     for (const st of this.#state) {
+      // Stop watching first: removing our chains removes the canary too.
+      st.canary?.stop();
+      st.canary = undefined;
       await removeOwnedIptablesChains(
         st.options.executor,
         ['filter', 'nat', 'mangle'],

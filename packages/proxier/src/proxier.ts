@@ -212,6 +212,13 @@ export class Proxier extends EventEmitter<ProxierEvents> {
       options.fullSyncPeriodMs ?? 3_600_000,
       { clock: this.#clock, logger: this.#log },
     );
+    this.backend.attach?.({
+      requestFullSync: (reason) => {
+        this.#log.info({ reason }, 'backend requested a full sync');
+        this.#loop.requestFullSync();
+        if (this.#initialized && !this.#stopped) this.#queueSync();
+      },
+    });
   }
 
   /** True once the informers synced and the first sync was requested. */

@@ -15,8 +15,7 @@ function state(nodeIP = '192.168.0.2') {
 
 describe('backend adapters', () => {
   it('IpvsBackend programs virtual servers and cleans them up', async () => {
-    // Without an iptables executor: FakeIptablesExecutor's parser does not take the residual
-    // rules' `-m set --match-set NAME dst` (two-word option); the real tools do.
+    // The IPVS part alone (no iptables executor); the residual rules are tested below.
     const ipvs = new FakeIpvsExecutor();
     const backend = new IpvsBackend({ ipv4: { executor: ipvs } });
     const r = await backend.sync(state().checkout(), { full: true });
@@ -32,6 +31,78 @@ describe('backend adapters', () => {
     expect(ipvs.state().virtualServers).toEqual([]);
     expect(ipvs.state().boundAddresses).toEqual([]);
     expect(ipvs.state().ipsets).toEqual([]);
+  });
+
+  it('IpvsBackend writes its residual iptables rules (ipset matches) through the fake executor', async () => {
+    const ipvs = new FakeIpvsExecutor();
+    const ipt = new FakeIptablesExecutor();
+    await ipt.restore('*nat\n:MINE - [0:0]\n-A PREROUTING -j MINE\nCOMMIT\n'); // another owner
+    const backend = new IpvsBackend({
+      ipv4: { executor: ipvs, iptables: ipt },
+      plan: { localDetector: { mode: 'ClusterCIDR', cidr: '10.0.0.0/8' } },
+    });
+    const s = state();
+    s.onServiceAdd({
+      ...service('lb', {
+        type: 'LoadBalancer',
+        clusterIP: '172.30.0.42',
+        externalTrafficPolicy: 'Local',
+        healthCheckNodePort: 30999,
+        loadBalancerSourceRanges: ['10.0.0.0/8'],
+        ports: [{ name: 'p80', port: 80, protocol: 'TCP', nodePort: 30080 }],
+      }),
+      status: { loadBalancer: { ingress: [{ ip: '1.2.3.4' }] } },
+    });
+    s.onEndpointSliceAdd(endpointSlice('lb', [{ ip: '10.180.0.2', nodeName: 'node-a' }]));
+    const r1 = await backend.sync(s.checkout(), { full: false });
+    expect(r1.families[0]?.error).toBeUndefined();
+    expect(r1.families[0]).toMatchObject({ family: 4, full: true });
+    expect(r1.families[0]?.bytes).toBeGreaterThan(0);
+    expect(ipt.ensureJumpsCalls).toBe(1);
+
+    const snap = ipt.snapshot();
+    const nat = snap.nat!;
+    const filter = snap.filter!;
+    expect(nat.PREROUTING).toEqual([
+      '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+      '-A PREROUTING -j MINE',
+    ]);
+    expect(nat['KUBE-SERVICES']).toContain(
+      '-A KUBE-SERVICES -m comment --comment "Kubernetes service cluster ip + port for masquerade purpose" -m set --match-set KUBE-CLUSTER-IP dst,dst ! -s 10.0.0.0/8 -j KUBE-MARK-MASQ',
+    );
+    expect(filter['KUBE-PROXY-FIREWALL']?.join('\n')).toContain(
+      '-m set --match-set KUBE-LOAD-BALANCER-FW dst,dst -j KUBE-SOURCE-RANGES-FIREWALL',
+    );
+    expect(filter['KUBE-IPVS-FILTER']).toContain(
+      '-A KUBE-IPVS-FILTER -m conntrack --ctstate NEW -m set --match-set KUBE-IPVS-IPS dst -j REJECT',
+    );
+    // Every residual rule the backend rendered is held by the fake, and nothing else of ours.
+    const written = ipt.restores
+      .at(-1)!
+      .text.split('\n')
+      .filter((l) => l.startsWith('-A '));
+    const held = Object.values(snap)
+      .flatMap((t) => Object.entries(t))
+      .filter(([c]) => c.startsWith('KUBE-'))
+      .flatMap(([, rules]) => rules);
+    expect([...held].sort()).toEqual([...written].sort());
+    expect(written.length).toBe(
+      (r1.families[0]?.iptablesRules?.filter ?? 0) + (r1.families[0]?.iptablesRules?.nat ?? 0),
+    );
+
+    // The load balancer goes away: its source-range rules go with it; jumps are not re-ensured.
+    s.onServiceDelete(service('lb', {}));
+    const r2 = await backend.sync(s.checkout(), { full: false });
+    expect(r2.families[0]).toMatchObject({ family: 4, full: false });
+    expect(r2.families[0]?.error).toBeUndefined();
+    expect(ipt.ensureJumpsCalls).toBe(1);
+    expect(ipt.snapshot().filter?.['KUBE-PROXY-FIREWALL']).toEqual([]);
+    expect(ipvs.state().virtualServers.map((v) => `${v.address}:${v.port}`)).toEqual(['172.30.0.41:80']);
+
+    await backend.cleanup();
+    backend.close();
+    expect(await ipt.save()).not.toContain('KUBE-');
+    expect(ipt.snapshot().nat?.PREROUTING).toEqual(['-A PREROUTING -j MINE']);
   });
 
   it('IpvsBackend reports an executor failure for the family instead of throwing', async () => {
@@ -80,6 +151,7 @@ describe('backend adapters', () => {
     expect(b.syncer(4)).not.toBe(first[1]);
     expect(ra.families[0]).toMatchObject({ full: true });
     expect(rb.families[0]).toMatchObject({ full: true });
+    a.close(); // the canary monitor's timer
   });
 
   it('NftablesBackend cleanup deletes its table whether or not it exists', async () => {

@@ -15,6 +15,7 @@ import {
   IptablesSyncer,
   snapshotRenderOptions as iptRenderOptions,
   tracePacket as iptTrace,
+  KUBE_PROXY_CANARY,
 } from '@nodeagent/iptables';
 import { FakeIptablesExecutor } from '@nodeagent/iptables/testing';
 import {
@@ -65,6 +66,8 @@ const BACKENDS: Record<string, () => Harness> = {
           executor: f,
           render: iptRenderOptions(snapshot, { localDetector: DETECTOR }),
         }).syncSnapshot(snapshot);
+        // The backend's canary monitor keeps kube-proxy's empty canary chains next to the rules.
+        for (const t of ['mangle', 'nat', 'filter']) await f.ensureChain(t, KUBE_PROXY_CANARY);
         return f.snapshot();
       },
       trace: (destIP, destPort) => iptTrace(ipt.tables(), { sourceIP: '10.0.0.5', destIP, destPort }),
