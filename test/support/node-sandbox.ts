@@ -30,7 +30,7 @@ import { createNetns, type Netns, type NetnsExecOptions } from './netns.js';
 import { CNI_BIN_DIR } from './node-paths.js';
 import { SANDBOX_DIR_PREFIX, type SandboxOwner, sandboxLayout } from './node-sandbox-layout.js';
 import { stopSandbox } from './node-sandbox-stop.js';
-import { isAlive } from './procfs.js';
+import { isAlive, killPids } from './procfs.js';
 
 /** Options for {@link startNodeSandbox}. */
 export interface NodeSandboxOptions {
@@ -68,8 +68,15 @@ export interface NodeSandbox {
   readonly podLogRoot: string;
   /** containerd's log file (under `rootDir`). */
   readonly containerdLogPath: string;
-  /** PID of the containerd process. */
+  /** PID of the current containerd process (changes after {@link NodeSandbox.startContainerd}). */
   readonly containerdPid: number;
+  /**
+   * Stops containerd by its PID (SIGTERM, SIGKILL after 5 s) and leaves it down, so the CRI
+   * socket stops answering; containers keep running under their shims, as on a real node.
+   */
+  stopContainerd(): Promise<void>;
+  /** Starts containerd again with the same config and state, and waits until CRI answers. */
+  startContainerd(): Promise<void>;
   /** Run `argv` inside the node namespace (no shell); resolves for any exit code. */
   run(argv: readonly string[], opts?: NetnsExecOptions): Promise<CommandResult>;
   /** Run `ctr -a <socket> -n k8s.io <argv…>`; returns stdout, throws `CommandFailedError` on failure. */
@@ -177,19 +184,22 @@ export async function startNodeSandbox(opts: NodeSandboxOptions = {}): Promise<N
     );
     const imageBuild = writeBusyboxImage(L.imagePath, { ref: imageRef });
 
-    const logFd = openSync(logPath, 'a');
-    const child = netns.spawn([containerd, '--config', L.configPath], { stdio: ['ignore', logFd, logFd] });
-    closeSync(logFd);
-    pid = child.pid;
-    if (pid === undefined) throw new NodeSandboxStartError('containerd did not start');
-    const containerdPid = pid;
-
-    await waitForCri(socketPath, containerdPid, opts.startTimeoutMs ?? 30_000, logPath);
+    const nodeNetns = netns;
+    const launch = async (): Promise<void> => {
+      const logFd = openSync(logPath, 'a');
+      const child = nodeNetns.spawn([containerd, '--config', L.configPath], {
+        stdio: ['ignore', logFd, logFd],
+      });
+      closeSync(logFd);
+      pid = child.pid;
+      if (pid === undefined) throw new NodeSandboxStartError('containerd did not start');
+      await waitForCri(socketPath, pid, opts.startTimeoutMs ?? 30_000, logPath);
+    };
+    await launch();
     await imageBuild;
     const ctr = (argv: readonly string[]) =>
       runChecked([ctrBin, '-a', socketPath, '-n', CRI_NAMESPACE, ...argv], { timeoutMs: 60_000 });
     await ctr(['images', 'import', '--snapshotter', snapshotter, L.imagePath]);
-    const nodeNetns = netns;
     return {
       criEndpoint: `unix://${socketPath}`,
       criSocketPath: socketPath,
@@ -200,7 +210,16 @@ export async function startNodeSandbox(opts: NodeSandboxOptions = {}): Promise<N
       rootDir,
       podLogRoot: L.podLogRoot,
       containerdLogPath: logPath,
-      containerdPid,
+      get containerdPid() {
+        return pid ?? -1;
+      },
+      async stopContainerd() {
+        if (pid !== undefined && isAlive(pid)) await killPids([pid], { graceMs: 5_000 });
+      },
+      async startContainerd() {
+        if (pid !== undefined && isAlive(pid)) return;
+        await launch();
+      },
       run: (argv, runOpts) => nodeNetns.exec(argv, runOpts),
       ctr,
       stop: stopOnce,
