@@ -42,6 +42,13 @@ export {
   WithMaxWaitRateLimiter,
 } from './rate-limiters.js';
 export {
+  CommandError,
+  commandArgv,
+  type RunCommandOptions,
+  type RunCommandResult,
+  runCommand,
+} from './run-command.js';
+export {
   InvalidWorkQueueOptionsError,
   WorkQueue,
   type WorkQueueItem,

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { CommandError } from '@nodeagent/core';
 import type { IpFamily } from './ip.js';
 
 /** Flags of one iptables-restore call. */
@@ -53,21 +54,8 @@ export interface IptablesExecutor {
 }
 
 /** A failed iptables tool call. */
-export class IptablesCommandError extends Error {
+export class IptablesCommandError extends CommandError {
   override readonly name = 'IptablesCommandError';
-  /** The argv that failed. */
-  readonly argv: readonly string[];
-  /** Exit code (undefined if killed by a signal or not started). */
-  readonly exitCode: number | undefined;
-  /** Captured stderr. */
-  readonly stderr: string;
-  /** @param argv command; @param exitCode exit status; @param stderr its stderr. */
-  constructor(argv: readonly string[], exitCode: number | undefined, stderr: string) {
-    super(`${argv.join(' ')} failed (exit ${exitCode ?? 'signal'}): ${stderr.trim().slice(0, 2000)}`);
-    this.argv = argv;
-    this.exitCode = exitCode;
-    this.stderr = stderr;
-  }
 }
 
 /**

@@ -3,20 +3,13 @@
  *
  * @module
  */
+import { DEFAULT_MASQUERADE_BIT, type ProxyRenderOptions } from '@nodeagent/proxy-state';
 import { formatCIDR, type IpFamily, parseCIDR } from './ip.js';
 
-/**
- * How traffic from local pods is told apart from other traffic (kube-proxy's
- * `--detect-local-mode`). `None` disables the rules that depend on it.
- */
-export type LocalTrafficDetector =
-  | { readonly mode: 'ClusterCIDR' | 'NodeCIDR'; readonly cidr: string }
-  | { readonly mode: 'BridgeInterface'; readonly interfaceName: string }
-  | { readonly mode: 'InterfaceNamePrefix'; readonly interfacePrefix: string }
-  | { readonly mode: 'None' };
+export type { LocalTrafficDetector } from '@nodeagent/proxy-state';
 
 /** Options for {@link renderIptables} and {@link IptablesRenderer}. */
-export interface IptablesRenderOptions {
+export interface IptablesRenderOptions extends ProxyRenderOptions {
   /**
    * Address family of the ruleset (`iptables` vs `ip6tables`).
    * @default 'IPv4'
@@ -28,21 +21,6 @@ export interface IptablesRenderOptions {
    * @default undefined
    */
   readonly nodeIP?: string;
-  /**
-   * Bit of the packet mark used to flag packets for masquerade (0-31).
-   * @default 14 (mark 0x4000)
-   */
-  readonly masqueradeBit?: number;
-  /**
-   * Masquerade all traffic to cluster IPs (kube-proxy `--masquerade-all`).
-   * @default false
-   */
-  readonly masqueradeAll?: boolean;
-  /**
-   * Local-traffic detector.
-   * @default { mode: 'None' }
-   */
-  readonly localDetector?: LocalTrafficDetector;
   /**
    * Allow node ports on 127.0.0.0/8 (needs sysctl `net.ipv4.conf.all.route_localnet=1`;
    * IPv4 only). kube-proxy turns it off when `nodePortAddresses` excludes loopback.
@@ -118,7 +96,7 @@ function checkInterface(name: string): void {
 
 /** Applies defaults and validates. @throws InvalidRenderOptionsError */
 export function resolveRenderOptions(o: IptablesRenderOptions = {}): ResolvedRenderOptions {
-  const bit = o.masqueradeBit ?? 14;
+  const bit = o.masqueradeBit ?? DEFAULT_MASQUERADE_BIT;
   if (!Number.isInteger(bit) || bit < 0 || bit > 31) {
     throw new InvalidRenderOptionsError(`masqueradeBit ${bit} is out of range 0-31`);
   }

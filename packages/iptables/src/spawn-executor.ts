@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { spawn } from 'node:child_process';
+import { CommandError, type RunCommandResult, runCommand } from '@nodeagent/core';
 import {
   IptablesCommandError,
   type IptablesExecutor,
@@ -44,33 +44,15 @@ export interface SpawnIptablesExecutorOptions {
   readonly binaries?: { readonly restore?: string; readonly save?: string; readonly iptables?: string };
 }
 
-/** Result of one command. */
-interface RunResult {
-  readonly code: number | undefined;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Spawns `argv` without a shell, writes `input` to stdin, collects output. */
-function run(argv: readonly string[], input?: string): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', (e) => reject(new IptablesCommandError(argv, undefined, e.message)));
-    child.on('close', (code) =>
-      resolve({
-        code: code ?? undefined,
-        stdout: Buffer.concat(out).toString(),
-        stderr: Buffer.concat(err).toString(),
-      }),
-    );
-    // A tool that exits early closes stdin; its exit code reports the problem.
-    child.stdin.on('error', () => {});
-    child.stdin.end(input ?? '');
-  });
+/** Runs `argv` without a shell, `input` on stdin; a command that cannot start is a {@link IptablesCommandError}. */
+async function run(argv: readonly string[], input?: string): Promise<RunCommandResult> {
+  try {
+    return await runCommand(argv, { input });
+  } catch (e) {
+    if (e instanceof CommandError)
+      throw new IptablesCommandError(e.argv, undefined, e.stderr, { cause: e.cause });
+    throw e;
+  }
 }
 
 /** Drives the real iptables tools. */

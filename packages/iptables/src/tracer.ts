@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { TracePacket as BaseTracePacket, TraceResult as BaseTraceResult } from '@nodeagent/proxy-state';
 import { cidrContains, type ParsedIP, parseCIDR, parseIP } from './ip.js';
 import { type ParsedRule, parseRestoreText } from './restore-parser.js';
 
@@ -23,20 +24,8 @@ export function tablesFromRestoreText(text: string): IptablesTables {
   return tables;
 }
 
-/** A packet to trace. */
-export interface TracePacket {
-  /** Source address. */
-  readonly sourceIP: string;
-  /** Destination address. */
-  readonly destIP: string;
-  /** Destination port. */
-  readonly destPort: number;
-  /** @default 'TCP' */
-  readonly protocol?: 'TCP' | 'UDP' | 'SCTP';
-  /** The node's own addresses (127.0.0.1 and ::1 are always local). */
-  readonly nodeIPs?: readonly string[];
-  /** Input interface, for interface-based local-traffic detection. */
-  readonly inInterface?: string;
+/** A packet to trace (the shared `@nodeagent/proxy-state` packet, with this tracer's default). */
+export interface TracePacket extends BaseTracePacket {
   /**
    * Start in nat OUTPUT (locally generated) instead of PREROUTING. Both reach
    * KUBE-SERVICES; the difference only matters when built-in chains hold other rules.
@@ -45,14 +34,8 @@ export interface TracePacket {
   readonly fromLocalProcess?: boolean;
 }
 
-/** What happens to a packet. */
-export interface TraceResult {
-  /** `endpoints` if DNAT-ed, a filter verdict, or `untouched` when no rule matched. */
-  readonly outcome: 'endpoints' | 'REJECT' | 'DROP' | 'ACCEPT' | 'untouched';
-  /** Every `ip:port` the packet may be DNAT-ed to (all probabilistic branches), sorted. */
-  readonly endpoints: readonly string[];
-  /** True if a rule marked the packet for masquerade. */
-  readonly masquerade: boolean;
+/** What happens to a packet, with the iptables tracer's debugging fields. */
+export interface TraceResult extends BaseTraceResult {
   /** Outputs in the order produced (DNAT destinations and verdicts), for debugging. */
   readonly outputs: readonly string[];
   /** The rules that matched, in order. */

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { CommandError } from '@nodeagent/core';
 import type { ConnectionCounts } from './diff.js';
 import type { IpvsState } from './model.js';
 import type { IpvsOperation } from './operations.js';
@@ -42,19 +43,6 @@ export class IpvsOperationError extends Error {
 }
 
 /** A failed tool call of the real executor. */
-export class IpvsCommandError extends Error {
+export class IpvsCommandError extends CommandError {
   override readonly name = 'IpvsCommandError';
-  /** The argv that failed. */
-  readonly argv: readonly string[];
-  /** Exit code (undefined if killed by a signal or not started). */
-  readonly exitCode: number | undefined;
-  /** Captured stderr. */
-  readonly stderr: string;
-  /** @param argv command; @param exitCode exit status; @param stderr its stderr. */
-  constructor(argv: readonly string[], exitCode: number | undefined, stderr: string) {
-    super(`${argv.join(' ')} failed (exit ${exitCode ?? 'signal'}): ${stderr.trim().slice(0, 2000)}`);
-    this.argv = argv;
-    this.exitCode = exitCode;
-    this.stderr = stderr;
-  }
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type IPFamily, parseCIDR, parseIP } from '@nodeagent/proxy-state';
+import { type IPFamily, parseCIDR, parseIP, parseIPValue } from '@nodeagent/proxy-state';
 
 /** The canonical form of `text` if it is an IP of `family`, else undefined. */
 export function canonicalIP(text: string, family?: IPFamily): string | undefined {
@@ -20,20 +20,10 @@ export function canonicalCIDR(text: string, family?: IPFamily): string | undefin
   return p.cidr;
 }
 
-/** The numeric value of a canonical IP and its bit width. */
+/** The numeric value of an IP and its bit width. */
 function ipValue(text: string): { value: bigint; bits: number } | undefined {
-  const p = parseIP(text);
-  if (p === null) return undefined;
-  if (p.family === 4) {
-    const v = p.ip.split('.').reduce((acc, o) => (acc << 8n) | BigInt(Number(o)), 0n);
-    return { value: v, bits: 32 };
-  }
-  const [head = '', tail = ''] = p.ip.split('::');
-  const h = head === '' ? [] : head.split(':');
-  const t = tail === '' ? [] : tail.split(':');
-  const groups = p.ip.includes('::') ? [...h, ...Array(8 - h.length - t.length).fill('0'), ...t] : h;
-  const v = groups.reduce((acc, g) => (acc << 16n) | BigInt(Number.parseInt(g, 16)), 0n);
-  return { value: v, bits: 128 };
+  const p = parseIPValue(text);
+  return p === null ? undefined : { value: p.value, bits: p.family === 4 ? 32 : 128 };
 }
 
 /** True when the IP `ip` lies inside `cidr` (same family). Invalid input is never contained. */

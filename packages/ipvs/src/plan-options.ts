@@ -3,41 +3,23 @@
  *
  * @module
  */
-import type { IPFamily } from '@nodeagent/proxy-state';
+import {
+  DEFAULT_MASQUERADE_BIT,
+  type IPFamily,
+  type LocalTrafficDetector,
+  type ProxyRenderOptions,
+} from '@nodeagent/proxy-state';
 import { canonicalCIDR, canonicalIP, isLoopback } from './ip.js';
 
-/**
- * How traffic from local pods is told apart from other traffic (kube-proxy's
- * `--detect-local-mode`); the same shape as the iptables and nftables renderers take.
- */
-export type LocalTrafficDetector =
-  | { readonly mode: 'ClusterCIDR' | 'NodeCIDR'; readonly cidr: string }
-  | { readonly mode: 'BridgeInterface'; readonly interfaceName: string }
-  | { readonly mode: 'InterfaceNamePrefix'; readonly interfacePrefix: string }
-  | { readonly mode: 'None' };
+export type { LocalTrafficDetector } from '@nodeagent/proxy-state';
 
 /** Options of {@link planIpvs}. */
-export interface IpvsPlanOptions {
+export interface IpvsPlanOptions extends ProxyRenderOptions {
   /**
    * The IPVS scheduler of every virtual server (`--ipvs-scheduler`).
    * @default 'rr'
    */
   readonly scheduler?: string;
-  /**
-   * Bit of the packet mark that flags packets for masquerade (0-31).
-   * @default 14 (mark 0x4000)
-   */
-  readonly masqueradeBit?: number;
-  /**
-   * Masquerade all traffic to cluster IPs (`--masquerade-all`).
-   * @default false
-   */
-  readonly masqueradeAll?: boolean;
-  /**
-   * Local-traffic detector.
-   * @default { mode: 'None' }
-   */
-  readonly localDetector?: LocalTrafficDetector;
   /**
    * The node's primary IP of this family; node-originated traffic may reach load balancers whose
    * `loadBalancerSourceRanges` contain it.
@@ -162,7 +144,7 @@ export function resolveIpvsPlanOptions(
   family: IPFamily,
   snapshotNodeIPs: readonly string[],
 ): ResolvedIpvsPlanOptions {
-  const bit = o.masqueradeBit ?? 14;
+  const bit = o.masqueradeBit ?? DEFAULT_MASQUERADE_BIT;
   if (!Number.isInteger(bit) || bit < 0 || bit > 31) {
     throw new InvalidIpvsOptionsError(`masqueradeBit ${bit} is out of range 0-31`);
   }

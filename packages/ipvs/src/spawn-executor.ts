@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { spawn } from 'node:child_process';
+import { CommandError, type RunCommandResult, runCommand } from '@nodeagent/core';
 import type { ConnectionCounts } from './diff.js';
 import { IpvsCommandError, type IpvsExecutor, type IpvsStatsSource } from './executor.js';
 import { canonicalIP } from './ip.js';
@@ -40,31 +40,15 @@ export interface SpawnIpvsExecutorOptions {
   readonly binaries?: { readonly ipvsadm?: string; readonly ipset?: string; readonly ip?: string };
 }
 
-interface RunResult {
-  readonly code: number | undefined;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function run(argv: readonly string[], input?: string): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', (e) => reject(new IpvsCommandError(argv, undefined, e.message)));
-    child.on('close', (code) =>
-      resolve({
-        code: code ?? undefined,
-        stdout: Buffer.concat(out).toString(),
-        stderr: Buffer.concat(err).toString(),
-      }),
-    );
-    // A tool that exits early closes stdin; its exit code reports the problem.
-    child.stdin.on('error', () => {});
-    child.stdin.end(input ?? '');
-  });
+/** Runs `argv` without a shell, `input` on stdin; a command that cannot start is a {@link IpvsCommandError}. */
+async function run(argv: readonly string[], input?: string): Promise<RunCommandResult> {
+  try {
+    return await runCommand(argv, { input });
+  } catch (e) {
+    if (e instanceof CommandError)
+      throw new IpvsCommandError(e.argv, undefined, e.stderr, { cause: e.cause });
+    throw e;
+  }
 }
 
 const NAME_RE = /^[A-Za-z0-9_.-]+$/;

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { TracePacket, TraceResult } from '@nodeagent/proxy-state';
 import { canonicalIP, cidrContains, isLoopback, sameIP } from './ip.js';
 import { parseIpSetEntry } from './ipsets.js';
 import { type IpSet, joinHostPort, type VirtualServer } from './model.js';
@@ -24,20 +25,10 @@ import {
   type RuleMatch,
 } from './residual-iptables.js';
 
-/** A packet to trace (the same fields as the iptables tracer's). */
-export interface IpvsTracePacket {
-  /** Source address. */
-  readonly sourceIP: string;
-  /** Destination address. */
-  readonly destIP: string;
-  /** Destination port. */
-  readonly destPort: number;
-  /** @default 'TCP' */
-  readonly protocol?: 'TCP' | 'UDP' | 'SCTP';
+/** A packet to trace (the shared `@nodeagent/proxy-state` packet, plus bridged traffic). */
+export interface IpvsTracePacket extends TracePacket {
   /** More of the node's own addresses (the plan's node and bound addresses are always local). */
   readonly nodeIPs?: readonly string[];
-  /** Input interface, for interface-based local-traffic detection. */
-  readonly inInterface?: string;
   /**
    * The packet comes from a process on the node (nat OUTPUT, IPVS at LOCAL_OUT, filter OUTPUT).
    * @default false
@@ -51,14 +42,8 @@ export interface IpvsTracePacket {
   readonly fromBridge?: boolean;
 }
 
-/** What happens to a packet. */
-export interface IpvsTraceResult {
-  /** `endpoints` if IPVS forwards it, a filter verdict, or `untouched`. */
-  readonly outcome: 'endpoints' | 'REJECT' | 'DROP' | 'ACCEPT' | 'untouched';
-  /** Every real server (`ip:port`) IPVS may pick (weight > 0), sorted. */
-  readonly endpoints: readonly string[];
-  /** True if the packet is masqueraded (for any endpoint it may reach). */
-  readonly masquerade: boolean;
+/** What happens to a packet, with the IPVS tracer's debugging fields. */
+export interface IpvsTraceResult extends TraceResult {
   /** Outputs in order (the virtual server, verdicts, MASQUERADE), for debugging. */
   readonly outputs: readonly string[];
   /** The rules that matched, in order, as iptables-restore lines. */

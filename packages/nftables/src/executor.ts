@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { CommandError } from '@nodeagent/core';
 import type { NftFamily } from './model.js';
 import type { ExistingObjects } from './sync-planner.js';
 
@@ -19,19 +20,6 @@ export interface NftExecutor {
 }
 
 /** A failed nft call (the transaction was not applied). */
-export class NftCommandError extends Error {
+export class NftCommandError extends CommandError {
   override readonly name = 'NftCommandError';
-  /** The argv that failed. */
-  readonly argv: readonly string[];
-  /** Exit code (undefined when killed by a signal or not started). */
-  readonly exitCode: number | undefined;
-  /** Captured stderr (nft's error messages with line references). */
-  readonly stderr: string;
-  /** @param argv command; @param exitCode exit status; @param stderr its stderr. */
-  constructor(argv: readonly string[], exitCode: number | undefined, stderr: string) {
-    super(`${argv.join(' ')} failed (exit ${exitCode ?? 'signal'}): ${stderr.trim().slice(0, 2000)}`);
-    this.argv = argv;
-    this.exitCode = exitCode;
-    this.stderr = stderr;
-  }
 }

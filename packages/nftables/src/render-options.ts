@@ -3,24 +3,16 @@
  *
  * @module
  */
-import { parseCIDR, parseIP } from '@nodeagent/proxy-state';
+import { DEFAULT_MASQUERADE_BIT, type ProxyRenderOptions, parseCIDR, parseIP } from '@nodeagent/proxy-state';
 import type { NftFamily } from './model.js';
 
 /** Which ruleset layout to write. */
 export type NftLayout = 'kube-proxy' | 'optimized';
 
-/**
- * How traffic from local pods is told apart (kube-proxy's `--detect-local-mode`); `None`
- * leaves out the rules that depend on it.
- */
-export type LocalTrafficDetector =
-  | { readonly mode: 'ClusterCIDR' | 'NodeCIDR'; readonly cidr: string }
-  | { readonly mode: 'BridgeInterface'; readonly interfaceName: string }
-  | { readonly mode: 'InterfaceNamePrefix'; readonly interfacePrefix: string }
-  | { readonly mode: 'None' };
+export type { LocalTrafficDetector } from '@nodeagent/proxy-state';
 
 /** Options of {@link NftablesRenderer}. */
-export interface NftablesRenderOptions {
+export interface NftablesRenderOptions extends ProxyRenderOptions {
   /**
    * `kube-proxy` writes exactly kube-proxy's nftables layout; `optimized` writes a layout with
    * the same packet outcomes but a fixed set of chains and named maps (see the README).
@@ -37,21 +29,6 @@ export interface NftablesRenderOptions {
    * @default 'kube-proxy'
    */
   readonly tableName?: string;
-  /**
-   * Bit of the packet mark that flags packets for masquerade (0-31).
-   * @default 14 (0x4000)
-   */
-  readonly masqueradeBit?: number;
-  /**
-   * Masquerade all traffic to cluster IPs (`--masquerade-all`).
-   * @default false
-   */
-  readonly masqueradeAll?: boolean;
-  /**
-   * Local-traffic detector.
-   * @default { mode: 'None' }
-   */
-  readonly localDetector?: LocalTrafficDetector;
   /**
    * The node's primary IP of this family: node-originated traffic is allowed through
    * `loadBalancerSourceRanges` that contain it.
@@ -112,7 +89,7 @@ function ifaceCheck(name: string): string {
 export function resolveNftOptions(o: NftablesRenderOptions = {}): ResolvedNftOptions {
   const family = o.family ?? 'ip';
   const ipKw = family;
-  const bit = o.masqueradeBit ?? 14;
+  const bit = o.masqueradeBit ?? DEFAULT_MASQUERADE_BIT;
   if (!Number.isInteger(bit) || bit < 0 || bit > 31)
     throw new InvalidNftOptionsError(`masqueradeBit ${bit} is out of range 0-31`);
   const table = o.tableName ?? 'kube-proxy';

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { spawn } from 'node:child_process';
+import { CommandError, type RunCommandResult, runCommand } from '@nodeagent/core';
 import { NftCommandError, type NftExecutor } from './executor.js';
 import type { NftFamily } from './model.js';
 import type { ExistingObjects } from './sync-planner.js';
@@ -29,31 +29,14 @@ export interface SpawnNftExecutorOptions {
   readonly ipPath?: string;
 }
 
-interface RunResult {
-  readonly code: number | undefined;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function run(argv: readonly string[], input: string | undefined): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', (e) => reject(new NftCommandError(argv, undefined, e.message)));
-    child.on('close', (code) =>
-      resolve({
-        code: code ?? undefined,
-        stdout: Buffer.concat(out).toString(),
-        stderr: Buffer.concat(err).toString(),
-      }),
-    );
-    // nft exiting early closes stdin; its exit code reports the problem.
-    child.stdin.on('error', () => {});
-    child.stdin.end(input ?? '');
-  });
+/** Runs `argv` without a shell, `input` on stdin; a command that cannot start is a {@link NftCommandError}. */
+async function run(argv: readonly string[], input?: string): Promise<RunCommandResult> {
+  try {
+    return await runCommand(argv, { input });
+  } catch (e) {
+    if (e instanceof CommandError) throw new NftCommandError(e.argv, undefined, e.stderr, { cause: e.cause });
+    throw e;
+  }
 }
 
 /** Drives the `nft` binary. */

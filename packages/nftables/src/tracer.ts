@@ -8,38 +8,22 @@
  *
  * @module
  */
+import type { TracePacket as BaseTracePacket, TraceResult as BaseTraceResult } from '@nodeagent/proxy-state';
 import { type Addr, netContains, parseAddr, parseNet } from './ip.js';
 import type { NftFamily } from './model.js';
 import { type Primary, parseRule, type Rhs, type Stmt } from './rule-parser.js';
 import { NftState, type NftTableState } from './table-state.js';
 
-/** A packet to trace. */
-export interface TracePacket {
-  /** Source address. */
-  readonly sourceIP: string;
-  /** Destination address. */
-  readonly destIP: string;
-  /** Destination port. */
-  readonly destPort: number;
-  /** @default 'TCP' */
-  readonly protocol?: 'TCP' | 'UDP' | 'SCTP';
-  /** The node's own addresses (127.0.0.0/8 and ::1 are always local). */
-  readonly nodeIPs?: readonly string[];
+/** A packet to trace (the shared `@nodeagent/proxy-state` packet, with this tracer's defaults). */
+export interface TracePacket extends BaseTracePacket {
   /** Input interface name (interface-based local-traffic detection). @default 'eth0' */
   readonly inInterface?: string;
   /** Start in the output hook (locally generated). @default true when `sourceIP` is a local address */
   readonly fromLocalProcess?: boolean;
 }
 
-/** What happens to a packet. */
-export interface TraceResult {
-  /** `endpoints` when DNAT-ed, a filter verdict, or `untouched`. */
-  readonly outcome: 'endpoints' | 'REJECT' | 'DROP' | 'ACCEPT' | 'untouched';
-  /** Every `ip:port` the packet may be DNAT-ed to (all random branches), sorted. */
-  readonly endpoints: readonly string[];
-  /** True when the packet (on any branch) is masqueraded. */
-  readonly masquerade: boolean;
-}
+/** What happens to a packet (the shared `@nodeagent/proxy-state` result). */
+export type TraceResult = BaseTraceResult;
 
 interface Pkt {
   saddr: Addr;

@@ -1,6 +1,6 @@
 /** Builders for Services / EndpointSlices and one-call snapshots, shared by the tests. */
-import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
-import { buildProxySnapshots, type ProxySnapshot } from '@nodeagent/proxy-state';
+import type { ProxySnapshot } from '@nodeagent/proxy-state';
+import { type TestCluster, testCluster } from '@nodeagent/proxy-state/testing';
 import type { NftablesRenderOptions } from '../src/index.js';
 
 export const NODE = 'test-node';
@@ -23,73 +23,13 @@ export const TEST_OPTIONS6: NftablesRenderOptions = {
   serviceCIDRs: ['fd00:10:96::/112'],
 };
 
-type Spec = NonNullable<V1Service['spec']>;
+export type { TestEndpoint as Ep } from '@nodeagent/proxy-state/testing';
+export { testEndpointSlice as slice, testService as svc } from '@nodeagent/proxy-state/testing';
 
-export function svc(ns: string, name: string, spec: Spec, status?: V1Service['status']): V1Service {
-  return { metadata: { namespace: ns, name }, spec, ...(status ? { status } : {}) };
-}
-
-export interface Ep {
-  ip: string;
-  node?: string;
-  ready?: boolean;
-  serving?: boolean;
-  terminating?: boolean;
-  zone?: string;
-  forZones?: string[];
-  forNodes?: string[];
-}
-
-export function slice(
-  ns: string,
-  svcName: string,
-  ports: { name?: string; port: number; protocol?: string }[],
-  eps: Ep[],
-  sliceName = `${svcName}-1`,
-  addressType = 'IPv4',
-): V1EndpointSlice {
-  return {
-    metadata: { namespace: ns, name: sliceName, labels: { 'kubernetes.io/service-name': svcName } },
-    addressType,
-    ports: ports.map((p) => ({
-      ...(p.name !== undefined ? { name: p.name } : {}),
-      port: p.port,
-      protocol: p.protocol ?? 'TCP',
-    })),
-    endpoints: eps.map((e) => ({
-      addresses: [e.ip],
-      ...(e.node ? { nodeName: e.node } : {}),
-      ...(e.zone ? { zone: e.zone } : {}),
-      conditions: {
-        ...(e.ready !== undefined ? { ready: e.ready } : {}),
-        ...(e.serving !== undefined ? { serving: e.serving } : {}),
-        ...(e.terminating !== undefined ? { terminating: e.terminating } : {}),
-      },
-      ...(e.forZones || e.forNodes
-        ? {
-            hints: {
-              ...(e.forZones ? { forZones: e.forZones.map((name) => ({ name })) } : {}),
-              ...(e.forNodes ? { forNodes: e.forNodes.map((name) => ({ name })) } : {}),
-            },
-          }
-        : {}),
-    })),
-  };
-}
-
-export interface Cluster {
-  services: V1Service[];
-  slices: V1EndpointSlice[];
-  nodeLabels?: Record<string, string>;
-}
+/** A test cluster: Services, EndpointSlices and this node's labels. */
+export type Cluster = TestCluster;
 
 export function snapshot(c: Cluster, family: 4 | 6 = 4): { snap: ProxySnapshot; errors: readonly Error[] } {
-  const built = buildProxySnapshots({
-    nodeName: NODE,
-    nodeIPs: family === 4 ? [NODE_IP] : [NODE_IP6],
-    services: c.services,
-    endpointSlices: c.slices,
-    ...(c.nodeLabels ? { node: { metadata: { name: NODE, labels: c.nodeLabels } } } : {}),
-  });
+  const built = testCluster(c, { nodeName: NODE, nodeIPs: family === 4 ? [NODE_IP] : [NODE_IP6] });
   return { snap: family === 4 ? built.v4 : built.v6, errors: built.errors };
 }

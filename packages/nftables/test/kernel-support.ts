@@ -1,60 +1,12 @@
 /** Helpers for the real-kernel tests: TCP servers/clients inside namespaces, nft JSON by meaning. */
 import type { Netns } from '../../../test/support/netns.js';
+import { startNameServer as startEchoServer } from '../../../test/support/tcp-echo.js';
 
-// A TCP server answering every connection with its name, then closing.
-const SERVER = `const n=require('net');const s=n.createServer(c=>{c.end(process.argv[1]);});
-s.listen(Number(process.argv[2]),process.argv[3],()=>process.stdout.write('ready\\n'));`;
+export { type ConnectResult, connectFrom } from '../../../test/support/tcp-echo.js';
 
-/** Starts a name-echoing TCP server inside `ns` (stopped by PID through `ns.stop()`). */
-export async function startNameServer(ns: Netns, name: string, port: number, host = '::'): Promise<void> {
-  const child = ns.spawn([process.execPath, '-e', SERVER, name, String(port), host]);
-  const out = child.stdout!;
-  out.setEncoding('utf8');
-  let buf = '';
-  await new Promise<void>((resolve, reject) => {
-    const onData = (d: string) => {
-      buf += d;
-      if (buf.includes('ready')) {
-        out.off('data', onData);
-        resolve();
-      }
-    };
-    out.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`server ${name} exited ${code}`)));
-  });
-}
-
-// Connects `count` times, printing one JSON line per attempt: the answer or the error code.
-const CLIENT = `const n=require('net');const [host,port,count]=process.argv.slice(1);
-(async()=>{for(let i=0;i<Number(count);i++){await new Promise(r=>{const t0=Date.now();let d='';
-const s=n.connect({host,port:Number(port),timeout:3000});s.setEncoding('utf8');
-s.on('data',x=>d+=x);s.on('end',()=>{console.log(JSON.stringify({ok:d,ms:Date.now()-t0}));r();});
-s.on('timeout',()=>{console.log(JSON.stringify({err:'TIMEOUT',ms:Date.now()-t0}));s.destroy();r();});
-s.on('error',e=>{console.log(JSON.stringify({err:e.code,ms:Date.now()-t0}));r();});});}})();`;
-
-/** One connection attempt. */
-export interface ConnectResult {
-  readonly ok?: string;
-  readonly err?: string;
-  readonly ms: number;
-}
-
-/** Connects `count` times from inside `ns` to host:port. */
-export async function connectFrom(
-  ns: Netns,
-  host: string,
-  port: number,
-  count = 1,
-): Promise<ConnectResult[]> {
-  const r = await ns.exec([process.execPath, '-e', CLIENT, host, String(port), String(count)], {
-    timeoutMs: 60_000,
-  });
-  if (r.code !== 0) throw new Error(`client failed: ${r.stderr}`);
-  return r.stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as ConnectResult);
+/** Starts a name-echoing TCP server inside `ns`, listening on `::` unless told otherwise. */
+export function startNameServer(ns: Netns, name: string, port: number, host = '::'): Promise<void> {
+  return startEchoServer(ns, name, port, host);
 }
 
 /**

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { spawn } from 'node:child_process';
+import { CommandError, runCommand } from '@nodeagent/core';
 import type { IPFamily } from '@nodeagent/proxy-state';
 
 /** Which UDP conntrack entries to delete (kube-proxy's `ClearEntriesFor*`). */
@@ -117,15 +117,11 @@ export class SpawnConntrackCleaner implements ConntrackCleaner {
   }
 }
 
-function run(argv: readonly string[]): Promise<{ code: number | undefined; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (d: string) => {
-      stderr += d;
-    });
-    child.on('error', (err) => resolve({ code: undefined, stderr: String(err) }));
-    child.on('close', (code) => resolve({ code: code ?? undefined, stderr }));
-  });
+async function run(argv: readonly string[]): Promise<{ code: number | undefined; stderr: string }> {
+  try {
+    return await runCommand(argv);
+  } catch (err) {
+    // Not started (e.g. no conntrack binary): reported as a failed call with the cause.
+    return { code: undefined, stderr: String(err instanceof CommandError ? err.cause : err) };
+  }
 }

@@ -53,7 +53,19 @@ export {
   type SlicePort,
 } from './endpoint-slice-info.js';
 export { InvalidEndpointSliceError, InvalidServiceError, type ProxyStateError } from './errors.js';
-export { type ParsedCIDR, type ParsedIP, parseCIDR, parseIP } from './ip.js';
+export {
+  type CIDRValue,
+  cidrValueContains,
+  formatIPValue,
+  type IPValue,
+  type IPValueOptions,
+  type ParsedCIDR,
+  type ParsedIP,
+  parseCIDR,
+  parseCIDRValue,
+  parseIP,
+  parseIPValue,
+} from './ip.js';
 export { ManifestError, type ParsedManifests, parseManifests } from './parse-manifests.js';
 export {
   type ChangeCounts,
@@ -63,6 +75,11 @@ export {
   type UpdateResult,
 } from './proxy-state.js';
 export {
+  DEFAULT_MASQUERADE_BIT,
+  type LocalTrafficDetector,
+  type ProxyRenderOptions,
+} from './render-options.js';
+export {
   DEFAULT_STICKY_MAX_AGE_SECONDS,
   type ParsedService,
   parseService,
@@ -70,6 +87,7 @@ export {
   servicePortMapsEqual,
 } from './service-port-map.js';
 export { endpointString, namespacedName, servicePortNameString } from './service-port-name.js';
+export type { TraceOutcome, TracePacket, TraceResult } from './trace.js';
 export type {
   CategorizedEndpoints,
   Endpoint,

@@ -128,19 +128,97 @@ export function parseIP(text: string): ParsedIP | null {
   return bytes === null ? null : toParsed(bytes);
 }
 
-/** Parses a CIDR (`ip/prefix`, prefix leading zeros allowed) and masks it to its network; null when invalid. */
-export function parseCIDR(text: string): ParsedCIDR | null {
+function parseCIDRBytes(text: string, keepV4Mapped: boolean): { bytes: Uint8Array; prefix: number } | null {
   const slash = text.indexOf('/');
   if (slash < 0) return null;
   const bytes = parseBytes(text.slice(0, slash));
   const prefixText = text.slice(slash + 1);
   if (bytes === null || !/^[0-9]{1,3}$/.test(prefixText)) return null;
   const prefix = Number.parseInt(prefixText, 10);
-  if (bytes.length === 16 && isV4Mapped(bytes)) return null;
+  if (!keepV4Mapped && bytes.length === 16 && isV4Mapped(bytes)) return null;
   if (prefix > bytes.length * 8) return null;
   for (let bit = prefix; bit < bytes.length * 8; bit++) {
     bytes[bit >> 3]! &= ~(0x80 >> (bit & 7));
   }
-  const parsed = toParsed(bytes);
-  return { cidr: `${parsed.ip}/${prefix}`, family: parsed.family };
+  return { bytes, prefix };
+}
+
+/** Parses a CIDR (`ip/prefix`, prefix leading zeros allowed) and masks it to its network; null when invalid. */
+export function parseCIDR(text: string): ParsedCIDR | null {
+  const c = parseCIDRBytes(text, false);
+  if (c === null) return null;
+  const parsed = toParsed(c.bytes);
+  return { cidr: `${parsed.ip}/${c.prefix}`, family: parsed.family };
+}
+
+/** An IP address as a number, for containment checks and arithmetic. */
+export interface IPValue {
+  /** Its family: 32-bit value for 4, 128-bit for 6. */
+  readonly family: IPFamily;
+  /** The address as an unsigned integer. */
+  readonly value: bigint;
+}
+
+/** A CIDR as numbers: its network address (host bits cleared) and prefix length. */
+export interface CIDRValue {
+  /** Its family. */
+  readonly family: IPFamily;
+  /** The network address as an unsigned integer. */
+  readonly base: bigint;
+  /** Prefix length in bits. */
+  readonly prefixLength: number;
+}
+
+/** Options of {@link parseIPValue} and {@link parseCIDRValue}. */
+export interface IPValueOptions {
+  /**
+   * Keep an IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) as a 128-bit IPv6 value (and accept
+   * such CIDRs) instead of reading it as IPv4 like {@link parseIP} does.
+   * @default false
+   */
+  readonly keepV4Mapped?: boolean;
+}
+
+function bytesValue(bytes: Uint8Array): bigint {
+  let v = 0n;
+  for (const b of bytes) v = (v << 8n) | BigInt(b);
+  return v;
+}
+
+/** Parses an IP address with {@link parseIP}'s rules to its numeric value; null when invalid. */
+export function parseIPValue(text: string, options: IPValueOptions = {}): IPValue | null {
+  const bytes = parseBytes(text);
+  if (bytes === null) return null;
+  if (bytes.length === 4) return { family: 4, value: bytesValue(bytes) };
+  if (!options.keepV4Mapped && isV4Mapped(bytes)) return { family: 4, value: bytesValue(bytes.subarray(12)) };
+  return { family: 6, value: bytesValue(bytes) };
+}
+
+/** Parses a CIDR with {@link parseCIDR}'s rules (masked to its network) to numbers; null when invalid. */
+export function parseCIDRValue(text: string, options: IPValueOptions = {}): CIDRValue | null {
+  const c = parseCIDRBytes(text, options.keepV4Mapped === true);
+  if (c === null) return null;
+  return { family: c.bytes.length === 4 ? 4 : 6, base: bytesValue(c.bytes), prefixLength: c.prefix };
+}
+
+/** True when `ip` lies inside `cidr` (never across families). */
+export function cidrValueContains(cidr: CIDRValue, ip: IPValue): boolean {
+  if (cidr.family !== ip.family) return false;
+  const shift = BigInt((ip.family === 4 ? 32 : 128) - cidr.prefixLength);
+  return ip.value >> shift === cidr.base >> shift;
+}
+
+/**
+ * The canonical text of a numeric address (dotted quad; RFC 5952 for IPv6, where an
+ * IPv4-mapped value kept by `keepV4Mapped` prints as `::ffff:102:304`).
+ */
+export function formatIPValue(ip: IPValue): string {
+  const len = ip.family === 4 ? 4 : 16;
+  const bytes = new Uint8Array(len);
+  let v = ip.value;
+  for (let i = len - 1; i >= 0; i--) {
+    bytes[i] = Number(v & 0xffn);
+    v >>= 8n;
+  }
+  return ip.family === 4 ? bytes.join('.') : formatIPv6(bytes);
 }

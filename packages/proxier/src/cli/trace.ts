@@ -7,6 +7,7 @@
 import { tracePacket as traceIptables } from '@nodeagent/iptables';
 import { traceIpvs } from '@nodeagent/ipvs';
 import { tracePacket as traceNftables } from '@nodeagent/nftables';
+import type { TraceOutcome } from '@nodeagent/proxy-state';
 import type { Backend, PacketArgs } from './args.js';
 import { oneLine } from './errors.js';
 import type { BackendRules } from './render-backend.js';
@@ -18,7 +19,7 @@ export interface CliTraceResult {
   /** The packet. */
   readonly packet: PacketArgs;
   /** `endpoints`, `REJECT`, `DROP`, `ACCEPT` or `untouched` (no rule matched). */
-  readonly outcome: 'endpoints' | 'REJECT' | 'DROP' | 'ACCEPT' | 'untouched';
+  readonly outcome: TraceOutcome;
   /** Every `ip:port` the packet may be DNAT-ed / forwarded to, sorted. */
   readonly endpoints: readonly string[];
   /** True if the packet is masqueraded (SNAT to the node). */
