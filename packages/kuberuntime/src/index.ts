@@ -20,6 +20,8 @@
  * @packageDocumentation
  */
 
+/** Go's `time.Duration` format for millisecond durations (pleg's `formatGoDuration`). */
+export { formatGoDuration as formatGoDurationMs } from '@nodeagent/pleg';
 export {
   type ContainerConfigContext,
   type GeneratedContainerConfig,
@@ -57,7 +59,6 @@ export {
   imageRegistry,
 } from './image-puller.js';
 export {
-  formatGoDurationMs,
   InvalidBackoffOptionsError,
   KeyedBackoff,
   type KeyedBackoffOptions,

@@ -119,15 +119,3 @@ export class KeyedBackoff {
     return eventTimeMs - lastUpdateMs > this.resetAfterMs;
   }
 }
-
-/** Formats whole-ms durations as Go's `time.Duration` does (`10s`, `1m20s`, `5m0s`, `1.5s`). */
-export function formatGoDurationMs(ms: number): string {
-  if (ms === 0) return '0s';
-  if (ms < 1000) return `${ms}ms`;
-  const totalSeconds = ms / 1000;
-  const minutes = Math.floor(totalSeconds / 60);
-  const hours = Math.floor(minutes / 60);
-  const secText = `${Number((totalSeconds % 60).toFixed(3))}s`;
-  if (minutes === 0) return secText;
-  return hours === 0 ? `${minutes}m${secText}` : `${hours}h${minutes % 60}m${secText}`;
-}

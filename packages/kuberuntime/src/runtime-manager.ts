@@ -10,13 +10,13 @@ import { mkdir } from 'node:fs/promises';
 import type { V1Container, V1Pod, V1PodStatus, V1Secret } from '@kubernetes/client-node';
 import { type Clock, type Logger, noopLogger, type PromRegistry, realClock } from '@nodeagent/core';
 import { type CriClient, isNotFound, type PodSandboxConfig } from '@nodeagent/cri';
-import { criPodStatusSource, type PodStatus, type PodStatusSource } from '@nodeagent/pleg';
+import { criPodStatusSource, formatGoDuration, type PodStatus, type PodStatusSource } from '@nodeagent/pleg';
 import { formatPod, stableContainerKey } from './container-hash.js';
 import { ContainerStarter, type Prefetched } from './container-starter.js';
 import type { EnvSources } from './env.js';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
 import { ImagePuller } from './image-puller.js';
-import { formatGoDurationMs, KeyedBackoff } from './keyed-backoff.js';
+import { KeyedBackoff } from './keyed-backoff.js';
 import { type KillDeps, killContainer, killPod } from './kill.js';
 import type { HandlerRunnerDeps } from './lifecycle-handlers.js';
 import { createRuntimeMetrics, type RuntimeMetrics } from './metrics.js';
@@ -341,7 +341,7 @@ export class KubeRuntimeManager {
     if (backoff.isInBackOffSince(key, exited.finishedAt)) {
       return new SyncStepError(
         SyncErrorReason.CrashLoopBackOff,
-        `back-off ${formatGoDurationMs(backoff.get(key))} restarting failed container=${container.name} pod=${formatPod(pod)}`,
+        `back-off ${formatGoDuration(backoff.get(key))} restarting failed container=${container.name} pod=${formatPod(pod)}`,
       );
     }
     backoff.next(key, exited.finishedAt);

@@ -118,3 +118,15 @@ export function sandboxIps(status: PodSandboxStatus): string[] {
 export function byCreatedDesc<T extends { readonly createdAt: bigint | number }>(a: T, b: T): number {
   return a.createdAt > b.createdAt ? -1 : a.createdAt < b.createdAt ? 1 : 0;
 }
+
+/**
+ * Orders container statuses newest first: by creation time, then by restart count. Creation
+ * times are whole milliseconds, so instances of a fast crash loop can tie; the restart count
+ * (which only grows) then decides which one is current.
+ */
+export function byNewestContainer(
+  a: Pick<ContainerRuntimeStatus, 'createdAt' | 'restartCount'>,
+  b: Pick<ContainerRuntimeStatus, 'createdAt' | 'restartCount'>,
+): number {
+  return b.createdAt - a.createdAt || b.restartCount - a.restartCount;
+}

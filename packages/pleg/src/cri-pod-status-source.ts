@@ -13,7 +13,7 @@ import {
   type PodSandboxStatus,
   type RuntimeServiceApi,
 } from '@nodeagent/cri';
-import { byCreatedDesc, sandboxIps, toContainerRuntimeStatus } from './cri-convert.js';
+import { byCreatedDesc, byNewestContainer, sandboxIps, toContainerRuntimeStatus } from './cri-convert.js';
 import { KUBERNETES_POD_UID_LABEL } from './labels.js';
 import type { ContainerRuntimeStatus, PodStatus, PodStatusSource } from './pod-status.js';
 
@@ -102,7 +102,7 @@ export function criPodStatusSource(
       );
       const containerStatuses = statuses
         .filter((s): s is ContainerRuntimeStatus => s !== undefined)
-        .sort(byCreatedDesc);
+        .sort(byNewestContainer);
       return { id: uid, name, namespace, ips, containerStatuses, sandboxStatuses, timestamp };
     },
   };

@@ -5,7 +5,7 @@
  * @module
  */
 import { type ContainerEventResponse, PodSandboxState } from '@nodeagent/cri';
-import { byCreatedDesc, nsToMs, sandboxIps, toContainerRuntimeStatus } from './cri-convert.js';
+import { byNewestContainer, nsToMs, sandboxIps, toContainerRuntimeStatus } from './cri-convert.js';
 import type { PodStatus } from './pod-status.js';
 import type { PodStatusCache } from './pod-status-cache.js';
 
@@ -23,7 +23,7 @@ export function podStatusFromContainerEvent(event: ContainerEventResponse): PodS
     name: metadata.name,
     namespace: metadata.namespace,
     ips: sandboxIps(sandbox),
-    containerStatuses: event.containersStatuses.map(toContainerRuntimeStatus).sort(byCreatedDesc),
+    containerStatuses: event.containersStatuses.map(toContainerRuntimeStatus).sort(byNewestContainer),
     sandboxStatuses: [sandbox],
     timestamp: nsToMs(event.createdAt),
   };
