@@ -1,8 +1,11 @@
 /**
  * The foundation every `@nodeagent` package builds on: an injected {@link Logger}, an
  * injected {@link Clock} (with `FakeClock` in `@nodeagent/core/testing`), a jittered
- * exponential {@link Backoff}, and a client-go grade {@link WorkQueue} with rate limiters
- * and metrics.
+ * exponential {@link Backoff} and a per-key {@link KeyedBackoff}, a client-go grade
+ * {@link WorkQueue} with rate limiters, and the shapes every package shares: the
+ * {@link Lifecycle} (`start(signal?)` / `stop()`), {@link MetricsOptions}, the async
+ * {@link Channel}, {@link InvalidOptionsError}, IP/CIDR parsing ({@link parseIP}) and Go
+ * durations ({@link formatGoDuration}, {@link parseGoDuration}).
  *
  * @example
  * ```ts
@@ -16,7 +19,25 @@
  * @packageDocumentation
  */
 export { Backoff, type BackoffOptions } from './backoff.js';
+export { Channel, ChannelClosedError, type ChannelOptions } from './channel.js';
 export { abortReason, type Clock, realClock, type Timer } from './clock.js';
+export { formatGoDuration, InvalidDurationError, parseGoDuration } from './go-duration.js';
+export {
+  type CIDRValue,
+  cidrValueContains,
+  formatIPValue,
+  type IPFamily,
+  type IPValue,
+  type IPValueOptions,
+  type ParsedCIDR,
+  type ParsedIP,
+  parseCIDR,
+  parseCIDRValue,
+  parseIP,
+  parseIPValue,
+} from './ip.js';
+export { KeyedBackoff, type KeyedBackoffOptions } from './keyed-backoff.js';
+export { AlreadyStartedError, type Lifecycle, raceAbort, StartOnce } from './lifecycle.js';
 export {
   type ConsoleLoggerOptions,
   consoleLogger,
@@ -26,12 +47,21 @@ export {
   noopLogger,
 } from './logger.js';
 export {
-  createPromMetricsProvider,
+  type CounterLike,
+  createMetricFactory,
+  type GaugeLike,
+  type HistogramLike,
+  type MetricConfig,
+  type MetricFactory,
+  type MetricLabels,
   MetricRegistrationError,
+  type MetricsOptions,
+  type MetricsRegistry,
   type PromClientModule,
-  type PromMetricsProviderOptions,
-  type PromRegistry,
-} from './prom-work-queue-metrics.js';
+} from './metrics.js';
+export { type Defined, definedFields } from './optional.js';
+export { InvalidOptionsError } from './options-error.js';
+export { createPromMetricsProvider } from './prom-work-queue-metrics.js';
 export {
   BucketRateLimiter,
   defaultControllerRateLimiter,
@@ -49,7 +79,6 @@ export {
   runCommand,
 } from './run-command.js';
 export {
-  InvalidWorkQueueOptionsError,
   WorkQueue,
   type WorkQueueItem,
   type WorkQueueKey,

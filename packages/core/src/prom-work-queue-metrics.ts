@@ -2,13 +2,14 @@
  * The prom-client adapter for {@link WorkQueueMetricsProvider}: client-go's metric names,
  * help texts, buckets and `name` label, registered on a registry the caller owns.
  *
- * prom-client is an optional peer dependency. This module only imports its types; the
- * caller passes the module (`import * as promClient from 'prom-client'`), so
- * `@nodeagent/core` loads without prom-client installed.
- *
  * @module
  */
-import type * as PromClient from 'prom-client';
+import {
+  createMetricFactory,
+  type GaugeLike,
+  MetricRegistrationError,
+  type MetricsOptions,
+} from './metrics.js';
 import type {
   CounterMetric,
   GaugeMetric,
@@ -16,38 +17,9 @@ import type {
   WorkQueueMetricsProvider,
 } from './work-queue-metrics.js';
 
-/** A prom-client registry of either exposition format. */
-export type PromRegistry =
-  | PromClient.Registry<PromClient.PrometheusContentType>
-  | PromClient.Registry<PromClient.OpenMetricsContentType>;
-
-/** The prom-client constructors the adapter uses (pass the `prom-client` module itself). */
-export type PromClientModule = Pick<typeof PromClient, 'Counter' | 'Gauge' | 'Histogram'>;
-
-/** Options for {@link createPromMetricsProvider}. */
-export interface PromMetricsProviderOptions {
-  /** The registry the metrics are registered on (never prom-client's global one unless you pass it). */
-  readonly registry: PromRegistry;
-  /** The prom-client module: `import * as promClient from 'prom-client'`. */
-  readonly promClient: PromClientModule;
-}
-
 /** client-go's buckets for both duration histograms: 10 ns to 10 s, ×10 each. */
 const DURATION_BUCKETS_SECONDS: readonly number[] = Array.from({ length: 10 }, (_, i) => 1e-8 * 10 ** i);
 
-/** Thrown when a registry already holds a metric with a work-queue name but of another kind. */
-export class MetricRegistrationError extends Error {
-  /** @param metricName the conflicting metric name. @param reason what is wrong with it. */
-  constructor(
-    readonly metricName: string,
-    reason: string,
-  ) {
-    super(`cannot use metric ${metricName}: ${reason}`);
-    this.name = 'MetricRegistrationError';
-  }
-}
-
-type Label = 'name';
 type Readers = Map<string, () => number>;
 
 /**
@@ -75,81 +47,67 @@ const pulledGaugeReaders = new WeakMap<object, Readers>();
  * });
  * ```
  */
-export function createPromMetricsProvider(options: PromMetricsProviderOptions): WorkQueueMetricsProvider {
-  const { registry, promClient } = options;
-  const labelNames: Label[] = ['name'];
-
-  function reuse<M>(metricName: string, kind: abstract new (...args: never[]) => M): M | undefined {
-    const found: unknown = registry.getSingleMetric(metricName);
-    if (found === undefined) return undefined;
-    if (!(found instanceof kind)) throw new MetricRegistrationError(metricName, `registered as another kind`);
-    return found;
-  }
-  const gauge = (name: string, help: string) =>
-    reuse(name, promClient.Gauge<Label>) ??
-    new promClient.Gauge<Label>({ name, help, labelNames, registers: [registry] });
-  const counter = (name: string, help: string) =>
-    reuse(name, promClient.Counter<Label>) ??
-    new promClient.Counter<Label>({ name, help, labelNames, registers: [registry] });
+export function createPromMetricsProvider(options: MetricsOptions): WorkQueueMetricsProvider {
+  const factory = createMetricFactory(options);
+  const labelNames = ['name'];
   const histogram = (name: string, help: string) =>
-    reuse(name, promClient.Histogram<Label>) ??
-    new promClient.Histogram<Label>({
-      name,
-      help,
-      labelNames,
-      buckets: [...DURATION_BUCKETS_SECONDS],
-      registers: [registry],
-    });
+    factory.histogram({ name, help, labelNames, buckets: DURATION_BUCKETS_SECONDS });
   /** A gauge whose per-queue values are read when the registry is collected. */
   const pulledGauge = (metricName: string, help: string, queueName: string, read: () => number): void => {
-    let readers: Readers | undefined;
-    const found = reuse(metricName, promClient.Gauge<Label>);
-    if (found) {
-      readers = pulledGaugeReaders.get(found);
-      if (!readers)
+    const existing = options.registry.getSingleMetric(metricName);
+    if (existing !== undefined) {
+      const readers =
+        typeof existing === 'object' && existing !== null ? pulledGaugeReaders.get(existing) : undefined;
+      if (readers === undefined) {
+        factory.gauge({ name: metricName, help, labelNames }); // throws when it is not a gauge
         throw new MetricRegistrationError(metricName, 'registered by something other than this adapter');
-    } else {
-      const own: Readers = new Map();
-      readers = own;
-      const created = new promClient.Gauge<Label>({
-        name: metricName,
-        help,
-        labelNames,
-        registers: [registry],
-        collect() {
-          for (const [name, readOne] of own) this.set({ name }, readOne());
-        },
-      });
-      pulledGaugeReaders.set(created, own);
+      }
+      readers.set(queueName, read);
+      return;
     }
-    readers.set(queueName, read);
+    const own: Readers = new Map([[queueName, read]]);
+    const gauge = factory.gauge({
+      name: metricName,
+      help,
+      labelNames,
+      collect(this: GaugeLike) {
+        for (const [name, readOne] of own) this.set({ name }, readOne());
+      },
+    });
+    pulledGaugeReaders.set(gauge, own);
   };
 
   return {
     newDepthMetric(name): GaugeMetric {
-      const child = gauge('workqueue_depth', 'Current depth of workqueue').labels({ name });
-      child.set(0);
-      return { inc: () => child.inc(), dec: () => child.dec() };
+      const gauge = factory.gauge({
+        name: 'workqueue_depth',
+        help: 'Current depth of workqueue',
+        labelNames,
+      });
+      gauge.set({ name }, 0);
+      return { inc: () => gauge.inc({ name }), dec: () => gauge.dec({ name }) };
     },
     newAddsMetric(name): CounterMetric {
-      const child = counter('workqueue_adds_total', 'Total number of adds handled by workqueue').labels({
-        name,
+      const counter = factory.counter({
+        name: 'workqueue_adds_total',
+        help: 'Total number of adds handled by workqueue',
+        labelNames,
       });
-      return { inc: () => child.inc() };
+      return { inc: () => counter.inc({ name }) };
     },
     newLatencyMetric(name): HistogramMetric {
-      const child = histogram(
+      const h = histogram(
         'workqueue_queue_duration_seconds',
         'How long in seconds an item stays in workqueue before being requested.',
-      ).labels({ name });
-      return { observe: (s) => child.observe(s) };
+      );
+      return { observe: (s) => h.observe({ name }, s) };
     },
     newWorkDurationMetric(name): HistogramMetric {
-      const child = histogram(
+      const h = histogram(
         'workqueue_work_duration_seconds',
         'How long in seconds processing an item from workqueue takes.',
-      ).labels({ name });
-      return { observe: (s) => child.observe(s) };
+      );
+      return { observe: (s) => h.observe({ name }, s) };
     },
     newUnfinishedWorkSecondsMetric(name, read): void {
       pulledGauge(
@@ -170,12 +128,12 @@ export function createPromMetricsProvider(options: PromMetricsProviderOptions): 
       );
     },
     newRetriesMetric(name): CounterMetric {
-      const child = counter('workqueue_retries_total', 'Total number of retries handled by workqueue').labels(
-        {
-          name,
-        },
-      );
-      return { inc: () => child.inc() };
+      const counter = factory.counter({
+        name: 'workqueue_retries_total',
+        help: 'Total number of retries handled by workqueue',
+        labelNames,
+      });
+      return { inc: () => counter.inc({ name }) };
     },
   };
 }

@@ -16,6 +16,7 @@ import { abortReason, type Clock, realClock } from './clock.js';
 import { Fifo } from './internal/fifo.js';
 import { WaitingAdds } from './internal/waiting-adds.js';
 import { type Logger, noopLogger } from './logger.js';
+import { InvalidOptionsError } from './options-error.js';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiters.js';
 import { QueueMetricsRecorder, type WorkQueueMetricsProvider } from './work-queue-metrics.js';
 
@@ -76,14 +77,6 @@ export interface WorkQueueOptions<K extends WorkQueueKey> {
 }
 
 /** Thrown by the {@link WorkQueue} constructor for options that cannot work. */
-export class InvalidWorkQueueOptionsError extends Error {
-  /** @param message what is wrong and what would be valid. */
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvalidWorkQueueOptionsError';
-  }
-}
-
 interface Waiter<K> {
   resolve(item: WorkQueueItem<K>): void;
   detach(): void;
@@ -129,7 +122,8 @@ export class WorkQueue<K extends WorkQueueKey = string> implements AsyncIterable
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<K>(this.clock);
     this.log = (options.logger ?? noopLogger).child({ component: 'workqueue', queue: this.name });
     if (options.metrics && this.name === '') {
-      throw new InvalidWorkQueueOptionsError(
+      throw new InvalidOptionsError(
+        'WorkQueue',
         'WorkQueue: `metrics` needs a non-empty `name` for the metric label',
       );
     }

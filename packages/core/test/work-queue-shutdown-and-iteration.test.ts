@@ -1,4 +1,4 @@
-import { InvalidWorkQueueOptionsError, noopWorkQueueMetricsProvider, WorkQueue } from '@nodeagent/core';
+import { InvalidOptionsError, noopWorkQueueMetricsProvider, WorkQueue } from '@nodeagent/core';
 import { FakeClock } from '@nodeagent/core/testing';
 import { describe, expect, it } from 'vitest';
 
@@ -114,7 +114,7 @@ describe('work queue: async iteration', () => {
 describe('work queue: options', () => {
   it('rejects metrics without a name', () => {
     expect(() => new WorkQueue<string>({ metrics: noopWorkQueueMetricsProvider })).toThrow(
-      InvalidWorkQueueOptionsError,
+      InvalidOptionsError,
     );
   });
 

@@ -6,10 +6,9 @@
  * @module
  */
 import type { V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
-import type { Logger } from '@nodeagent/core';
+import type { KeyedBackoff, Logger } from '@nodeagent/core';
 import type { AuthConfig, CriClient, PartialMessage, PodSandboxConfig } from '@nodeagent/cri';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
-import type { KeyedBackoff } from './keyed-backoff.js';
 import type { RuntimeMetrics } from './metrics.js';
 
 /** Adds `:latest` to a reference with neither tag nor digest (upstream `applyDefaultImageTag`). @throws SyncStepError InvalidImageName */

@@ -20,8 +20,6 @@
  * @packageDocumentation
  */
 
-/** Go's `time.Duration` format for millisecond durations (pleg's `formatGoDuration`). */
-export { formatGoDuration as formatGoDurationMs } from '@nodeagent/pleg';
 export {
   type ContainerConfigContext,
   type GeneratedContainerConfig,
@@ -58,11 +56,6 @@ export {
   type ImagePullerDeps,
   imageRegistry,
 } from './image-puller.js';
-export {
-  InvalidBackoffOptionsError,
-  KeyedBackoff,
-  type KeyedBackoffOptions,
-} from './keyed-backoff.js';
 export {
   containerSpec,
   type KillContainerOptions,

@@ -1,11 +1,10 @@
 /**
  * The kubelet runtime metrics this package records, on a registry you own (never the global
- * one). prom-client is an optional peer: it is loaded with `import()` only when a registry is
- * given.
+ * one), through core's {@link MetricsOptions}.
  *
  * @module
  */
-import type { PromRegistry } from '@nodeagent/core';
+import { createMetricFactory, type MetricsOptions } from '@nodeagent/core';
 
 /** Recorder of the runtime manager's metrics. */
 export interface RuntimeMetrics {
@@ -37,51 +36,43 @@ export function imageSizeBucket(sizeBytes: number): string {
   return '100GB+';
 }
 
-/** Registers the metrics on `registry` (loads prom-client). */
-export async function createRuntimeMetrics(registry: PromRegistry): Promise<RuntimeMetrics> {
-  const prom = await import('prom-client');
-  const registers = [registry];
-  const startedPods = new prom.Counter({
+/** Registers (or reuses) the metrics on `options.registry`. */
+export function createRuntimeMetrics(options: MetricsOptions): RuntimeMetrics {
+  const factory = createMetricFactory(options);
+  const startedPods = factory.counter({
     name: 'kubelet_started_pods_total',
     help: 'Cumulative number of pods started',
-    registers,
   });
-  const startedPodsErrors = new prom.Counter({
+  const startedPodsErrors = factory.counter({
     name: 'kubelet_started_pods_errors_total',
     help: 'Cumulative number of errors when starting pods',
-    registers,
   });
-  const startedContainers = new prom.Counter({
+  const startedContainers = factory.counter({
     name: 'kubelet_started_containers_total',
     help: 'Cumulative number of containers started',
     labelNames: ['container_type'],
-    registers,
   });
-  const startedContainersErrors = new prom.Counter({
+  const startedContainersErrors = factory.counter({
     name: 'kubelet_started_containers_errors_total',
     help: 'Cumulative number of errors when starting containers',
     labelNames: ['container_type', 'code'],
-    registers,
   });
-  const sandboxDuration = new prom.Histogram({
+  const sandboxDuration = factory.histogram({
     name: 'kubelet_run_podsandbox_duration_seconds',
     help: 'Duration in seconds of the run_podsandbox operations. Broken down by RuntimeClass.Handler.',
     labelNames: ['runtime_handler'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers,
   });
-  const sandboxErrors = new prom.Counter({
+  const sandboxErrors = factory.counter({
     name: 'kubelet_run_podsandbox_errors_total',
     help: 'Cumulative number of the run_podsandbox operation errors by RuntimeClass.Handler.',
     labelNames: ['runtime_handler'],
-    registers,
   });
-  const imagePull = new prom.Histogram({
+  const imagePull = factory.histogram({
     name: 'kubelet_image_pull_duration_seconds',
     help: 'Duration in seconds to pull an image.',
     labelNames: ['image_size_in_bytes'],
     buckets: [0.5, 1, 5, 10, 20, 30, 60, 120, 180, 240, 300, 600, 900, 1200, 1800, 2700, 3600],
-    registers,
   });
   return {
     startedPod(failed) {

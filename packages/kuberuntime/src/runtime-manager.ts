@@ -8,15 +8,22 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { V1Container, V1Pod, V1PodStatus, V1Secret } from '@kubernetes/client-node';
-import { type Clock, type Logger, noopLogger, type PromRegistry, realClock } from '@nodeagent/core';
+import {
+  type Clock,
+  formatGoDuration,
+  KeyedBackoff,
+  type Logger,
+  type MetricsOptions,
+  noopLogger,
+  realClock,
+} from '@nodeagent/core';
 import { type CriClient, isNotFound, type PodSandboxConfig } from '@nodeagent/cri';
-import { criPodStatusSource, formatGoDuration, type PodStatus, type PodStatusSource } from '@nodeagent/pleg';
+import { criPodStatusSource, type PodStatus, type PodStatusSource } from '@nodeagent/pleg';
 import { formatPod, stableContainerKey } from './container-hash.js';
 import { ContainerStarter, type Prefetched } from './container-starter.js';
 import type { EnvSources } from './env.js';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
 import { ImagePuller } from './image-puller.js';
-import { KeyedBackoff } from './keyed-backoff.js';
 import { type KillDeps, killContainer, killPod } from './kill.js';
 import type { HandlerRunnerDeps } from './lifecycle-handlers.js';
 import { createRuntimeMetrics, type RuntimeMetrics } from './metrics.js';
@@ -68,8 +75,8 @@ export interface KubeRuntimeManagerOptions extends SandboxConfigOptions {
   readonly probes?: PodActionsOptions & PodStatusOptions['probes'];
   /** Where pod statuses are read from. @default criPodStatusSource(cri) */
   readonly podStatusSource?: PodStatusSource;
-  /** Metrics on a registry you own (prom-client loaded lazily). @default none */
-  readonly metrics?: { readonly registry: PromRegistry };
+  /** Metrics on a registry you own. @default none */
+  readonly metrics?: MetricsOptions;
   /** CRI deadline of a call, ms (kubelet `runtimeRequestTimeout`). @default 120_000 */
   readonly runtimeRequestTimeoutMs?: number;
   /** HTTP GET for `httpGet` lifecycle hooks; resolves with the status code. @default node http(s) */
@@ -104,7 +111,6 @@ export class KubeRuntimeManager {
   private readonly podsRoot: string;
   private readonly podLogsRoot: string;
   private metrics: RuntimeMetrics | undefined;
-  private metricsInit: Promise<void> | undefined;
 
   constructor(private readonly options: KubeRuntimeManagerOptions) {
     this.clock = options.clock ?? realClock;
@@ -162,12 +168,9 @@ export class KubeRuntimeManager {
     };
   }
 
-  private async ensureMetrics(): Promise<void> {
+  private ensureMetrics(): void {
     if (this.options.metrics === undefined || this.metrics !== undefined) return;
-    this.metricsInit ??= createRuntimeMetrics(this.options.metrics.registry).then((m) => {
-      this.metrics = m;
-    });
-    await this.metricsInit;
+    this.metrics = createRuntimeMetrics(this.options.metrics);
   }
 
   /**
@@ -181,7 +184,7 @@ export class KubeRuntimeManager {
     pullSecrets: readonly V1Secret[] = [],
     backoff: KeyedBackoff = this.crashLoopBackOff,
   ): Promise<PodSyncResult> {
-    await this.ensureMetrics();
+    this.ensureMetrics();
     const result = new PodSyncResult();
     try {
       await this.doSyncPod(pod, newestFirst(podStatus), pullSecrets, backoff, result);

@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { Registry } from 'prom-client';
+import * as promClient from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyDefaultImageTag, credentialsFor, effectivePullPolicy, SyncStepError } from '../src/index.js';
 import { type Harness, startHarness } from './harness.js';
@@ -75,8 +75,8 @@ describe('image pulls', () => {
   });
 
   it('records kubelet metrics on an injected registry', async () => {
-    const registry = new Registry();
-    h = await startHarness({}, { metrics: { registry } });
+    const registry = new promClient.Registry();
+    h = await startHarness({}, { metrics: { registry, promClient } });
     await syncOnce(pod('busybox:1.36', 'Always'));
     const text = await registry.metrics();
     expect(text).toContain('kubelet_started_containers_total{container_type="container"} 1');

@@ -3,12 +3,18 @@
  *
  * @module
  */
-import { type Clock, type Logger, noopLogger, realClock, type Timer } from '@nodeagent/core';
+import {
+  type Clock,
+  formatGoDuration,
+  type Logger,
+  noopLogger,
+  realClock,
+  type Timer,
+} from '@nodeagent/core';
 import { EventEmitter } from 'eventemitter3';
 import { computePodEvents } from './compute-events.js';
 import { DEFAULT_PLEG_CHANNEL_CAPACITY, PlegEventChannel } from './event-channel.js';
 import type { PlegHealth, PodLifecycleEvent } from './events.js';
-import { formatGoDuration } from './go-duration.js';
 import { mapLimit } from './map-limit.js';
 import { createPlegMetricsRecorder, type PlegMetricsOptions, type PlegMetricsRecorder } from './metrics.js';
 import type { PodStatus, PodStatusSource, RuntimePod } from './pod-status.js';

@@ -30,7 +30,6 @@ export * from './event-channel.js';
 export * from './evented-pleg.js';
 export * from './events.js';
 export * from './generic-pleg.js';
-export * from './go-duration.js';
 export * from './labels.js';
 export type { PlegMetricsOptions } from './metrics.js';
 export * from './pod-status.js';

@@ -6,15 +6,10 @@
  *
  * @module
  */
-import type { PromClientModule, PromRegistry } from '@nodeagent/core';
-import type * as PromClient from 'prom-client';
+import { createMetricFactory, type MetricsOptions } from '@nodeagent/core';
 
 /** Options for PLEG metrics. */
-export interface PlegMetricsOptions {
-  /** The registry the metrics are registered on. */
-  readonly registry: PromRegistry;
-  /** The prom-client module: `import * as promClient from 'prom-client'`. */
-  readonly promClient: PromClientModule;
+export interface PlegMetricsOptions extends MetricsOptions {
   /** Prefix of every metric name (the kubelet's subsystem). @default 'kubelet_' */
   readonly prefix?: string;
 }
@@ -47,7 +42,7 @@ export const noopPlegMetrics: PlegMetricsRecorder = {
 /** Builds the recorder for `options` (no-op when `undefined`). @internal */
 export function createPlegMetricsRecorder(options: PlegMetricsOptions | undefined): PlegMetricsRecorder {
   if (options === undefined) return noopPlegMetrics;
-  const { registry, promClient } = options;
+  const factory = createMetricFactory(options);
   const prefix = options.prefix ?? 'kubelet_';
   const lazy = <M>(make: () => M): (() => M) => {
     let metric: M | undefined;
@@ -56,30 +51,10 @@ export function createPlegMetricsRecorder(options: PlegMetricsOptions | undefine
       return metric;
     };
   };
-  const existing = (name: string): unknown => registry.getSingleMetric(name);
   const histogram = (name: string, help: string) =>
-    lazy(
-      () =>
-        (existing(prefix + name) as PromClient.Histogram | undefined) ??
-        new promClient.Histogram({
-          name: prefix + name,
-          help,
-          buckets: DEFAULT_BUCKETS_SECONDS,
-          registers: [registry],
-        }),
-    );
-  const counter = (name: string, help: string) =>
-    lazy(
-      () =>
-        (existing(prefix + name) as PromClient.Counter | undefined) ??
-        new promClient.Counter({ name: prefix + name, help, registers: [registry] }),
-    );
-  const gauge = (name: string, help: string) =>
-    lazy(
-      () =>
-        (existing(prefix + name) as PromClient.Gauge | undefined) ??
-        new promClient.Gauge({ name: prefix + name, help, registers: [registry] }),
-    );
+    lazy(() => factory.histogram({ name: prefix + name, help, buckets: DEFAULT_BUCKETS_SECONDS }));
+  const counter = (name: string, help: string) => lazy(() => factory.counter({ name: prefix + name, help }));
+  const gauge = (name: string, help: string) => lazy(() => factory.gauge({ name: prefix + name, help }));
   const duration = histogram(
     'pleg_relist_duration_seconds',
     'Duration in seconds for relisting pods in PLEG.',

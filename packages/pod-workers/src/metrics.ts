@@ -9,16 +9,11 @@
  *
  * @module
  */
-import type { PromClientModule, PromRegistry } from '@nodeagent/core';
+import { createMetricFactory, type MetricsOptions } from '@nodeagent/core';
 import type { PodWorkerState, PodWorkerSync } from './types.js';
 
-/** Where {@link PodWorkers} reports metrics: the registry and the prom-client module. */
-export interface PodWorkersMetricsOptions {
-  /** The registry to register on (never prom-client's global one unless you pass it). */
-  readonly registry: PromRegistry;
-  /** The prom-client module: `import * as promClient from 'prom-client'`. */
-  readonly promClient: PromClientModule;
-}
+/** Where {@link PodWorkers} reports metrics: core's {@link MetricsOptions}. */
+export type PodWorkersMetricsOptions = MetricsOptions;
 
 /** The metric names this package registers. */
 export const POD_WORKER_METRIC_NAMES = [
@@ -59,37 +54,26 @@ export const noopPodWorkerMetrics: PodWorkerMetrics = {
  * @internal
  */
 export function createPodWorkerMetrics(options: PodWorkersMetricsOptions): PodWorkerMetrics {
-  const { registry, promClient } = options;
-  const registers = [registry];
-  const reuse = <M>(name: string): M | undefined => registry.getSingleMetric(name) as M | undefined;
-  const duration =
-    reuse<InstanceType<PromClientModule['Histogram']>>('kubelet_pod_worker_duration_seconds') ??
-    new promClient.Histogram({
-      name: 'kubelet_pod_worker_duration_seconds',
-      help: 'Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
-      labelNames: ['operation_type'],
-      buckets: [...DEF_BUCKETS],
-      registers,
-    });
-  const start =
-    reuse<InstanceType<PromClientModule['Histogram']>>('kubelet_pod_worker_start_duration_seconds') ??
-    new promClient.Histogram({
-      name: 'kubelet_pod_worker_start_duration_seconds',
-      help: 'Duration in seconds from kubelet seeing a pod to starting a worker.',
-      buckets: [...DEF_BUCKETS],
-      registers,
-    });
-  const working =
-    reuse<InstanceType<PromClientModule['Gauge']>>('kubelet_working_pods') ??
-    new promClient.Gauge({
-      name: 'kubelet_working_pods',
-      help:
-        'Number of pods the kubelet is actually running, broken down by lifecycle phase, whether the pod is ' +
-        'desired, orphaned, or runtime only (also orphaned), and whether the pod is static. An orphaned pod ' +
-        'has been removed from local configuration or force deleted in the API and consumed by the Kubelet.',
-      labelNames: ['lifecycle', 'config', 'static'],
-      registers,
-    });
+  const factory = createMetricFactory(options);
+  const duration = factory.histogram({
+    name: 'kubelet_pod_worker_duration_seconds',
+    help: 'Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
+    labelNames: ['operation_type'],
+    buckets: DEF_BUCKETS,
+  });
+  const start = factory.histogram({
+    name: 'kubelet_pod_worker_start_duration_seconds',
+    help: 'Duration in seconds from kubelet seeing a pod to starting a worker.',
+    buckets: DEF_BUCKETS,
+  });
+  const working = factory.gauge({
+    name: 'kubelet_working_pods',
+    help:
+      'Number of pods the kubelet is actually running, broken down by lifecycle phase, whether the pod is ' +
+      'desired, orphaned, or runtime only (also orphaned), and whether the pod is static. An orphaned pod ' +
+      'has been removed from local configuration or force deleted in the API and consumed by the Kubelet.',
+    labelNames: ['lifecycle', 'config', 'static'],
+  });
   return {
     observeWorkerDuration(operation, seconds) {
       duration.observe({ operation_type: operation }, Math.max(0, seconds));

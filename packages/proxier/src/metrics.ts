@@ -1,13 +1,11 @@
 /**
  * kube-proxy's `kubeproxy_*` metrics on an injected prom-client registry (never the global
- * one). prom-client is an optional peer dependency: it is loaded (or taken from the caller)
- * only when a registry is given.
+ * one), through core's {@link MetricsOptions}.
  *
  * @module
  */
-import type { PromClientModule, PromRegistry } from '@nodeagent/core';
+import { createMetricFactory, type MetricsOptions } from '@nodeagent/core';
 import type { ChangeCounts, IPFamily } from '@nodeagent/proxy-state';
-import type * as PromClient from 'prom-client';
 import { familyName } from './backend.js';
 
 /** What the proxier reports; {@link noopProxierMetrics} without a registry. */
@@ -66,13 +64,8 @@ export const PROXIER_METRIC_NAMES = [
   'kubeproxy_proxy_livez_total',
 ] as const;
 
-/** Options of {@link createProxierMetrics}. */
-export interface ProxierMetricsOptions {
-  /** The registry the metrics are registered on. */
-  readonly registry: PromRegistry;
-  /** The prom-client module; loaded with a dynamic `import('prom-client')` when not given. */
-  readonly promClient?: PromClientModule;
-}
+/** Options of {@link createProxierMetrics}: core's {@link MetricsOptions}. */
+export type ProxierMetricsOptions = MetricsOptions;
 
 /** kube-proxy's sync-duration buckets: 1 ms doubling 15 times. */
 const SYNC_BUCKETS = Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i);
@@ -90,21 +83,14 @@ const NETWORK_PROGRAMMING_BUCKETS = [
  * Creates (or reuses, when already on the registry) the `kubeproxy_*` metrics. Metrics that
  * are per family carry the `ip_family` label (`IPv4`/`IPv6`), as recent kube-proxy does.
  */
-export async function createProxierMetrics(options: ProxierMetricsOptions): Promise<ProxierMetrics> {
-  const prom: PromClientModule = options.promClient ?? (await import('prom-client'));
-  const registry = options.registry;
-  const registers = [registry];
-  const get = <M>(name: string, make: () => M): M =>
-    (registry.getSingleMetric(name) as M | undefined) ?? make();
-  const histogram = (name: string, help: string, buckets: number[], labelNames: string[]) =>
-    get<PromClient.Histogram<string>>(
-      name,
-      () => new prom.Histogram({ name, help, buckets, labelNames, registers }),
-    );
-  const gauge = (name: string, help: string, labelNames: string[] = []) =>
-    get<PromClient.Gauge<string>>(name, () => new prom.Gauge({ name, help, labelNames, registers }));
-  const counter = (name: string, help: string, labelNames: string[] = []) =>
-    get<PromClient.Counter<string>>(name, () => new prom.Counter({ name, help, labelNames, registers }));
+export function createProxierMetrics(options: ProxierMetricsOptions): ProxierMetrics {
+  const factory = createMetricFactory(options);
+  const histogram = (name: string, help: string, buckets: readonly number[], labelNames: readonly string[]) =>
+    factory.histogram({ name, help, buckets, labelNames });
+  const gauge = (name: string, help: string, labelNames: readonly string[] = []) =>
+    factory.gauge({ name, help, labelNames });
+  const counter = (name: string, help: string, labelNames: readonly string[] = []) =>
+    factory.counter({ name, help, labelNames });
   const fam = ['ip_family'];
   const sync = histogram(
     'kubeproxy_sync_proxy_rules_duration_seconds',

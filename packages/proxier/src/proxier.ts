@@ -7,14 +7,7 @@
  * @module
  */
 import type { KubeConfig, V1EndpointSlice, V1Node, V1Service } from '@kubernetes/client-node';
-import {
-  type Clock,
-  type Logger,
-  noopLogger,
-  type PromClientModule,
-  type PromRegistry,
-  realClock,
-} from '@nodeagent/core';
+import { type Clock, type Logger, type MetricsOptions, noopLogger, realClock } from '@nodeagent/core';
 import {
   type FactoryInformerOptions,
   type HandlerRegistration,
@@ -83,9 +76,7 @@ export interface ProxierOptions {
   /** Options for every informer (backoff, idle timeout, …). @default {} */
   readonly informer?: FactoryInformerOptions;
   /** Where the `kubeproxy_*` metrics go. @default no metrics */
-  readonly registry?: PromRegistry;
-  /** The prom-client module (else imported on demand when `registry` is set). */
-  readonly promClient?: PromClientModule;
+  readonly metrics?: MetricsOptions;
   /** @default realClock */
   readonly clock?: Clock;
   /** @default noopLogger */
@@ -244,12 +235,7 @@ export class Proxier extends EventEmitter<ProxierEvents> {
     if (this.#started) throw new Error('Proxier already started');
     this.#started = true;
     const o = this.#options;
-    if (o.registry) {
-      this.#metrics = await createProxierMetrics({
-        registry: o.registry,
-        ...(o.promClient ? { promClient: o.promClient } : {}),
-      });
-    }
+    if (o.metrics) this.#metrics = createProxierMetrics(o.metrics);
     signal?.addEventListener('abort', () => void this.stop(), { once: true });
     await this.healthz?.start();
     this.runner.start();

@@ -274,7 +274,10 @@ describe('Proxier side channels: healthz, health-check node ports, conntrack, me
         srv.close(() => resolve(p));
       });
     });
-    const { server, proxier, h, started } = await setup('iptables', { conntrack, registry, promClient });
+    const { server, proxier, h, started } = await setup('iptables', {
+      conntrack,
+      metrics: { registry, promClient },
+    });
     await started;
     const s = server.store;
     s.create(

@@ -121,7 +121,7 @@ describe('ProxyHealthServer (kube-proxy healthz semantics)', () => {
   it('answers 404 elsewhere and counts requests by code in kubeproxy_proxy_healthz_total', async () => {
     const clock = new FakeClock({ startMs: T0 });
     const registry = new promClient.Registry();
-    const metrics = await createProxierMetrics({ registry, promClient });
+    const metrics = createProxierMetrics({ registry, promClient });
     const { hs, get } = await start(clock, { metrics });
     const res = await fetch(`http://127.0.0.1:${hs.port}/metrics`);
     expect(res.status).toBe(404);

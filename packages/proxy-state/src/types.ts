@@ -5,8 +5,10 @@
  * @module
  */
 
-/** An IP family: 4 for IPv4, 6 for IPv6. Dual-stack services appear in both snapshots. */
-export type IPFamily = 4 | 6;
+import type { IPFamily } from '@nodeagent/core';
+
+/** An IP family: 4 for IPv4, 6 for IPv6 (core's). Dual-stack services appear in both snapshots. */
+export type { IPFamily };
 
 /** The L4 protocols a Service port or EndpointSlice port may carry (upper case, as the API spells them). */
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';

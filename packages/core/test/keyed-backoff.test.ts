@@ -1,6 +1,6 @@
+import { formatGoDuration, InvalidOptionsError, KeyedBackoff } from '@nodeagent/core';
 import { FakeClock } from '@nodeagent/core/testing';
 import { describe, expect, it } from 'vitest';
-import { formatGoDurationMs, InvalidBackoffOptionsError, KeyedBackoff } from '../src/index.js';
 
 describe('CrashLoopBackOff numbers', () => {
   it('10 s doubling to 5 min: 10, 20, 40, 80, 160, 300, 300', () => {
@@ -54,8 +54,8 @@ describe('CrashLoopBackOff numbers', () => {
   });
 
   it('rejects nonsense options', () => {
-    expect(() => new KeyedBackoff({ initialMs: 0 })).toThrow(InvalidBackoffOptionsError);
-    expect(() => new KeyedBackoff({ initialMs: 10, maxMs: 5 })).toThrow(InvalidBackoffOptionsError);
+    expect(() => new KeyedBackoff({ initialMs: 0 })).toThrow(InvalidOptionsError);
+    expect(() => new KeyedBackoff({ initialMs: 10, maxMs: 5 })).toThrow(InvalidOptionsError);
   });
 
   it.each([
@@ -65,5 +65,5 @@ describe('CrashLoopBackOff numbers', () => {
     [300_000, '5m0s'],
     [1500, '1.5s'],
     [3_600_000, '1h0m0s'],
-  ])('formats %i ms as %s (Go)', (ms, text) => expect(formatGoDurationMs(ms)).toBe(text));
+  ])('formats %i ms as %s (Go)', (ms, text) => expect(formatGoDuration(ms)).toBe(text));
 });

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { type Clock, realClock } from '@nodeagent/core';
+import { type Clock, realClock } from './clock.js';
+import { InvalidOptionsError } from './options-error.js';
 
 /** Options of {@link KeyedBackoff}. All durations in milliseconds. */
 export interface KeyedBackoffOptions {
@@ -26,11 +27,6 @@ export interface KeyedBackoffOptions {
 interface Entry {
   backoffMs: number;
   lastUpdateMs: number;
-}
-
-/** Invalid {@link KeyedBackoffOptions}. */
-export class InvalidBackoffOptionsError extends Error {
-  override readonly name = 'InvalidBackoffOptionsError';
 }
 
 /**
@@ -59,7 +55,8 @@ export class KeyedBackoff {
     this.resetAfterMs = options.resetAfterMs ?? 2 * this.maxMs;
     this.clock = options.clock ?? realClock;
     if (!(this.initialMs >= 1) || !(this.maxMs >= this.initialMs) || !(this.resetAfterMs >= 0)) {
-      throw new InvalidBackoffOptionsError(
+      throw new InvalidOptionsError(
+        'KeyedBackoff',
         `backoff needs 1 <= initialMs <= maxMs and resetAfterMs >= 0, got initialMs=${this.initialMs} maxMs=${this.maxMs} resetAfterMs=${this.resetAfterMs}`,
       );
     }

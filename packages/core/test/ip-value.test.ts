@@ -1,5 +1,3 @@
-import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
 import {
   cidrValueContains,
   formatIPValue,
@@ -7,7 +5,9 @@ import {
   parseCIDRValue,
   parseIP,
   parseIPValue,
-} from '../src/index.js';
+} from '@nodeagent/core';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
 
 describe('parseIPValue', () => {
   it('reads addresses as numbers with parseIP rules', () => {
