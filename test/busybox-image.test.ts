@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BUSYBOX_IMAGE_REF, buildBusyboxImage } from '@nodeagent/test-support/busybox-image';
+import { findBinary, runChecked } from '@nodeagent/test-support/command';
+import { describeRealNode } from '@nodeagent/test-support/real-node';
+import { buildTar, TarError } from '@nodeagent/test-support/tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUSYBOX_IMAGE_REF, buildBusyboxImage } from './support/busybox-image.js';
-import { findBinary, runChecked } from './support/command.js';
-import { describeRealNode } from './support/real-node.js';
-import { buildTar, TarError } from './support/tar.js';
 
 const sha = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 

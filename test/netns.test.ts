@@ -1,10 +1,16 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { runChecked } from '@nodeagent/test-support/command';
+import {
+  createNetns,
+  createVethPair,
+  listLeakedNetns,
+  type Netns,
+  NetnsError,
+} from '@nodeagent/test-support/netns';
+import { cleanupStaleNetns, creatorPid } from '@nodeagent/test-support/netns-stale';
+import { isAlive } from '@nodeagent/test-support/procfs';
+import { describeRealNode } from '@nodeagent/test-support/real-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runChecked } from './support/command.js';
-import { createNetns, createVethPair, listLeakedNetns, type Netns, NetnsError } from './support/netns.js';
-import { cleanupStaleNetns, creatorPid } from './support/netns-stale.js';
-import { isAlive } from './support/procfs.js';
-import { describeRealNode } from './support/real-node.js';
 
 const PREFIX = 'nstest';
 

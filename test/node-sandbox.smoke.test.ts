@@ -1,12 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type CriClient, connectCri } from '@nodeagent/test-support/cri-grpc';
+import { listLeakedNetns } from '@nodeagent/test-support/netns';
+import {
+  cleanupStaleNodeSandboxes,
+  type NodeSandbox,
+  startNodeSandbox,
+} from '@nodeagent/test-support/node-sandbox';
+import { findProcessesWithArg } from '@nodeagent/test-support/procfs';
+import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type CriClient, connectCri } from './support/cri-grpc.js';
-import { listLeakedNetns } from './support/netns.js';
-import { cleanupStaleNodeSandboxes, type NodeSandbox, startNodeSandbox } from './support/node-sandbox.js';
-import { findProcessesWithArg } from './support/procfs.js';
-import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from './support/real-node.js';
 
 const PREFIX = 'smokesbx';
 

@@ -1,12 +1,12 @@
-import { describe, expect, it } from 'vitest';
-import { findBinary } from './support/command.js';
+import { findBinary } from '@nodeagent/test-support/command';
 import {
   bridgeConflist,
   ContainerdConfigError,
   renderContainerdConfig,
   setTomlValue,
-} from './support/containerd-config.js';
-import { RealNodePrerequisitesError, realNodeGate, realNodeMissing } from './support/real-node.js';
+} from '@nodeagent/test-support/containerd-config';
+import { RealNodePrerequisitesError, realNodeGate, realNodeMissing } from '@nodeagent/test-support/real-node';
+import { describe, expect, it } from 'vitest';
 
 describe('realNodeMissing', () => {
   it('reports nothing for no requirements and checks uid 0 for root', () => {
@@ -66,7 +66,7 @@ describe('containerd config', () => {
   });
 
   it.runIf(findBinary('containerd'))('rewrites the real `containerd config default`', async () => {
-    const { runChecked } = await import('./support/command.js');
+    const { runChecked } = await import('@nodeagent/test-support/command');
     const toml = renderContainerdConfig(await runChecked(['containerd', 'config', 'default']), {
       rootDir: '/t/root',
       stateDir: '/t/state',

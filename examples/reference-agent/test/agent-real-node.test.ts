@@ -4,9 +4,9 @@
 import { join } from 'node:path';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { ContainerState } from '@nodeagent/cri';
+import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
+import { describeRealNode } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type NodeSandbox, startNodeSandbox } from '../../../test/support/node-sandbox.js';
-import { describeRealNode } from '../../../test/support/real-node.js';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import { makePod, shContainer, testLogger, waitFor } from './helpers.js';
 

@@ -11,8 +11,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
+import { createNetns } from '@nodeagent/test-support/netns';
 import { it } from 'vitest';
-import { createNetns } from '../../../test/support/netns.js';
 import {
   type IptablesExecutor,
   IptablesRenderer,

@@ -1,8 +1,8 @@
 /** Helpers for the real-kernel tests: TCP servers/clients in namespaces, semantic iptables-save. */
-import type { Netns } from '../../../test/support/netns.js';
-import { startNameServer as startEchoServer } from '../../../test/support/tcp-echo.js';
+import type { Netns } from '@nodeagent/test-support/netns';
+import { startNameServer as startEchoServer } from '@nodeagent/test-support/tcp-echo';
 
-export { type ConnectResult, connectFrom } from '../../../test/support/tcp-echo.js';
+export { type ConnectResult, connectFrom } from '@nodeagent/test-support/tcp-echo';
 
 /** Starts a name-echoing TCP server inside `ns`, listening on `0.0.0.0` unless told otherwise. */
 export function startNameServer(ns: Netns, name: string, port: number, host = '0.0.0.0'): Promise<void> {

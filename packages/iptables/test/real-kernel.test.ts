@@ -5,10 +5,10 @@
  * kernel state as a fresh full sync.
  */
 import { ProxyState } from '@nodeagent/proxy-state';
+import { createNetns, createVethPair, listLeakedNetns, type Netns } from '@nodeagent/test-support/netns';
+import { describeRealNode } from '@nodeagent/test-support/real-node';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createNetns, createVethPair, listLeakedNetns, type Netns } from '../../../test/support/netns.js';
-import { describeRealNode } from '../../../test/support/real-node.js';
 import {
   CanaryMonitor,
   IptablesRenderer,

@@ -5,10 +5,11 @@
  * converge, and `iptables-restore --test` accepts the residual rules. IPVS itself is missing
  * here (`ipvsadm`: "Protocol not available"), so virtual servers are tested against the fake.
  */
+
+import { createNetns, listLeakedNetns, type Netns } from '@nodeagent/test-support/netns';
+import { describeRealNode } from '@nodeagent/test-support/real-node';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createNetns, listLeakedNetns, type Netns } from '../../../test/support/netns.js';
-import { describeRealNode } from '../../../test/support/real-node.js';
 import {
   diffIpvs,
   type IpSet,

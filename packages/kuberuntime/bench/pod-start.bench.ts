@@ -8,9 +8,9 @@ import { dirname, join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { type CriClient, createCriClient } from '@nodeagent/cri';
 import { emptyPodStatus } from '@nodeagent/pleg';
+import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
+import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, it } from 'vitest';
-import { type NodeSandbox, startNodeSandbox } from '../../../test/support/node-sandbox.js';
-import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '../../../test/support/real-node.js';
 import { generateContainerConfig, generatePodSandboxConfig, KubeRuntimeManager } from '../src/index.js';
 
 const PODS = 50;

@@ -6,9 +6,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { type CriClient, createCriClient } from '@nodeagent/cri';
+import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
+import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type NodeSandbox, startNodeSandbox } from '../../../test/support/node-sandbox.js';
-import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '../../../test/support/real-node.js';
 import { KubeRuntimeManager, type KubeRuntimeManagerOptions } from '../src/index.js';
 
 describeRealNode('kuberuntime on a real containerd', NODE_SANDBOX_REQUIREMENTS, () => {

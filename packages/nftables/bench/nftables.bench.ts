@@ -14,9 +14,9 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { ProxyState } from '@nodeagent/proxy-state';
+import { createNetns } from '@nodeagent/test-support/netns';
+import { realNodeMissing } from '@nodeagent/test-support/real-node';
 import { afterAll, it } from 'vitest';
-import { createNetns } from '../../../test/support/netns.js';
-import { realNodeMissing } from '../../../test/support/real-node.js';
 import {
   NftablesRenderer,
   NftablesSyncer,

@@ -7,10 +7,10 @@
  * leaves the kernel equal to a fresh full sync.
  */
 import { buildProxySnapshots, ProxyState } from '@nodeagent/proxy-state';
+import { createNetns, createVethPair, listLeakedNetns, type Netns } from '@nodeagent/test-support/netns';
+import { describeRealNode } from '@nodeagent/test-support/real-node';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNetns, createVethPair, listLeakedNetns, type Netns } from '../../../test/support/netns.js';
-import { describeRealNode } from '../../../test/support/real-node.js';
 import { NftablesSyncer, renderNftables, SpawnNftExecutor } from '../src/index.js';
 import { LAYOUTS } from './flow-support.js';
 import { slice, svc } from './helpers.js';

@@ -9,9 +9,9 @@ import {
   type PartialMessage,
   type PodSandboxConfig,
 } from '@nodeagent/cri';
+import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
+import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type NodeSandbox, startNodeSandbox } from '../../../test/support/node-sandbox.js';
-import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '../../../test/support/real-node.js';
 import {
   CONTAINER_RESTART_COUNT_ANNOTATION,
   criPodStatusSource,

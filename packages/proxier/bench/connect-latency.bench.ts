@@ -26,9 +26,9 @@ import { availableParallelism, loadavg } from 'node:os';
 import { IptablesSyncer, SpawnIptablesExecutor } from '@nodeagent/iptables';
 import { NftablesSyncer, type NftLayout, SpawnNftExecutor } from '@nodeagent/nftables';
 import { ProxyState } from '@nodeagent/proxy-state';
+import { createNetns, createVethPair, type Netns } from '@nodeagent/test-support/netns';
+import { realNodeMissing } from '@nodeagent/test-support/real-node';
 import { it } from 'vitest';
-import { createNetns, createVethPair, type Netns } from '../../../test/support/netns.js';
-import { realNodeMissing } from '../../../test/support/real-node.js';
 
 const SIZES = (process.env.CONNECT_BENCH_SIZES ?? '1000,5000,10000,20000').split(',').map(Number);
 const CONNECTS = Number(process.env.CONNECT_BENCH_CONNECTS ?? 600);

@@ -6,10 +6,10 @@
  * backend explains a kernel without IPVS. Nothing leaves the namespaces.
  */
 import { renderIptables } from '@nodeagent/iptables';
+import { findBinary } from '@nodeagent/test-support/command';
+import { createNetns, createVethPair, listLeakedNetns, type Netns } from '@nodeagent/test-support/netns';
+import { describeRealNode } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { findBinary } from '../../../test/support/command.js';
-import { createNetns, createVethPair, listLeakedNetns, type Netns } from '../../../test/support/netns.js';
-import { describeRealNode } from '../../../test/support/real-node.js';
 import { NODE, referenceSnapshots, runCli } from './cli-fixtures.js';
 
 const PREFIX = 'npcli';

@@ -7,9 +7,9 @@
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { SpawnNftExecutor } from '@nodeagent/nftables';
+import { createNetns, createVethPair, listLeakedNetns, type Netns } from '@nodeagent/test-support/netns';
+import { describeRealNode } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createNetns, createVethPair, listLeakedNetns, type Netns } from '../../../test/support/netns.js';
-import { describeRealNode } from '../../../test/support/real-node.js';
 import { type MiniApiServer, startMiniApiServer } from '../../mini-apiserver/src/index.js';
 import { NftablesBackend, Proxier, SpawnConntrackCleaner } from '../src/index.js';
 import { endpointSlice, eventually, node, service } from './fixtures.js';

@@ -1,9 +1,10 @@
 // A runtime that goes down and comes back under a live client: calls fail fast with
 // UNAVAILABLE while containerd is down (never waiting out their deadline), and the same
 // client works again once containerd is back, with the running container still there.
+
+import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
+import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type NodeSandbox, startNodeSandbox } from '../../../../test/support/node-sandbox.js';
-import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '../../../../test/support/real-node.js';
 import { ContainerState, type CriClient, CriError, createCriClient, isUnavailable } from '../../src/index.js';
 import {
   contractContainerConfig,

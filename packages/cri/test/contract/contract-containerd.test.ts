@@ -3,9 +3,9 @@
 import { existsSync } from 'node:fs';
 import { readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
+import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type NodeSandbox, startNodeSandbox } from '../../../../test/support/node-sandbox.js';
-import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '../../../../test/support/real-node.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { ContainerState, type CriClient, createCriClient } from '../../src/index.js';
 import {
