@@ -12,7 +12,7 @@ import { dirname } from 'node:path';
 import type { V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Clock, Logger } from '@nodeagent/core';
 import type { PodSandboxConfig } from '@nodeagent/cri';
-import type { PodStatus } from '@nodeagent/pleg';
+import type { PodStatus } from '@nodeagent/kubecontainer';
 import { generateContainerConfig } from './container-config.js';
 import { ContainerConfigError, errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
 import type { ImagePuller } from './image-puller.js';
@@ -20,7 +20,7 @@ import { type KillDeps, killContainer } from './kill.js';
 import { runLifecycleHandler } from './lifecycle-handlers.js';
 import { type HostPathToPrepare, makeMounts } from './mounts.js';
 import { containerLogsDirectory } from './paths.js';
-import type { KubeRuntimeManagerOptions } from './runtime-manager.js';
+import type { KubeRuntimeManagerOptions } from './runtime-manager-options.js';
 
 /** Work started ahead for a container while its sandbox is created. */
 export interface Prefetched {

@@ -18,72 +18,23 @@ import {
   realClock,
 } from '@nodeagent/core';
 import { type CriClient, isNotFound, type PodSandboxConfig } from '@nodeagent/cri';
-import { criPodStatusSource, type PodStatus, type PodStatusSource } from '@nodeagent/pleg';
+import { criPodStatusSource, type PodStatus, type PodStatusSource } from '@nodeagent/kubecontainer';
 import { formatPod, stableContainerKey } from './container-hash.js';
 import { ContainerStarter, type Prefetched } from './container-starter.js';
-import type { EnvSources } from './env.js';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
 import { ImagePuller } from './image-puller.js';
 import { type KillDeps, killContainer, killPod } from './kill.js';
-import type { HandlerRunnerDeps } from './lifecycle-handlers.js';
 import { createRuntimeMetrics, type RuntimeMetrics } from './metrics.js';
 import { DEFAULT_POD_LOGS_ROOT, DEFAULT_PODS_ROOT } from './paths.js';
-import { computePodActions, type PodActionsOptions } from './pod-actions.js';
-import { computePodStatus, type PodStatusOptions } from './pod-status.js';
+import { computePodActions } from './pod-actions.js';
+import { computePodStatus } from './pod-status.js';
 import { ReasonCache } from './reason-cache.js';
+import type { KubeRuntimeManagerOptions } from './runtime-manager-options.js';
 import { isRestartableInitContainer } from './restart-policy.js';
-import { generatePodSandboxConfig, type SandboxConfigOptions } from './sandbox-config.js';
+import { generatePodSandboxConfig } from './sandbox-config.js';
 import { newestFirst } from './status-order.js';
 import { PodSyncResult } from './sync-result.js';
 import { readTerminationMessage } from './termination-message.js';
-
-/** CrashLoopBackOff settings, ms. */
-export interface CrashLoopBackOffOptions {
-  /** First delay. @default 10_000 */
-  readonly initialMs?: number;
-  /** Cap (kubelet `maxContainerRestartPeriod`). @default 300_000 */
-  readonly maxMs?: number;
-  /** A container that ran this long before failing starts over at `initialMs`. @default 600_000 */
-  readonly resetAfterMs?: number;
-}
-
-/** Options of {@link KubeRuntimeManager}. */
-export interface KubeRuntimeManagerOptions extends SandboxConfigOptions {
-  /** The CRI runtime. */
-  readonly cri: CriClient;
-  /** @default realClock */
-  readonly clock?: Clock;
-  /** @default noopLogger */
-  readonly logger?: Logger;
-  /** Root of pod directories (emptyDir volumes, termination message files). @default "/var/lib/kubelet/pods" */
-  readonly podsRoot?: string;
-  /** CrashLoopBackOff: 10 s doubling to 5 min, reset after 10 min. */
-  readonly crashLoopBackOff?: CrashLoopBackOffOptions;
-  /** ImagePullBackOff: 10 s doubling to 5 min. */
-  readonly imagePullBackOff?: Omit<CrashLoopBackOffOptions, 'resetAfterMs'>;
-  /** Node memory capacity for OOM scores, bytes. @default os.totalmem() */
-  readonly memoryCapacityBytes?: bigint;
-  /** Node allocatable (the value of unset limits in `resourceFieldRef`). @default all CPUs, total memory */
-  readonly nodeAllocatable?: { readonly cpuMilli: bigint; readonly memoryBytes: bigint };
-  /** Node IPs (`status.hostIP(s)`). @default [] */
-  readonly hostIps?: readonly string[];
-  /** Use RuntimeDefault seccomp when unspecified (kubelet `seccompDefault`). @default false */
-  readonly seccompDefault?: boolean;
-  /** ConfigMap / Secret lookups for env. @default none (such references fail unless optional) */
-  readonly envSources?: EnvSources;
-  /** Probe results consulted by the pod actions and the status. */
-  readonly probes?: PodActionsOptions & PodStatusOptions['probes'];
-  /** Where pod statuses are read from. @default criPodStatusSource(cri) */
-  readonly podStatusSource?: PodStatusSource;
-  /** Metrics on a registry you own. @default none */
-  readonly metrics?: MetricsOptions;
-  /** CRI deadline of a call, ms (kubelet `runtimeRequestTimeout`). @default 120_000 */
-  readonly runtimeRequestTimeoutMs?: number;
-  /** HTTP GET for `httpGet` lifecycle hooks; resolves with the status code. @default node http(s) */
-  readonly httpGet?: HandlerRunnerDeps['httpGet'];
-  /** Whether the pod worker is already terminating the pod (a failed sandbox is then no error). */
-  readonly isPodTerminationRequested?: (uid: string) => boolean;
-}
 
 /**
  * The runtime manager. Stateless toward the runtime: everything it needs is read back from
