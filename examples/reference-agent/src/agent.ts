@@ -14,9 +14,10 @@ import { type Clock, type Logger, noopLogger, realClock, WorkQueue } from '@node
 import { type CriClient, createCriClient } from '@nodeagent/cri';
 import type { FakeRuntime } from '@nodeagent/cri/testing';
 import { SharedInformerFactory } from '@nodeagent/informer';
+import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
 import { KubeRuntimeManager } from '@nodeagent/kuberuntime';
 import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
-import { type CachedPodStatus, criPodStatusSource, criRuntimeLister, GenericPLEG } from '@nodeagent/pleg';
+import { type CachedPodStatus, GenericPLEG } from '@nodeagent/pleg';
 import { PodWorkers } from '@nodeagent/pod-workers';
 import { ApiClient } from './api-client.js';
 import { startEmbeddedRuntime } from './embedded-runtime.js';
@@ -207,8 +208,6 @@ async function start(
     new AgentPodSyncer({
       runtime,
       writer,
-      requeue: (uid, ms) => queue.addAfter(uid, ms),
-      clock,
       logger: log,
     }),
   );

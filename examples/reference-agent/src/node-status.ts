@@ -61,18 +61,21 @@ export class NodeStatusReporter {
   posts = 0;
   /** The last Ready condition computed. */
   ready: V1NodeCondition | undefined;
-  private timer: Timer | undefined;
-  private lastPosted: string | undefined;
-  private lastPostAtMs = 0;
-  private runtimeVersion = '';
-  private inFlight: Promise<void> | undefined;
-  private readonly clock: Clock;
-  private readonly log: Logger;
+  #timer: Timer | undefined;
+  #lastPosted: string | undefined;
+  #lastPostAtMs = 0;
+  #runtimeVersion = '';
+  #inFlight: Promise<void> | undefined;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+
+  readonly #options: NodeStatusReporterOptions;
 
   /** @param options see {@link NodeStatusReporterOptions}. */
-  constructor(private readonly options: NodeStatusReporterOptions) {
-    this.clock = options.clock ?? realClock;
-    this.log = (options.logger ?? noopLogger).child({ component: 'node-status' });
+  constructor(options: NodeStatusReporterOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? noopLogger).child({ component: 'node-status' });
   }
 
   /**
@@ -82,42 +85,42 @@ export class NodeStatusReporter {
   async start(signal: AbortSignal): Promise<void> {
     await this.register(signal);
     await this.update();
-    this.timer = this.clock.setInterval(() => void this.update(), this.options.statusUpdateMs ?? 10_000);
+    this.#timer = this.#clock.setInterval(() => void this.update(), this.#options.statusUpdateMs ?? 10_000);
   }
 
   /** Stops the periodic update and waits for one in flight. */
   async stop(): Promise<void> {
-    this.timer?.cancel();
-    this.timer = undefined;
-    await this.inFlight;
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    await this.#inFlight;
   }
 
   /** Creates the Node unless it exists (upstream `registerWithAPIServer`). */
   async register(signal: AbortSignal): Promise<void> {
-    const { api, nodeName } = this.options;
-    const backoff = new Backoff({ initialMs: 100, capMs: 7_000, clock: this.clock });
-    const node = initialNode(nodeName, this.options.machine, {
-      podCidr: this.options.podCidr,
-      maxPods: this.options.maxPods ?? 110,
-      nodeIp: this.options.nodeIp,
+    const { api, nodeName } = this.#options;
+    const backoff = new Backoff({ initialMs: 100, capMs: 7_000, clock: this.#clock });
+    const node = initialNode(nodeName, this.#options.machine, {
+      podCidr: this.#options.podCidr,
+      maxPods: this.#options.maxPods ?? 110,
+      nodeIp: this.#options.nodeIp,
     });
     for (;;) {
       try {
         const created = await api.create<V1Node>('/api/v1/nodes', node, signal);
         this.nodeUid = created.metadata?.uid;
-        this.log.info({ node: nodeName }, 'Successfully registered node');
+        this.#log.info({ node: nodeName }, 'Successfully registered node');
         return;
       } catch (err) {
         if (err instanceof ApiError && err.code === 409) {
           const existing = await api.get<V1Node>(`/api/v1/nodes/${nodeName}`, signal).catch(() => undefined);
           if (existing) {
             this.nodeUid = existing.metadata?.uid;
-            this.log.info({ node: nodeName }, 'Node was previously registered');
+            this.#log.info({ node: nodeName }, 'Node was previously registered');
             return;
           }
         }
         if (signal.aborted) throw err;
-        this.log.warn(
+        this.#log.warn(
           { node: nodeName, err: (err as Error).message },
           'Unable to register node with API server',
         );
@@ -128,20 +131,20 @@ export class NodeStatusReporter {
 
   /** Computes the status and posts it when it changed or is due; never throws. */
   update(): Promise<void> {
-    this.inFlight ??= this.doUpdate()
-      .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'Error updating node status'))
+    this.#inFlight ??= this.#doUpdate()
+      .catch((err: unknown) => this.#log.warn({ err: (err as Error).message }, 'Error updating node status'))
       .finally(() => {
-        this.inFlight = undefined;
+        this.#inFlight = undefined;
       });
-    return this.inFlight;
+    return this.#inFlight;
   }
 
-  private async runtimeInputs(): Promise<ReadyInputs['runtime']> {
-    const { cri } = this.options;
+  async #runtimeInputs(): Promise<ReadyInputs['runtime']> {
+    const { cri } = this.#options;
     try {
-      if (this.runtimeVersion === '') {
+      if (this.#runtimeVersion === '') {
         const v = await cri.runtime.version({ version: 'v1' }, { timeoutMs: 5_000 });
-        this.runtimeVersion = `${v.runtimeName}://${v.runtimeVersion}`;
+        this.#runtimeVersion = `${v.runtimeName}://${v.runtimeVersion}`;
       }
       const res = await cri.runtime.status({}, { timeoutMs: 5_000 });
       return { conditions: res.status?.conditions ?? [] };
@@ -150,25 +153,25 @@ export class NodeStatusReporter {
     }
   }
 
-  private async doUpdate(): Promise<void> {
-    const { machine } = this.options;
-    const now = this.clock.now();
-    const runtime = await this.runtimeInputs();
-    this.ready = readyCondition({ runtime, pleg: this.options.plegHealth() }, this.ready, isoSeconds(now));
-    const capacity = machineCapacity(machine, this.options.maxPods ?? 110);
+  async #doUpdate(): Promise<void> {
+    const { machine } = this.#options;
+    const now = this.#clock.now();
+    const runtime = await this.#runtimeInputs();
+    this.ready = readyCondition({ runtime, pleg: this.#options.plegHealth() }, this.ready, isoSeconds(now));
+    const capacity = machineCapacity(machine, this.#options.maxPods ?? 110);
     const status: V1NodeStatus = {
       conditions: [this.ready],
       capacity,
       allocatable: { ...capacity },
-      addresses: nodeAddresses(machine, this.options.nodeIp),
-      nodeInfo: nodeSystemInfo(machine, this.runtimeVersion),
+      addresses: nodeAddresses(machine, this.#options.nodeIp),
+      nodeInfo: nodeSystemInfo(machine, this.#runtimeVersion),
     };
     // Unchanged apart from the heartbeat: post only every statusReportMs (the Lease is the heartbeat).
     const comparable = JSON.stringify({ ...status, conditions: [{ ...this.ready, lastHeartbeatTime: '' }] });
-    const due = now - this.lastPostAtMs >= (this.options.statusReportMs ?? 300_000);
-    if (comparable === this.lastPosted && !due) return;
-    const patched = await this.options.api.patch<V1Node>(
-      `/api/v1/nodes/${this.options.nodeName}/status`,
+    const due = now - this.#lastPostAtMs >= (this.#options.statusReportMs ?? 300_000);
+    if (comparable === this.#lastPosted && !due) return;
+    const patched = await this.#options.api.patch<V1Node>(
+      `/api/v1/nodes/${this.#options.nodeName}/status`,
       'strategic',
       {
         status,
@@ -176,16 +179,16 @@ export class NodeStatusReporter {
     );
     this.nodeUid ??= patched.metadata?.uid;
     if (
-      this.lastPosted === undefined ||
-      this.ready.status !== JSON.parse(this.lastPosted).conditions[0].status
+      this.#lastPosted === undefined ||
+      this.ready.status !== JSON.parse(this.#lastPosted).conditions[0].status
     ) {
-      this.log.info(
+      this.#log.info(
         { ready: this.ready.status, message: this.ready.message },
         'Node Ready condition changed',
       );
     }
-    this.lastPosted = comparable;
-    this.lastPostAtMs = now;
+    this.#lastPosted = comparable;
+    this.#lastPostAtMs = now;
     this.posts++;
   }
 }

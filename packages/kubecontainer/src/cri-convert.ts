@@ -137,7 +137,9 @@ export function podStatusFromContainerEvent(event: ContainerEventResponse): PodS
     name: metadata.name,
     namespace: metadata.namespace,
     ips: sandboxIps(sandbox),
-    containerStatuses: sortContainerStatusesByCreationTime(event.containersStatuses.map(toContainerRuntimeStatus)),
+    containerStatuses: sortContainerStatusesByCreationTime(
+      event.containersStatuses.map(toContainerRuntimeStatus),
+    ),
     sandboxStatuses: [sandbox],
     timestamp: nsToMs(event.createdAt),
   };

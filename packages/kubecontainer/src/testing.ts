@@ -15,7 +15,14 @@
  *
  * @packageDocumentation
  */
-import { type ContainerConfig, type CriClient, type CriClientOptions, createCriClient, type PartialMessage, type PodSandboxConfig } from '@nodeagent/cri';
+import {
+  type ContainerConfig,
+  type CriClient,
+  type CriClientOptions,
+  createCriClient,
+  type PartialMessage,
+  type PodSandboxConfig,
+} from '@nodeagent/cri';
 import { FakeRuntime, type FakeRuntimeOptions } from '@nodeagent/cri/testing';
 import {
   CONTAINER_HASH_ANNOTATION,

@@ -11,9 +11,9 @@ import type { PodStatus } from '@nodeagent/kubecontainer';
 import { convertContainerStatuses } from './container-statuses.js';
 import { containersReadyCondition, initializedCondition, readyCondition } from './pod-conditions.js';
 import { getPhase } from './pod-phase.js';
+import type { PodStatusOptions } from './pod-status-options.js';
 import { podQosClass } from './resources.js';
 import { podSandboxChanged } from './sandbox-changed.js';
-import type { PodStatusOptions } from './pod-status-options.js';
 import { newestFirst } from './status-order.js';
 
 const KUBELET_CONDITIONS = new Set([

@@ -21,8 +21,8 @@ import {
   isUnimplemented,
   type RuntimeServiceApi,
 } from '@nodeagent/cri';
-import { EventEmitter } from 'eventemitter3';
 import { nsToMs, podStatusFromContainerEvent } from '@nodeagent/kubecontainer';
+import { EventEmitter } from 'eventemitter3';
 import type { PlegHealth, PodLifecycleEvent } from './events.js';
 import {
   GENERIC_PLEG_RELIST_PERIOD_MS,
@@ -258,7 +258,10 @@ export class EventedPLEG extends EventEmitter<EventedPlegNotifications> implemen
       if (signal.aborted) return;
       this.#failures++;
       this.#metrics.eventedConnectionError();
-      this.#log.debug({ err: error, failures: this.#failures }, 'Evented PLEG: failed to get container events');
+      this.#log.debug(
+        { err: error, failures: this.#failures },
+        'Evented PLEG: failed to get container events',
+      );
       this.emit('streamError', error, this.#failures);
       if (isUnimplemented(error)) return this.#fallBack('unimplemented', error);
       if (this.#failures >= this.#maxRetries) return this.#fallBack('max-retries', error);

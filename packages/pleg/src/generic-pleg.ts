@@ -462,11 +462,7 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> implemen
     record.current = undefined;
   }
 
-  async #inspect(
-    pod: RuntimePod | undefined,
-    uid: string,
-    signal?: AbortSignal,
-  ): Promise<UpdateCacheResult> {
+  async #inspect(pod: RuntimePod | undefined, uid: string, signal?: AbortSignal): Promise<UpdateCacheResult> {
     if (pod === undefined) {
       // Gone from the runtime: no visible container or sandbox is left.
       this.cache.delete(uid);

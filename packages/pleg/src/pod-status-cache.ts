@@ -6,7 +6,7 @@
  * @module
  */
 import { abortReason } from '@nodeagent/core';
-import { emptyPodStatus, type PodStatus } from './pod-status.js';
+import { emptyPodStatus, type PodStatus } from '@nodeagent/kubecontainer';
 
 /** A cache read: the status, and the error of the inspection that produced it. */
 export interface CachedPodStatus {

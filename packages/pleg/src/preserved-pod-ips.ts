@@ -3,8 +3,9 @@
  *
  * @module
  */
-import type { PodStatus } from '@nodeagent/kubecontainer';
+
 import { PodSandboxState } from '@nodeagent/cri';
+import type { PodStatus } from '@nodeagent/kubecontainer';
 import type { PodStatusCache } from './pod-status-cache.js';
 
 /**

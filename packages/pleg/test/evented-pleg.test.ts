@@ -1,12 +1,7 @@
+import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
 import * as promClient from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  criPodStatusSource,
-  criRuntimeLister,
-  EventedPLEG,
-  type EventedPlegOptions,
-  type FallbackReason,
-} from '../src/index.js';
+import { EventedPLEG, type EventedPlegOptions, type FallbackReason } from '../src/index.js';
 import { type Harness, kubeletContainer, kubeletPod, startHarness, until } from './helpers.js';
 
 describe('EventedPLEG over the fake runtime', () => {

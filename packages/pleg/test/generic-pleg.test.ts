@@ -1,8 +1,7 @@
+import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
 import * as promClient from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  criPodStatusSource,
-  criRuntimeLister,
   GenericPLEG,
   type GenericPlegOptions,
   type PodLifecycleEvent,

@@ -9,22 +9,19 @@ import {
   type PartialMessage,
   type PodSandboxConfig,
 } from '@nodeagent/cri';
-import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
-import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
-import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   CONTAINER_RESTART_COUNT_ANNOTATION,
   criPodStatusSource,
   criRuntimeLister,
-  EventedPLEG,
-  type FallbackReason,
-  GenericPLEG,
   KUBERNETES_CONTAINER_NAME_LABEL,
   KUBERNETES_POD_NAME_LABEL,
   KUBERNETES_POD_NAMESPACE_LABEL,
   KUBERNETES_POD_UID_LABEL,
-  type PodLifecycleEvent,
-} from '../src/index.js';
+} from '@nodeagent/kubecontainer';
+import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
+import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { EventedPLEG, type FallbackReason, GenericPLEG, type PodLifecycleEvent } from '../src/index.js';
 
 describeRealNode('PLEG on a real containerd', NODE_SANDBOX_REQUIREMENTS, () => {
   let node: NodeSandbox;
