@@ -8,6 +8,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { definedFields } from '@nodeagent/core';
 
 /** A non-2xx answer from the API server, with its HTTP code and the Status `reason`. */
 export class ApiError extends Error {
@@ -136,9 +137,9 @@ export class ApiClient {
     this.#agent ??= isHttps
       ? new https.Agent({
           keepAlive: true,
-          ...(applied.ca === undefined ? {} : { ca: applied.ca }),
-          ...(applied.cert === undefined ? {} : { cert: applied.cert }),
-          ...(applied.key === undefined ? {} : { key: applied.key }),
+          ...definedFields({ ca: applied.ca }),
+          ...definedFields({ cert: applied.cert }),
+          ...definedFields({ key: applied.key }),
           ...(applied.rejectUnauthorized === undefined
             ? {}
             : { rejectUnauthorized: applied.rejectUnauthorized }),

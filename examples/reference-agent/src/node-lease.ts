@@ -7,7 +7,15 @@
  * @module
  */
 import type { V1Lease } from '@kubernetes/client-node';
-import { type Clock, type Logger, noopLogger, realClock, type Timer } from '@nodeagent/core';
+import {
+  type Clock,
+  type Lifecycle,
+  type Logger,
+  noopLogger,
+  realClock,
+  StartOnce,
+  type Timer,
+} from '@nodeagent/core';
 import { type ApiClient, ApiError } from './api-client.js';
 
 /** Namespace of node leases. */
@@ -42,7 +50,8 @@ export function microTime(ms: number): string {
 }
 
 /** Keeps the node's Lease renewed. `start()` renews once and then every interval. */
-export class NodeLease {
+export class NodeLease implements Lifecycle {
+  readonly #once = new StartOnce('NodeLease');
   /** Successful renewals (creates included). */
   renewals = 0;
   /** The last error of a renewal round, cleared by a success. */
@@ -66,13 +75,22 @@ export class NodeLease {
     this.#path = `/apis/coordination.k8s.io/v1/namespaces/${NODE_LEASE_NAMESPACE}/leases`;
   }
 
-  /** Renews now, then every renew interval until {@link stop}. */
-  start(): void {
-    if (this.#timer !== undefined) return;
-    const periodMs =
-      this.#options.renewIntervalMs ?? this.#durationSeconds * 1000 * LEASE_RENEW_INTERVAL_FRACTION;
-    this.#timer = this.#clock.setInterval(() => void this.renew(), periodMs);
-    void this.renew();
+  /**
+   * Renews now, then every renew interval until {@link NodeLease.stop}; resolves after the
+   * first renewal round (which never throws: failures are in {@link NodeLease.lastError}).
+   * `signal` bounds that wait only. A second call rejects.
+   */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      () => {
+        const periodMs =
+          this.#options.renewIntervalMs ?? this.#durationSeconds * 1000 * LEASE_RENEW_INTERVAL_FRACTION;
+        this.#timer = this.#clock.setInterval(() => void this.renew(), periodMs);
+        return this.renew();
+      },
+      () => this.stop(),
+    );
   }
 
   /** Stops renewing and waits for a renewal in flight. */

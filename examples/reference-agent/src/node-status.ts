@@ -8,7 +8,16 @@
  * @module
  */
 import type { V1Node, V1NodeCondition, V1NodeStatus } from '@kubernetes/client-node';
-import { Backoff, type Clock, type Logger, noopLogger, realClock, type Timer } from '@nodeagent/core';
+import {
+  Backoff,
+  type Clock,
+  type Lifecycle,
+  type Logger,
+  noopLogger,
+  realClock,
+  StartOnce,
+  type Timer,
+} from '@nodeagent/core';
 import type { CriClient } from '@nodeagent/cri';
 import type { PlegHealth } from '@nodeagent/pleg';
 import { type ApiClient, ApiError } from './api-client.js';
@@ -54,7 +63,9 @@ function isoSeconds(ms: number): string {
 }
 
 /** Registers the Node and keeps its status current. */
-export class NodeStatusReporter {
+export class NodeStatusReporter implements Lifecycle {
+  readonly #once = new StartOnce('NodeStatusReporter');
+  readonly #stopping = new AbortController();
   /** The Node's UID once registered. */
   nodeUid: string | undefined;
   /** Status posts so far. */
@@ -79,17 +90,28 @@ export class NodeStatusReporter {
   }
 
   /**
-   * Registers the Node (retrying with backoff until it succeeds or `signal` aborts), posts
-   * the first status, then updates it periodically until {@link stop}.
+   * Registers the Node (retrying with backoff until it succeeds), posts the first status,
+   * then updates it periodically until {@link NodeStatusReporter.stop}. `signal` bounds the
+   * registration and first post only. A second call rejects.
    */
-  async start(signal: AbortSignal): Promise<void> {
-    await this.register(signal);
-    await this.update();
-    this.#timer = this.#clock.setInterval(() => void this.update(), this.#options.statusUpdateMs ?? 10_000);
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => {
+        await this.register(this.#stopping.signal);
+        await this.update();
+        this.#timer = this.#clock.setInterval(
+          () => void this.update(),
+          this.#options.statusUpdateMs ?? 10_000,
+        );
+      },
+      () => this.stop(),
+    );
   }
 
-  /** Stops the periodic update and waits for one in flight. */
+  /** Stops registering and the periodic update and waits for one in flight. Idempotent. */
   async stop(): Promise<void> {
+    this.#stopping.abort();
     this.#timer?.cancel();
     this.#timer = undefined;
     await this.#inFlight;

@@ -8,7 +8,16 @@
  * @module
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { type Clock, type Logger, noopLogger, realClock, type Timer, type WorkQueue } from '@nodeagent/core';
+import {
+  type Clock,
+  type Lifecycle,
+  type Logger,
+  noopLogger,
+  realClock,
+  StartOnce,
+  type Timer,
+  type WorkQueue,
+} from '@nodeagent/core';
 import { PodSandboxState } from '@nodeagent/cri';
 import {
   type DeletedFinalStateUnknown,
@@ -61,7 +70,9 @@ export function podConfigChanged(oldPod: V1Pod, newPod: V1Pod): boolean {
 }
 
 /** The loop feeding the pod workers. */
-export class PodLifecycle {
+export class PodLifecycle implements Lifecycle {
+  readonly #once = new StartOnce('PodLifecycle');
+  readonly #stopping = new AbortController();
   /** When the last housekeeping pass ran (ms since the epoch), for the sync-loop health check. */
   lastHousekeepingAt: number | undefined;
   /** Pods by UID, including deleted ones whose worker still exists (the kubelet's pod manager). */
@@ -81,8 +92,19 @@ export class PodLifecycle {
     this.#log = (deps.logger ?? noopLogger).child({ component: 'sync-loop' });
   }
 
-  /** Registers the informer handler and starts the event, work-queue and housekeeping loops. */
-  start(signal: AbortSignal): void {
+  /**
+   * Registers the informer handler and starts the event, work-queue and housekeeping loops
+   * (until {@link PodLifecycle.stop}); resolves once they run. `signal` bounds that wait only.
+   */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => this.#startLoops(this.#stopping.signal),
+      () => this.stop(),
+    );
+  }
+
+  #startLoops(signal: AbortSignal): void {
     const { pods, pleg, queue, workers } = this.#deps;
     pods.addEventHandler(
       {
@@ -111,8 +133,9 @@ export class PodLifecycle {
     this.#timer = this.#clock.setInterval(() => this.housekeeping(), this.#deps.housekeepingMs ?? 2_000);
   }
 
-  /** Stops the loops (the caller aborts their signal and shuts the queue down first). */
+  /** Stops the loops and waits for them to end. Idempotent. */
   async stop(): Promise<void> {
+    this.#stopping.abort();
     this.#timer?.cancel();
     this.#timer = undefined;
     await Promise.all(this.#loops);

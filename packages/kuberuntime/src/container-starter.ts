@@ -11,6 +11,7 @@ import { cpus, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import type { V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Clock, Logger } from '@nodeagent/core';
+import { definedFields } from '@nodeagent/core';
 import type { PodSandboxConfig } from '@nodeagent/cri';
 import type { PodStatus } from '@nodeagent/kubecontainer';
 import { generateContainerConfig } from './container-config.js';
@@ -156,7 +157,7 @@ export class ContainerStarter {
           {
             runtime: this.#deps.options.cri.runtime,
             clock: this.#deps.clock,
-            ...(this.#deps.options.httpGet === undefined ? {} : { httpGet: this.#deps.options.httpGet }),
+            ...definedFields({ httpGet: this.#deps.options.httpGet }),
           },
           containerId,
           container,

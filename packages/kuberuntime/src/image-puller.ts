@@ -7,6 +7,7 @@
  */
 import type { V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { KeyedBackoff, Logger } from '@nodeagent/core';
+import { definedFields } from '@nodeagent/core';
 import type { AuthConfig, CriClient, PartialMessage, PodSandboxConfig } from '@nodeagent/cri';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
 import type { RuntimeMetrics } from './metrics.js';
@@ -157,8 +158,8 @@ export class ImagePuller {
       try {
         const res = await this.#deps.cri.image.pullImage({
           image: { image, userSpecifiedImage: container.image ?? '' },
-          ...(auth === undefined ? {} : { auth }),
-          ...(sandboxConfig === undefined ? {} : { sandboxConfig }),
+          ...definedFields({ auth }),
+          ...definedFields({ sandboxConfig }),
         });
         const seconds = (this.#deps.now() - start) / 1000;
         this.#deps.metrics()?.observeImagePull(seconds, await this.#imageSize(image));

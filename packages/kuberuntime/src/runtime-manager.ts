@@ -10,6 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import type { V1Container, V1Pod, V1PodStatus, V1Secret } from '@kubernetes/client-node';
 import {
   type Clock,
+  definedFields,
   formatGoDuration,
   KeyedBackoff,
   type Logger,
@@ -119,7 +120,7 @@ export class KubeRuntimeManager {
       clock: this.#clock,
       logger: this.#log,
       runtimeRequestTimeoutMs: this.#options.runtimeRequestTimeoutMs ?? 120_000,
-      ...(this.#options.httpGet === undefined ? {} : { httpGet: this.#options.httpGet }),
+      ...definedFields({ httpGet: this.#options.httpGet }),
     };
   }
 
@@ -388,7 +389,7 @@ export class KubeRuntimeManager {
   ): V1PodStatus {
     return computePodStatus(pod, podStatus, {
       hostIps: this.#options.hostIps ?? [],
-      ...(this.#options.probes === undefined ? {} : { probes: this.#options.probes }),
+      ...definedFields({ probes: this.#options.probes }),
       ...options,
       reasonCache: this.reasonCache,
       now: this.#clock.now(),

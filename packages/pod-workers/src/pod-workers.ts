@@ -8,10 +8,9 @@
  * @module
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
+import { type Clock, InvalidOptionsError, type Logger, noopLogger, realClock } from '@nodeagent/core';
 import { EventEmitter } from 'eventemitter3';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
-import { InvalidPodWorkersOptionsError } from './errors.js';
 import type { PodSyncOperation, PodWorkersEvents } from './events.js';
 import { calculateEffectiveGracePeriod } from './grace-period.js';
 import { type KillPodAndWaitOptions, killPodAndWait } from './kill-pod-and-wait.js';
@@ -84,7 +83,7 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
     const concurrency = options.concurrency ?? Number.POSITIVE_INFINITY;
     const maxSlotHoldMs = options.maxSlotHoldMs ?? 10_000;
     if (!(concurrency >= 1)) {
-      throw new InvalidPodWorkersOptionsError(`PodWorkers: concurrency must be >= 1, got ${concurrency}`);
+      throw new InvalidOptionsError('PodWorkers', `PodWorkers: concurrency must be >= 1, got ${concurrency}`);
     }
     for (const [name, value] of [
       ['resyncIntervalMs', resyncIntervalMs],
@@ -92,7 +91,7 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
       ['maxSlotHoldMs', maxSlotHoldMs],
     ] as const) {
       if (!(value >= 0))
-        throw new InvalidPodWorkersOptionsError(`PodWorkers: ${name} must be >= 0, got ${value}`);
+        throw new InvalidOptionsError('PodWorkers', `PodWorkers: ${name} must be >= 0, got ${value}`);
     }
     this.#requeue = new RequeuePolicy({
       resyncIntervalMs,
