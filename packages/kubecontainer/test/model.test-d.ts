@@ -5,7 +5,7 @@ import {
   type ContainerRuntimeStatus,
   emptyPodStatus,
   findContainerStatusByName,
-  KUBERNETES_POD_UID_LABEL,
+  type KUBERNETES_POD_UID_LABEL,
   type PodStatus,
   type PodStatusSource,
   type RuntimeContainerState,

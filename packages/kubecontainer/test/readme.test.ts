@@ -14,7 +14,9 @@ afterAll(async () => {
 
 it('has two ts blocks, and they type-check', async () => {
   expect(readmeSnippets(README)).toHaveLength(2);
-  expect(await typecheckSnippets('kubecontainer-readme', [example?.code ?? '', testing?.code ?? ''])).toBe('');
+  expect(await typecheckSnippets('kubecontainer-readme', [example?.code ?? '', testing?.code ?? ''])).toBe(
+    '',
+  );
 }, 120_000);
 
 it('the example prints every pod of the runtime with its IPs and container states', async () => {

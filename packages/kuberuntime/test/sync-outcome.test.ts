@@ -66,10 +66,21 @@ describe('KubeRuntimeManager.syncOutcome', () => {
     result.add('StartContainer', 'a').error = new SyncStepError(SyncErrorReason.CrashLoopBackOff, 'back-off');
     const hard = new SyncStepError(SyncErrorReason.CreateContainerError, 'boom');
     result.add('StartContainer', 'b').error = hard;
-    const status = { id: 'u', name: 'p', namespace: 'd', ips: [], containerStatuses: [], sandboxStatuses: [], timestamp: 0 };
+    const status = {
+      id: 'u',
+      name: 'p',
+      namespace: 'd',
+      ips: [],
+      containerStatuses: [],
+      sandboxStatuses: [],
+      timestamp: 0,
+    };
     return startHarness().then((started) => {
       h = started;
-      expect(started.manager.syncOutcome(pod(), status, result)).toEqual({ error: hard, requeueAfterMs: undefined });
+      expect(started.manager.syncOutcome(pod(), status, result)).toEqual({
+        error: hard,
+        requeueAfterMs: undefined,
+      });
       const syncError = new Error('sandbox status failed');
       const failed = new PodSyncResult();
       failed.syncError = syncError;

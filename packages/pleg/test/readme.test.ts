@@ -16,7 +16,12 @@ afterAll(async () => {
 
 it('has one ts block, and it type-checks', async () => {
   expect(snippets).toHaveLength(1);
-  expect(await typecheckSnippets('pleg-readme', snippets.map((s) => s.code))).toBe('');
+  expect(
+    await typecheckSnippets(
+      'pleg-readme',
+      snippets.map((s) => s.code),
+    ),
+  ).toBe('');
 }, 120_000);
 
 it('prints the events of pods started while it runs, relist after relist', async () => {
