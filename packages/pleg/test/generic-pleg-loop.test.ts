@@ -22,7 +22,7 @@ describe('GenericPLEG loop', () => {
     const lister = countingLister();
     const pleg = new GenericPLEG({ lister, statusSource, clock });
     expect(clock.pendingTimers()).toBe(0);
-    pleg.start();
+    await pleg.start();
     await clock.advance(0);
     await settle();
     expect(lister.calls).toHaveLength(1);
@@ -76,7 +76,7 @@ describe('GenericPLEG loop', () => {
     const pleg = new GenericPLEG({ lister, statusSource, clock });
     const errors: string[] = [];
     pleg.on('relistError', (e) => errors.push(e.message));
-    pleg.start();
+    await pleg.start();
     await clock.advance(0);
     await settle();
     const first = pleg.lastRelistTime;

@@ -170,7 +170,7 @@ describeRealNode('PLEG on a real containerd', NODE_SANDBOX_REQUIREMENTS, () => {
     const config = await podConfig('loop');
     const uid = config.metadata?.uid ?? '';
     const stop = new AbortController();
-    pleg.start(stop.signal);
+    await pleg.start();
     const { podSandboxId } = await cri.runtime.runPodSandbox({ config });
     const job = await createContainer(podSandboxId, config, 'job', ['sh', '-c', 'sleep 1.5; exit 4']);
     await cri.runtime.startContainer({ containerId: job });
@@ -207,7 +207,7 @@ describeRealNode('PLEG on a real containerd', NODE_SANDBOX_REQUIREMENTS, () => {
     const fallback = new Promise<[FallbackReason, Error]>((resolve) =>
       pleg.once('fallback', (r, e) => resolve([r, e])),
     );
-    pleg.start();
+    await pleg.start();
     const [reason, error] = await fallback;
     expect(reason).toBe('unimplemented');
     expect(error.message).toMatch(/unimplemented|unknown method/i);
