@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Packaging lint for every publishable workspace package: `publint --strict`,
 // `@arethetypeswrong/cli --pack` (ESM-only profile), and the tarball's contents (LICENSE,
-// README.md, every bin target, no test files). Run after `npm run build`.
+// README.md, every bin target; no src, tests or benchmarks). Run after `npm run build`.
 // `--sizes` also prints each tarball's packed and unpacked size.
 import { spawnSync } from 'node:child_process';
 import { workspacePackages } from './workspace.mjs';
@@ -20,7 +20,7 @@ for (const p of workspacePackages()) {
     const r = spawnSync(cmd, args, { cwd: p.dir, encoding: 'utf8' });
     if (r.status !== 0) problems.push(`${args[1]} failed\n${r.stdout}${r.stderr}`);
   }
-  const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+  const r = spawnSync('npm', ['pack', '--dry-run', '--json'], {
     cwd: p.dir,
     encoding: 'utf8',
   });
@@ -35,8 +35,8 @@ for (const p of workspacePackages()) {
           `tarball lacks ${path}${path === 'LICENSE' ? ' (run npm run build: it copies the root LICENSE)' : ''}`,
         );
     }
-    for (const f of files)
-      if (/(^|\/)(test|bench)\/|\.test\.ts$/.test(f)) problems.push(`tarball ships ${f}`);
+    // prepack (scripts/publish-manifest.mjs) leaves src/ and the @nodeagent/source condition out.
+    for (const f of files) if (/^(src|test|bench)\//.test(f)) problems.push(`tarball ships ${f}`);
     packed += pack.size;
     unpacked += pack.unpackedSize;
     if (sizes)
