@@ -14,8 +14,8 @@ import { workspacePackages } from '../scripts/workspace.mjs';
 const root = join(import.meta.dirname, '..');
 
 describe('release plan', () => {
-  it('changeset status plans exactly 0.1.0 for every public package and nothing for private ones', () => {
-    expect(releasePlanProblems(root)).toEqual([]);
+  it('changeset status plans exactly 0.1.0 for every public package and nothing for private ones', async () => {
+    expect(await releasePlanProblems(root)).toEqual([]);
   });
 });
 
