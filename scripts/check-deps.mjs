@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Dependency audit: every workspace package's `dependencies` + `peerDependencies` must be
-// exactly the bare modules its `src` imports (value or type imports, `import()` and
+// Dependency audit: internal ranges must resolve to the workspace, and every workspace
+// package's `dependencies` + `peerDependencies` must be exactly the bare modules its `src` imports (value or type imports, `import()` and
 // re-exports; `node:` builtins aside). An unused entry makes users install what is never
 // loaded; an undeclared one breaks for users (it only resolves here through hoisting).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -53,7 +53,19 @@ export function importedPackages(/** @type {string} */ srcDir) {
 /** @returns {string[]} problems, one line each */
 export function dependencyProblems(root = process.cwd()) {
   const problems = [];
-  for (const p of workspacePackages(root)) {
+  const workspace = workspacePackages(root);
+  const localVersion = new Map(workspace.map((p) => [p.name, p.json.version]));
+  for (const p of workspace) {
+    // npm links a workspace package only when the range admits its local version; otherwise
+    // it goes to the registry. Public packages use `^<local version>` (changeset version
+    // rewrites it), the private example `*`.
+    for (const [name, range] of Object.entries({ ...p.json.dependencies, ...p.json.devDependencies })) {
+      const local = localVersion.get(name);
+      if (local === undefined) continue;
+      const expected = p.json.private ? '*' : `^${local}`;
+      if (range !== expected)
+        problems.push(`${p.name}: depends on ${name}@${range}, expected ${expected} (local ${local})`);
+    }
     const declared = new Set([
       ...Object.keys(p.json.dependencies ?? {}),
       ...Object.keys(p.json.peerDependencies ?? {}),
