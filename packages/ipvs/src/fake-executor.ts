@@ -6,9 +6,9 @@
  *
  * @module
  */
+import { parseCIDR, parseIP } from '@nodeagent/core';
 import type { ConnectionCounts } from './diff.js';
 import { type IpvsExecutor, IpvsOperationError, type IpvsStatsSource } from './executor.js';
-import { canonicalCIDR, canonicalIP } from './ip.js';
 import { parseIpSetEntry } from './ipsets.js';
 import {
   compareVirtualServers,
@@ -52,19 +52,19 @@ function canonicalEntry(set: IpSetHeader, entry: string): string {
     if (p.port! < lo! || p.port! > hi!) throw new Refused('Element is out of the range of the set');
     return String(p.port);
   }
-  const ip = canonicalIP(p.ip!, fam);
-  if (ip === undefined) throw syntax();
-  if (set.type === 'hash:ip') return ip;
-  const base = `${ip},${p.protocol}:${p.port}`;
+  const ip = parseIP(p.ip!);
+  if (ip?.family !== fam) throw syntax();
+  if (set.type === 'hash:ip') return ip.ip;
+  const base = `${ip.ip},${p.protocol}:${p.port}`;
   if (set.type === 'hash:ip,port') return base;
   if (set.type === 'hash:ip,port,ip') {
-    const ip2 = canonicalIP(p.ip2!, fam);
-    if (ip2 === undefined) throw syntax();
-    return `${base},${ip2}`;
+    const ip2 = parseIP(p.ip2!);
+    if (ip2?.family !== fam) throw syntax();
+    return `${base},${ip2.ip}`;
   }
-  const net = canonicalCIDR(p.net!, fam);
-  if (net === undefined) throw syntax();
-  return `${base},${net}`;
+  const net = parseCIDR(p.net!);
+  if (net?.family !== fam) throw syntax();
+  return `${base},${net.cidr}`;
 }
 
 function sortEntries(type: IpSetType, entries: Iterable<string>): string[] {
@@ -184,7 +184,7 @@ export class FakeIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
   }
 
   #address(a: string, what: string): string {
-    const ip = canonicalIP(String(a));
+    const ip = parseIP(String(a))?.ip;
     if (ip === undefined) throw new Refused(`Invalid ${what} address ${JSON.stringify(a)}`);
     return ip;
   }

@@ -5,8 +5,8 @@
  *
  * @module
  */
+import { parseIP } from '@nodeagent/core';
 import type { ConnectionCounts } from './diff.js';
-import { canonicalIP } from './ip.js';
 import {
   type IpSet,
   type IpSetType,
@@ -22,7 +22,7 @@ import {
 export function splitHostPort(text: string): { address: string; port: number } | undefined {
   const m = /^\[([^\]]+)\]:([0-9]{1,5})$/.exec(text) ?? /^([^:[\]]+):([0-9]{1,5})$/.exec(text);
   if (!m) return undefined;
-  const address = canonicalIP(m[1]!);
+  const address = parseIP(m[1]!)?.ip;
   const port = Number(m[2]);
   return address === undefined || port > 65535 ? undefined : { address, port };
 }
@@ -170,7 +170,7 @@ export function parseIpsetSave(text: string): IpSet[] {
 export function parseIpAddrShow(text: string): string[] {
   const out: string[] = [];
   for (const m of text.matchAll(/\binet6?\s+([0-9a-fA-F.:]+)\/[0-9]+/g)) {
-    const ip = canonicalIP(m[1]!);
+    const ip = parseIP(m[1]!)?.ip;
     if (ip !== undefined) out.push(ip);
   }
   return [...new Set(out)].sort();

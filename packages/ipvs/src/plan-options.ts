@@ -3,13 +3,13 @@
  *
  * @module
  */
+import { cidrValueContains, parseCIDR, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
 import {
   DEFAULT_MASQUERADE_BIT,
   type IPFamily,
   type LocalTrafficDetector,
   type ProxyRenderOptions,
 } from '@nodeagent/proxy-state';
-import { canonicalCIDR, canonicalIP, isLoopback } from './ip.js';
 
 export type { LocalTrafficDetector } from '@nodeagent/proxy-state';
 
@@ -99,7 +99,8 @@ function checkDetector(det: LocalTrafficDetector, family: IPFamily): LocalTraffi
   switch (det.mode) {
     case 'ClusterCIDR':
     case 'NodeCIDR': {
-      const cidr = canonicalCIDR(det.cidr, family);
+      const parsed = parseCIDR(det.cidr);
+      const cidr = parsed?.family === family ? parsed.cidr : undefined;
       if (cidr === undefined) {
         throw new InvalidIpvsOptionsError(
           `localDetector cidr ${JSON.stringify(det.cidr)} is not an IPv${family} CIDR`,
@@ -126,7 +127,8 @@ function checkDetector(det: LocalTrafficDetector, family: IPFamily): LocalTraffi
 
 function ipsOf(name: string, list: readonly string[], family: IPFamily): string[] {
   return list.map((s) => {
-    const ip = canonicalIP(s, family);
+    const parsed = parseIP(s);
+    const ip = parsed?.family === family ? parsed.ip : undefined;
     if (ip === undefined)
       throw new InvalidIpvsOptionsError(`${name}: ${JSON.stringify(s)} is not an IPv${family} address`);
     return ip;
@@ -155,7 +157,7 @@ export function resolveIpvsPlanOptions(
   const nodeIPs = ipsOf('node IPs', snapshotNodeIPs, family);
   const nodeIP = o.nodeIP === undefined ? nodeIPs[0] : ipsOf('nodeIP', [o.nodeIP], family)[0];
   const nodePortIPs = [...new Set(ipsOf('nodePortIPs', o.nodePortIPs ?? nodeIPs, family))].filter(
-    (ip) => !isLoopback(ip),
+    (ip) => !isLoopbackIP(ip),
   );
   return {
     scheduler,
@@ -170,4 +172,12 @@ export function resolveIpvsPlanOptions(
     ipsetHashSize: positiveInt('ipsetHashSize', o.ipsetHashSize ?? 1024),
     ipsetMaxElem: positiveInt('ipsetMaxElem', o.ipsetMaxElem ?? 65536),
   };
+}
+
+const LOOPBACK_V4 = parseCIDRValue('127.0.0.0/8')!;
+
+/** True for 127.0.0.0/8 and ::1. */
+export function isLoopbackIP(ip: string): boolean {
+  const v = parseIPValue(ip);
+  return v !== null && (cidrValueContains(LOOPBACK_V4, v) || (v.family === 6 && v.value === 1n));
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { cidrValueContains, parseCIDR, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
 import type { Endpoint, IPFamily, ProxySnapshot, ServicePortInfo } from '@nodeagent/proxy-state';
 import {
   InvalidEndpointError,
@@ -11,7 +12,6 @@ import {
   type IpvsPlanError,
   VirtualServerConflictError,
 } from './errors.js';
-import { canonicalCIDR, canonicalIP, cidrContains } from './ip.js';
 import {
   IPSET_DEFINITIONS,
   ipPortEntry,
@@ -111,9 +111,12 @@ function checkServicePort(s: ServicePortInfo, family: IPFamily): CheckedPort {
     if (!Number.isInteger(t) || t < 1 || t > 2 ** 31 - 1)
       fail(`session affinity timeout ${JSON.stringify(t)} is invalid`);
   }
-  const ip = (what: string, text: string): string =>
-    canonicalIP(String(text), family) ??
-    fail(`${what} ${JSON.stringify(text)} is not an IPv${family} address`);
+  const ip = (what: string, text: string): string => {
+    const parsed = parseIP(String(text));
+    return parsed?.family === family
+      ? parsed.ip
+      : fail(`${what} ${JSON.stringify(text)} is not an IPv${family} address`);
+  };
   return {
     info: s,
     protocol: s.protocol,
@@ -121,9 +124,12 @@ function checkServicePort(s: ServicePortInfo, family: IPFamily): CheckedPort {
     externalIPs: s.externalIPs.map((x) => ip('external IP', x)),
     lbIPs: s.loadBalancerVIPs.map((x) => ip('load-balancer IP', x)),
     sourceRanges: s.loadBalancerSourceRanges.map(
-      (c) =>
-        canonicalCIDR(String(c).trim(), family) ??
-        fail(`source range ${JSON.stringify(c)} is not an IPv${family} CIDR`),
+      (c) => {
+        const parsed = parseCIDR(String(c).trim());
+        return parsed?.family === family
+          ? parsed.cidr
+          : fail(`source range ${JSON.stringify(c)} is not an IPv${family} CIDR`);
+      },
     ),
   };
 }
@@ -152,7 +158,7 @@ class PlanBuilder {
   #realServers(eps: readonly Endpoint[], valid: ReadonlySet<string>): RealServer[] {
     return eps
       .filter((e) => valid.has(e.endpoint))
-      .map((e) => ({ address: canonicalIP(e.ip)!, port: e.port, weight: 1 }));
+      .map((e) => ({ address: parseIP(e.ip)?.ip!, port: e.port, weight: 1 }));
   }
 
   #server(
@@ -193,7 +199,8 @@ class PlanBuilder {
     const all = snapshot.endpoints.get(s.nameString) ?? [];
     const valid = new Set<string>();
     for (const e of all) {
-      const ip = canonicalIP(String(e.ip), this.#family);
+      const parsed = parseIP(String(e.ip));
+      const ip = parsed?.family === this.#family ? parsed.ip : undefined;
       if (ip === undefined) {
         this.errors.push(
           new InvalidEndpointError(
@@ -245,7 +252,7 @@ class PlanBuilder {
         let allowFromNode = false;
         for (const cidr of p.sourceRanges) {
           this.#entry(KUBE_LOAD_BALANCER_SOURCE_CIDR, ipPortNetEntry(ip, proto, s.port, cidr));
-          if (this.#o.nodeIP !== undefined && cidrContains(cidr, this.#o.nodeIP)) allowFromNode = true;
+          if (this.#o.nodeIP !== undefined && cidrValueContains(parseCIDRValue(cidr)!, parseIPValue(this.#o.nodeIP)!)) allowFromNode = true;
         }
         if (allowFromNode) this.#entry(KUBE_LOAD_BALANCER_SOURCE_IP, ipPortIpEntry(ip, proto, s.port, ip));
         else this.#noNodeAccess.push({ address: ip, protocol: proto, port: s.port });

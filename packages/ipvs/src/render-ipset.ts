@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { canonicalCIDR, canonicalIP } from './ip.js';
+import { parseCIDR, parseIP } from '@nodeagent/core';
 import { parseIpSetEntry } from './ipsets.js';
 import type { IpSet, IpSetType } from './model.js';
 import type { IpSetHeader, IpvsOperation } from './operations.js';
@@ -67,9 +67,9 @@ export function checkIpSetEntry(type: IpSetType, entry: string): string {
   const p = parseIpSetEntry(type, String(entry));
   const bad = () => new IpsetRenderError(`${JSON.stringify(entry)} is not a valid ${type} entry`);
   if (!p) throw bad();
-  if (p.ip !== undefined && canonicalIP(p.ip) === undefined) throw bad();
-  if (p.ip2 !== undefined && canonicalIP(p.ip2) === undefined) throw bad();
-  if (p.net !== undefined && canonicalCIDR(p.net) === undefined) throw bad();
+  if (p.ip !== undefined && parseIP(p.ip)?.ip === undefined) throw bad();
+  if (p.ip2 !== undefined && parseIP(p.ip2)?.ip === undefined) throw bad();
+  if (p.net !== undefined && parseCIDR(p.net)?.cidr === undefined) throw bad();
   return entry;
 }
 

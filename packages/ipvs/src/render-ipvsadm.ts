@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { canonicalIP } from './ip.js';
+import { parseIP } from '@nodeagent/core';
 import {
   type IpvsState,
   joinHostPort,
@@ -22,7 +22,7 @@ export class IpvsRenderError extends Error {
 const SCHEDULER_RE = /^[a-z][a-z0-9_]{0,15}$/;
 
 function address(a: string): string {
-  const ip = canonicalIP(String(a));
+  const ip = parseIP(String(a))?.ip;
   if (ip === undefined) throw new IpvsRenderError(`${JSON.stringify(a)} is not an IP address`);
   return ip;
 }

@@ -10,10 +10,9 @@
  *
  * @module
  */
-import { CommandError, type RunCommandResult, runCommand } from '@nodeagent/core';
+import { CommandError, parseIP, runCommand, type RunCommandResult } from '@nodeagent/core';
 import type { ConnectionCounts } from './diff.js';
 import { IpvsCommandError, type IpvsExecutor, type IpvsStatsSource } from './executor.js';
-import { canonicalIP } from './ip.js';
 import type { IpSet, IpSetType, IpvsState, VirtualServer } from './model.js';
 import { type IpvsOperation, operationBackend } from './operations.js';
 import { parseIpAddrShow, parseIpsetSave, parseIpvsadmList, parseIpvsadmSave } from './parse-tools.js';
@@ -154,7 +153,7 @@ export class SpawnIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
       } else {
         const lines = group.map((o) => {
           const text = o.kind === 'bind-address' || o.kind === 'unbind-address' ? o.address : '';
-          const a = canonicalIP(String(text));
+          const a = parseIP(String(text))?.ip;
           if (a === undefined) throw new IpvsRenderError(`${JSON.stringify(text)} is not an IP address`);
           const cidr = a.includes(':') ? `${a}/128` : `${a}/32`;
           return `address ${o.kind === 'bind-address' ? 'add' : 'del'} ${cidr} dev ${this.#dev}`;
