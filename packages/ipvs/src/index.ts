@@ -33,7 +33,6 @@ export {
 } from './diff.js';
 export {
   InvalidEndpointError,
-  InvalidServicePortError,
   type IpvsPlanError,
   VirtualServerConflictError,
 } from './errors.js';
@@ -77,7 +76,6 @@ export {
   type IpSetType,
   type IpvsProtocol,
   type IpvsState,
-  joinHostPort,
   type RealServer,
   type RealServerId,
   realServerKey,
@@ -105,7 +103,6 @@ export {
   splitHostPort,
 } from './parse-tools.js';
 export {
-  InvalidIpvsOptionsError,
   type IpvsPlanOptions,
   type LocalTrafficDetector,
   type ResolvedIpvsPlanOptions,

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { joinHostPort } from '@nodeagent/proxy-state';
 
 /** The L4 protocols IPVS virtual servers are created for (as the Service API spells them). */
 export type IpvsProtocol = 'TCP' | 'UDP' | 'SCTP';
@@ -84,11 +85,6 @@ export interface IpvsState {
   readonly boundAddresses: readonly string[];
   /** ipsets (the planner lists kube-proxy's sets in its order; executors list what exists). */
   readonly ipsets: readonly IpSet[];
-}
-
-/** `ip:port`, IPv6 bracketed: how IPVS tools and kube-proxy print an address with a port. */
-export function joinHostPort(address: string, port: number): string {
-  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
 }
 
 /** kube-proxy's `VirtualServer.String()`: `ip:port/PROTOCOL` (IPv6 bracketed). */

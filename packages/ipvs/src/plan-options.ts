@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { cidrValueContains, parseCIDR, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
+import { cidrValueContains, InvalidOptionsError, parseCIDR, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
 import {
   DEFAULT_MASQUERADE_BIT,
   type IPFamily,
@@ -80,17 +80,12 @@ export interface ResolvedIpvsPlanOptions {
   readonly ipsetMaxElem: number;
 }
 
-/** An option that cannot be used. */
-export class InvalidIpvsOptionsError extends Error {
-  override readonly name = 'InvalidIpvsOptionsError';
-}
-
 const INTERFACE_RE = /^[A-Za-z0-9_.@:-]{1,15}$/;
 const SCHEDULER_RE = /^[a-z][a-z0-9_]{0,15}$/;
 
 function positiveInt(name: string, v: number): number {
   if (!Number.isInteger(v) || v < 1 || v > 2 ** 31 - 1) {
-    throw new InvalidIpvsOptionsError(`${name} ${v} is not a positive 32-bit integer`);
+    throw new InvalidOptionsError('planIpvs', `${name} ${v} is not a positive 32-bit integer`);
   }
   return v;
 }
@@ -102,21 +97,19 @@ function checkDetector(det: LocalTrafficDetector, family: IPFamily): LocalTraffi
       const parsed = parseCIDR(det.cidr);
       const cidr = parsed?.family === family ? parsed.cidr : undefined;
       if (cidr === undefined) {
-        throw new InvalidIpvsOptionsError(
-          `localDetector cidr ${JSON.stringify(det.cidr)} is not an IPv${family} CIDR`,
+        throw new InvalidOptionsError('planIpvs', `localDetector cidr ${JSON.stringify(det.cidr)} is not an IPv${family} CIDR`,
         );
       }
       return { mode: det.mode, cidr };
     }
     case 'BridgeInterface':
       if (!INTERFACE_RE.test(det.interfaceName)) {
-        throw new InvalidIpvsOptionsError(`interface name ${JSON.stringify(det.interfaceName)} is invalid`);
+        throw new InvalidOptionsError('planIpvs', `interface name ${JSON.stringify(det.interfaceName)} is invalid`);
       }
       return det;
     case 'InterfaceNamePrefix':
       if (!INTERFACE_RE.test(det.interfacePrefix)) {
-        throw new InvalidIpvsOptionsError(
-          `interface prefix ${JSON.stringify(det.interfacePrefix)} is invalid`,
+        throw new InvalidOptionsError('planIpvs', `interface prefix ${JSON.stringify(det.interfacePrefix)} is invalid`,
         );
       }
       return det;
@@ -130,7 +123,7 @@ function ipsOf(name: string, list: readonly string[], family: IPFamily): string[
     const parsed = parseIP(s);
     const ip = parsed?.family === family ? parsed.ip : undefined;
     if (ip === undefined)
-      throw new InvalidIpvsOptionsError(`${name}: ${JSON.stringify(s)} is not an IPv${family} address`);
+      throw new InvalidOptionsError('planIpvs', `${name}: ${JSON.stringify(s)} is not an IPv${family} address`);
     return ip;
   });
 }
@@ -139,7 +132,7 @@ function ipsOf(name: string, list: readonly string[], family: IPFamily): string[
  * Applies defaults and validates.
  * @param family the snapshot's family; addresses of the other family are refused.
  * @param snapshotNodeIPs the node IPs of the snapshot (defaults for `nodeIP` / `nodePortIPs`).
- * @throws InvalidIpvsOptionsError
+ * @throws InvalidOptionsError
  */
 export function resolveIpvsPlanOptions(
   o: IpvsPlanOptions,
@@ -148,11 +141,11 @@ export function resolveIpvsPlanOptions(
 ): ResolvedIpvsPlanOptions {
   const bit = o.masqueradeBit ?? DEFAULT_MASQUERADE_BIT;
   if (!Number.isInteger(bit) || bit < 0 || bit > 31) {
-    throw new InvalidIpvsOptionsError(`masqueradeBit ${bit} is out of range 0-31`);
+    throw new InvalidOptionsError('planIpvs', `masqueradeBit ${bit} is out of range 0-31`);
   }
   const scheduler = o.scheduler ?? 'rr';
   if (!SCHEDULER_RE.test(scheduler)) {
-    throw new InvalidIpvsOptionsError(`scheduler ${JSON.stringify(scheduler)} is not a scheduler name`);
+    throw new InvalidOptionsError('planIpvs', `scheduler ${JSON.stringify(scheduler)} is not a scheduler name`);
   }
   const nodeIPs = ipsOf('node IPs', snapshotNodeIPs, family);
   const nodeIP = o.nodeIP === undefined ? nodeIPs[0] : ipsOf('nodeIP', [o.nodeIP], family)[0];

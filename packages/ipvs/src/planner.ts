@@ -5,10 +5,16 @@
  * @module
  */
 import { cidrValueContains, parseCIDR, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
-import type { Endpoint, IPFamily, ProxySnapshot, ServicePortInfo } from '@nodeagent/proxy-state';
+import {
+  type Endpoint,
+  type IPFamily,
+  InvalidServicePortError,
+  isValidPort,
+  type ProxySnapshot,
+  type ServicePortInfo,
+} from '@nodeagent/proxy-state';
 import {
   InvalidEndpointError,
-  InvalidServicePortError,
   type IpvsPlanError,
   VirtualServerConflictError,
 } from './errors.js';
@@ -82,9 +88,6 @@ export interface IpvsPlan extends IpvsState {
 
 const PROTOCOLS = new Set<string>(['TCP', 'UDP', 'SCTP']);
 
-function validPort(p: unknown, allowZero = false): p is number {
-  return typeof p === 'number' && Number.isInteger(p) && p >= (allowZero ? 0 : 1) && p <= 65535;
-}
 
 /** A service port with every address checked and canonical. */
 interface CheckedPort {
@@ -101,9 +104,9 @@ function checkServicePort(s: ServicePortInfo, family: IPFamily): CheckedPort {
     throw new InvalidServicePortError(String(s.nameString), reason);
   };
   if (!PROTOCOLS.has(s.protocol)) fail(`unknown protocol ${JSON.stringify(s.protocol)}`);
-  if (!validPort(s.port)) fail(`port ${JSON.stringify(s.port)} is out of range 1-65535`);
-  if (!validPort(s.nodePort, true)) fail(`nodePort ${JSON.stringify(s.nodePort)} is out of range 0-65535`);
-  if (!validPort(s.healthCheckNodePort, true)) {
+  if (!isValidPort(s.port)) fail(`port ${JSON.stringify(s.port)} is out of range 1-65535`);
+  if (!isValidPort(s.nodePort, true)) fail(`nodePort ${JSON.stringify(s.nodePort)} is out of range 0-65535`);
+  if (!isValidPort(s.healthCheckNodePort, true)) {
     fail(`healthCheckNodePort ${JSON.stringify(s.healthCheckNodePort)} is out of range 0-65535`);
   }
   if (s.sessionAffinityClientIP) {
@@ -209,7 +212,7 @@ class PlanBuilder {
             `${JSON.stringify(e.ip)} is not an IPv${this.#family} address`,
           ),
         );
-      } else if (!validPort(e.port)) {
+      } else if (!isValidPort(e.port)) {
         this.errors.push(
           new InvalidEndpointError(
             s.nameString,

@@ -5,9 +5,9 @@
  * @module
  */
 import { parseIP } from '@nodeagent/core';
+import { joinHostPort } from '@nodeagent/proxy-state';
 import {
   type IpvsState,
-  joinHostPort,
   type RealServerId,
   type VirtualServerId,
   type VirtualServerSpec,

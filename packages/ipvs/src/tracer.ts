@@ -8,10 +8,10 @@
  * @module
  */
 import { cidrValueContains, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
-import type { TracePacket, TraceResult } from '@nodeagent/proxy-state';
+import { joinHostPort, type TracePacket, type TraceResult } from '@nodeagent/proxy-state';
 import { parseIpSetEntry } from './ipsets.js';
 import { isLoopbackIP } from './plan-options.js';
-import { type IpSet, joinHostPort, type VirtualServer } from './model.js';
+import { type IpSet, type VirtualServer } from './model.js';
 import type { IpvsPlan } from './planner.js';
 import { ruleLine } from './render-iptables.js';
 import {

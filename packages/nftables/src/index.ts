@@ -47,7 +47,6 @@ export { NftablesSyncer, type NftablesSyncerOptions, type NftSyncResult } from '
 export { NFT } from './render-base.js';
 export { renderNftables, renderNftablesRuleset, snapshotRenderOptions } from './render-nftables.js';
 export {
-  InvalidNftOptionsError,
   type LocalTrafficDetector,
   type NftablesRenderOptions,
   type NftLayout,
@@ -57,7 +56,6 @@ export {
 export { type LbKind, lbChainName, OPT } from './render-port-optimized.js';
 export { NftablesRenderer, type RenderResult } from './renderer.js';
 export { RuleParseError } from './rule-parser.js';
-export { InvalidServicePortError } from './service-port-input.js';
 export { parseListObjects, SpawnNftExecutor, type SpawnNftExecutorOptions } from './spawn-executor.js';
 export {
   type ExistingObjects,

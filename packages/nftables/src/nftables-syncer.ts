@@ -6,11 +6,10 @@
  * @module
  */
 import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
-import type { ProxySnapshot } from '@nodeagent/proxy-state';
+import type { InvalidServicePortError, ProxySnapshot } from '@nodeagent/proxy-state';
 import type { NftExecutor } from './executor.js';
 import type { NftablesRenderOptions } from './render-options.js';
 import { NftablesRenderer } from './renderer.js';
-import type { InvalidServicePortError } from './service-port-input.js';
 import { NftSyncPlanner, type NftSyncPlannerOptions } from './sync-planner.js';
 
 /** Options of {@link NftablesSyncer}. */

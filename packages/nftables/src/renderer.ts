@@ -6,12 +6,13 @@
  *
  * @module
  */
-import type {
-  CategorizedEndpoints,
-  Endpoint,
-  NodeInfo,
-  ProxySnapshot,
-  ServicePortInfo,
+import {
+  type CategorizedEndpoints,
+  type Endpoint,
+  InvalidServicePortError,
+  type NodeInfo,
+  type ProxySnapshot,
+  type ServicePortInfo,
 } from '@nodeagent/proxy-state';
 import type { ChainSpec, NftRuleset, PortRender, SetSpec } from './model.js';
 import { NFT, renderBase } from './render-base.js';
@@ -19,7 +20,7 @@ import { lbChain, optimizedPostroutingRules, renderOptimizedBase } from './rende
 import { type NftablesRenderOptions, type ResolvedNftOptions, resolveNftOptions } from './render-options.js';
 import { renderPortKubeProxy } from './render-port-kube-proxy.js';
 import { renderPortOptimized } from './render-port-optimized.js';
-import { InvalidServicePortError, portFacts } from './service-port-input.js';
+import { portFacts } from './service-port-input.js';
 
 /** A render result: the ruleset plus the ports skipped for bad input. */
 export interface RenderResult {
@@ -45,7 +46,7 @@ export class NftablesRenderer {
   readonly #base: { chains: ChainSpec[]; sets: SetSpec[]; elements: NftRuleset['baseElements'] };
   readonly #lbChains = new Map<string, ChainSpec>();
 
-  /** @throws InvalidNftOptionsError for unusable options. */
+  /** @throws InvalidOptionsError for unusable options. */
   constructor(options: NftablesRenderOptions = {}) {
     this.options = resolveNftOptions(options);
     const base = renderBase(this.options);

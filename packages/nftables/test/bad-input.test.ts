@@ -1,7 +1,7 @@
 /** Bad input isolation and hostile names: the bad port is skipped with a typed error, the rest is programmed. */
+import { InvalidServicePortError } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
 import {
-  InvalidServicePortError,
   NftablesRenderer,
   quoteComment,
   renderNftables,

@@ -36,7 +36,6 @@ export {
 export {
   BoundedFrequencyRunner,
   type BoundedFrequencyRunnerOptions,
-  InvalidRunnerIntervalsError,
 } from './bounded-frequency-runner.js';
 export {
   type ConntrackCleaner,

@@ -9,7 +9,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { V1Node } from '@kubernetes/client-node';
-import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
+import { type Clock, type Lifecycle, type Logger, noopLogger, realClock, StartOnce } from '@nodeagent/core';
 import type { IPFamily } from '@nodeagent/proxy-state';
 import { familyName } from './backend.js';
 import { type BindAddress, closeServer, goTime, listen, parseBindAddress } from './http-util.js';
@@ -65,7 +65,7 @@ export interface ProxyHealthBody {
 }
 
 /** The health bookkeeping plus its HTTP endpoint. Nothing listens before {@link start}. */
-export class ProxyHealthServer {
+export class ProxyHealthServer implements Lifecycle {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #timeoutMs: number;
@@ -74,8 +74,10 @@ export class ProxyHealthServer {
   readonly #lastUpdated = new Map<IPFamily, number>();
   readonly #oldestQueued = new Map<IPFamily, number>();
   #nodeEligible = true;
+  readonly #once = new StartOnce('ProxyHealthServer');
   #server: Server | undefined;
   #port: number | undefined;
+  #stopped = false;
 
   /** @param options - Address, timeout, clock. @throws InvalidBindAddressError */
   constructor(options: ProxyHealthServerOptions = {}) {
@@ -89,7 +91,7 @@ export class ProxyHealthServer {
     this.#metrics = options.metrics ?? noopProxierMetrics;
   }
 
-  /** The port listened on (after {@link start}). */
+  /** The port listened on once {@link start} resolved (the bound one when `bindAddress` asks for port 0); undefined before. */
   get port(): number | undefined {
     return this.#port;
   }
@@ -157,18 +159,29 @@ export class ProxyHealthServer {
     };
   }
 
-  /** Starts listening; resolves with the bound port. */
-  async start(): Promise<number> {
-    if (this.#server) throw new Error('healthz server already started');
-    const server = createServer((req, res) => this.#handle(req, res));
-    this.#server = server;
-    this.#port = await listen(server, this.#address);
-    this.#log.info({ address: this.#address.host, port: this.#port }, 'healthz server listening');
-    return this.#port;
+  /**
+   * Starts listening; resolves once the server listens (then {@link port} is set). `signal`
+   * bounds only that wait. A second `start` rejects.
+   */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => {
+        if (this.#stopped) return;
+        const server = createServer((req, res) => this.#handle(req, res));
+        this.#server = server;
+        const port = await listen(server, this.#address);
+        if (this.#server !== server) return; // stopped meanwhile
+        this.#port = port;
+        this.#log.info({ address: this.#address.host, port }, 'healthz server listening');
+      },
+      () => this.stop(),
+    );
   }
 
-  /** Stops listening. */
+  /** Stops listening. Idempotent; safe before `start`. */
   async stop(): Promise<void> {
+    this.#stopped = true;
     const s = this.#server;
     this.#server = undefined;
     if (s) await closeServer(s);

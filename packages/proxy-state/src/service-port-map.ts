@@ -6,7 +6,7 @@
  */
 import type { V1Service } from '@kubernetes/client-node';
 import { InvalidServiceError } from './errors.js';
-import { parseCIDR, parseIP } from './ip.js';
+import { parseCIDR, parseIP } from '@nodeagent/core';
 import { namespacedName, servicePortNameString } from './service-port-name.js';
 import type { IPFamily, Protocol, ServicePortInfo } from './types.js';
 
