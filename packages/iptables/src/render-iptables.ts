@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { definedFields } from '@nodeagent/core';
 import type { ProxySnapshot } from '@nodeagent/proxy-state';
 import { IptablesRenderer, type IptablesRuleset } from './render.js';
 import type { IptablesRenderOptions } from './render-options.js';
@@ -37,6 +38,6 @@ export function snapshotRenderOptions(
   return {
     ...options,
     ipFamily: snapshotFamily(snapshot),
-    ...(nodeIP !== undefined ? { nodeIP } : {}),
+    ...definedFields({ nodeIP }),
   };
 }

@@ -9,11 +9,11 @@
 import { parseCIDR, parseIP } from '@nodeagent/core';
 import type { ConnectionCounts } from './diff.js';
 import { type IpvsExecutor, IpvsOperationError, type IpvsStatsSource } from './executor.js';
-import { parseIpSetEntry } from './ipsets.js';
+import { parseIPSetEntry } from './ipsets.js';
 import {
   compareVirtualServers,
-  type IpSet,
-  type IpSetType,
+  type IPSet,
+  type IPSetType,
   type IpvsState,
   type RealServer,
   type RealServerId,
@@ -25,7 +25,7 @@ import {
   virtualServerKey,
   virtualServerSpec,
 } from './model.js';
-import type { IpSetHeader, IpvsOperation } from './operations.js';
+import type { IPSetHeader, IpvsOperation } from './operations.js';
 
 interface FakeVS {
   spec: VirtualServerSpec;
@@ -33,7 +33,7 @@ interface FakeVS {
 }
 
 interface FakeSet {
-  header: IpSetHeader;
+  header: IPSetHeader;
   entries: Set<string>;
 }
 
@@ -41,8 +41,8 @@ interface FakeSet {
 class Refused extends Error {}
 
 /** ipset's canonical text of an entry of `set`, or a refusal like ipset's. */
-function canonicalEntry(set: IpSetHeader, entry: string): string {
-  const p = parseIpSetEntry(set.type, entry);
+function canonicalEntry(set: IPSetHeader, entry: string): string {
+  const p = parseIPSetEntry(set.type, entry);
   const fam = set.family === 'inet6' ? 6 : 4;
   const syntax = () =>
     new Refused(`Syntax error: cannot parse ${JSON.stringify(entry)} as a ${set.type} element`);
@@ -67,7 +67,7 @@ function canonicalEntry(set: IpSetHeader, entry: string): string {
   return `${base},${net.cidr}`;
 }
 
-function sortEntries(type: IpSetType, entries: Iterable<string>): string[] {
+function sortEntries(type: IPSetType, entries: Iterable<string>): string[] {
   const list = [...entries];
   return type === 'bitmap:port' ? list.sort((a, b) => Number(a) - Number(b)) : list.sort();
 }
@@ -145,7 +145,7 @@ export class FakeIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
         ),
       }))
       .sort(compareVirtualServers);
-    const ipsets: IpSet[] = [...this.#sets.values()]
+    const ipsets: IPSet[] = [...this.#sets.values()]
       .map((s) => ({ ...s.header, entries: sortEntries(s.header.type, s.entries) }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return { virtualServers, boundAddresses: [...this.#addresses].sort(), ipsets };

@@ -45,7 +45,7 @@ export {
 export {
   IPSET_DEFINITIONS,
   IPSET_MAX_NAME_LENGTH,
-  type IpSetDefinition,
+  type IPSetDefinition,
   ipPortEntry,
   ipPortIpEntry,
   ipPortNetEntry,
@@ -68,12 +68,12 @@ export {
   KUBE_NODE_PORT_TCP,
   KUBE_NODE_PORT_UDP,
   type ParsedIpSetEntry,
-  parseIpSetEntry,
+  parseIPSetEntry,
 } from './ipsets.js';
 export {
   compareVirtualServers,
-  type IpSet,
-  type IpSetType,
+  type IPSet,
+  type IPSetType,
   type IpvsProtocol,
   type IpvsState,
   type RealServer,
@@ -89,15 +89,15 @@ export {
   virtualServerSpec,
 } from './model.js';
 export {
-  type IpSetHeader,
+  type IPSetHeader,
   type IpvsOperation,
   isIpsetOperation,
   type OperationBackend,
   operationBackend,
 } from './operations.js';
 export {
-  parseIpAddrShow,
-  parseIpsetSave,
+  parseIPAddrShow,
+  parseIPSetSave,
   parseIpvsadmList,
   parseIpvsadmSave,
   splitHostPort,
@@ -111,7 +111,7 @@ export {
 export { type IpvsPlan, type PlannedVirtualServer, planIpvs, type VirtualServerKind } from './planner.js';
 export { IpvsReconciler, type IpvsReconcilerOptions, type IpvsSyncResult } from './reconciler.js';
 export {
-  checkIpSetEntry,
+  checkIPSetEntry,
   IpsetRenderError,
   type IpsetRestoreOptions,
   ipsetCreateArgs,

@@ -44,7 +44,7 @@ import {
 } from './ipsets.js';
 import {
   compareVirtualServers,
-  type IpSet,
+  type IPSet,
   type IpvsProtocol,
   type IpvsState,
   type RealServer,
@@ -289,10 +289,10 @@ class PlanBuilder {
     const family = this.#family;
     const boundAddresses = [...this.#bound].sort();
     for (const a of boundAddresses) this.#entry(KUBE_IPVS_IPS, a);
-    const byBase = new Map<string, IpSet>();
+    const byBase = new Map<string, IPSet>();
     const ipsets = IPSET_DEFINITIONS.map((d) => {
       const entries = [...this.#entries.get(d.baseName)!];
-      const set: IpSet = {
+      const set: IPSet = {
         name: ipsetName(d.baseName, family),
         type: d.type,
         family: family === 4 ? 'inet' : 'inet6',

@@ -13,9 +13,9 @@
 import { CommandError, parseIP, runCommand, type RunCommandResult } from '@nodeagent/core';
 import type { ConnectionCounts } from './diff.js';
 import { IpvsCommandError, type IpvsExecutor, type IpvsStatsSource } from './executor.js';
-import type { IpSet, IpSetType, IpvsState, VirtualServer } from './model.js';
+import type { IPSet, IPSetType, IpvsState, VirtualServer } from './model.js';
 import { type IpvsOperation, operationBackend } from './operations.js';
-import { parseIpAddrShow, parseIpsetSave, parseIpvsadmList, parseIpvsadmSave } from './parse-tools.js';
+import { parseIPAddrShow, parseIPSetSave, parseIpvsadmList, parseIpvsadmSave } from './parse-tools.js';
 import { renderIpsetOperations } from './render-ipset.js';
 import { IpvsRenderError, renderIpvsadmOperations } from './render-ipvsadm.js';
 
@@ -59,7 +59,7 @@ export class SpawnIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
   readonly #ipvsadm: string;
   readonly #ipset: string;
   readonly #ip: string;
-  readonly #types = new Map<string, IpSetType>();
+  readonly #types = new Map<string, IPSetType>();
   #dummyEnsured = false;
 
   /** @param options namespace, dummy interface and binaries. */
@@ -98,8 +98,8 @@ export class SpawnIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
   }
 
   /** Every ipset (`ipset save`). */
-  async readIpsets(): Promise<IpSet[]> {
-    const sets = parseIpsetSave(await this.#check([this.#ipset, 'save']));
+  async readIpsets(): Promise<IPSet[]> {
+    const sets = parseIPSetSave(await this.#check([this.#ipset, 'save']));
     for (const s of sets) this.#types.set(s.name, s.type);
     return sets;
   }
@@ -107,7 +107,7 @@ export class SpawnIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
   /** Addresses on the dummy interface; none when it does not exist. */
   async readBoundAddresses(): Promise<string[]> {
     const r = await run([...this.#prefix, this.#ip, '-o', 'addr', 'show', 'dev', this.#dev]);
-    return r.code === 0 ? parseIpAddrShow(r.stdout) : [];
+    return r.code === 0 ? parseIPAddrShow(r.stdout) : [];
   }
 
   /** @inheritdoc */

@@ -9,9 +9,9 @@
  */
 import { cidrValueContains, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
 import { joinHostPort, type TracePacket, type TraceResult } from '@nodeagent/proxy-state';
-import { parseIpSetEntry } from './ipsets.js';
+import { parseIPSetEntry } from './ipsets.js';
 import { isLoopbackIP } from './plan-options.js';
-import { type IpSet, type VirtualServer } from './model.js';
+import { type IPSet, type VirtualServer } from './model.js';
 import type { IpvsPlan } from './planner.js';
 import { ruleLine } from './render-iptables.js';
 import {
@@ -63,7 +63,7 @@ interface View {
 
 class Tracer {
   readonly #rules = new Map<string, ResidualRule[]>();
-  readonly #sets = new Map<string, IpSet>();
+  readonly #sets = new Map<string, IPSet>();
   readonly #local: string[];
   readonly #pkt: IpvsTracePacket;
   readonly #proto: string;
@@ -92,7 +92,7 @@ class Tracer {
     // Only destination ports are known; a source-port dimension never matches.
     const port = (i: number) => (flags[i] === 'dst' ? v.dport : undefined);
     return set.entries.some((text) => {
-      const e = parseIpSetEntry(set.type, text);
+      const e = parseIPSetEntry(set.type, text);
       if (!e) return false;
       if (set.type === 'bitmap:port') return e.port === port(0);
       if (!sameIP(e.ip!, addr(0))) return false;

@@ -6,8 +6,8 @@ import {
   IpvsRenderError,
   ipsetName,
   ipvsJumpRules,
-  parseIpAddrShow,
-  parseIpsetSave,
+  parseIPAddrShow,
+  parseIPSetSave,
   parseIpvsadmList,
   parseIpvsadmSave,
   quoteComment,
@@ -140,7 +140,7 @@ describe('ipset text', () => {
       'add KUBE-CLUSTER-IP 172.30.0.43,tcp:80\nadd KUBE-CLUSTER-IP 172.30.0.41,tcp:80\n' +
       'create KUBE-NODE-PORT-TCP bitmap:port range 0-65535\nadd KUBE-NODE-PORT-TCP 30080\nadd KUBE-NODE-PORT-TCP 3001\n' +
       'create OTHER list:set size 8\n';
-    expect(parseIpsetSave(text)).toEqual([
+    expect(parseIPSetSave(text)).toEqual([
       { ...set, entries: ['172.30.0.41,tcp:80', '172.30.0.43,tcp:80'] },
       { ...set, name: 'KUBE-NODE-PORT-TCP', type: 'bitmap:port', entries: ['3001', '30080'] },
     ]);
@@ -207,7 +207,7 @@ describe('tool output parsers and the real executor’s calls', () => {
       ]),
     );
     expect(
-      parseIpAddrShow(
+      parseIPAddrShow(
         '7: kube-ipvs0    inet 172.30.0.41/32 scope global kube-ipvs0\\       valid_lft forever preferred_lft forever\n' +
           '7: kube-ipvs0    inet6 fd00::41/128 scope global \\       valid_lft forever preferred_lft forever\n',
       ),

@@ -12,8 +12,8 @@ export type NftLayout = 'kube-proxy' | 'optimized';
 
 export type { LocalTrafficDetector } from '@nodeagent/proxy-state';
 
-/** Options of {@link NftablesRenderer}. */
-export interface NftablesRenderOptions extends ProxyRenderOptions {
+/** Options of {@link NftRenderer}. */
+export interface NftRenderOptions extends ProxyRenderOptions {
   /**
    * `kube-proxy` writes exactly kube-proxy's nftables layout; `optimized` writes a layout with
    * the same packet outcomes but a fixed set of chains and named maps (see the README).
@@ -81,7 +81,7 @@ function ifaceCheck(name: string): string {
 }
 
 /** Applies defaults and validates. @throws InvalidOptionsError */
-export function resolveNftOptions(o: NftablesRenderOptions = {}): ResolvedNftOptions {
+export function resolveNftOptions(o: NftRenderOptions = {}): ResolvedNftOptions {
   const family = o.family ?? 'ip';
   const ipKw = family;
   const bit = o.masqueradeBit ?? DEFAULT_MASQUERADE_BIT;

@@ -17,7 +17,7 @@ import {
 import type { ChainSpec, NftRuleset, PortRender, SetSpec } from './model.js';
 import { NFT, renderBase } from './render-base.js';
 import { lbChain, optimizedPostroutingRules, renderOptimizedBase } from './render-base-optimized.js';
-import { type NftablesRenderOptions, type ResolvedNftOptions, resolveNftOptions } from './render-options.js';
+import { type NftRenderOptions, type ResolvedNftOptions, resolveNftOptions } from './render-options.js';
 import { renderPortKubeProxy } from './render-port-kube-proxy.js';
 import { renderPortOptimized } from './render-port-optimized.js';
 import { portFacts } from './service-port-input.js';
@@ -39,7 +39,7 @@ interface CacheEntry {
 }
 
 /** Renders snapshots of one family into kube-proxy's (or the optimized) nftables layout. */
-export class NftablesRenderer {
+export class NftRenderer {
   /** The resolved options. */
   readonly options: ResolvedNftOptions;
   readonly #cache = new WeakMap<ServicePortInfo, CacheEntry>();
@@ -47,7 +47,7 @@ export class NftablesRenderer {
   readonly #lbChains = new Map<string, ChainSpec>();
 
   /** @throws InvalidOptionsError for unusable options. */
-  constructor(options: NftablesRenderOptions = {}) {
+  constructor(options: NftRenderOptions = {}) {
     this.options = resolveNftOptions(options);
     const base = renderBase(this.options);
     if (this.options.layout === 'optimized') {

@@ -162,8 +162,8 @@ export class IptablesBackend implements Backend {
       render,
       clock: this.#clock,
       logger: this.#log.child({ ipFamily: st.family }),
-      ...(o.fullSyncMode !== undefined ? { fullSyncMode: o.fullSyncMode } : {}),
-      ...(o.maxRulesPerChunk !== undefined ? { maxRulesPerChunk: o.maxRulesPerChunk } : {}),
+      ...definedFields({ fullSyncMode: o.fullSyncMode }),
+      ...definedFields({ maxRulesPerChunk: o.maxRulesPerChunk }),
       ...(o.skipUnchangedSharedChains !== undefined
         ? { skipUnchangedSharedChains: o.skipUnchangedSharedChains }
         : {}),

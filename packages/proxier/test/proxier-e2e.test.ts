@@ -19,7 +19,7 @@ import {
 } from '@nodeagent/iptables';
 import { FakeIptablesExecutor } from '@nodeagent/iptables/testing';
 import {
-  NftablesSyncer,
+  NftSyncer,
   snapshotRenderOptions as nftRenderOptions,
   tracePacket as nftTrace,
 } from '@nodeagent/nftables';
@@ -85,7 +85,7 @@ const BACKENDS: Record<string, () => Harness> = {
       live: () => dumpTable(nft.state.table('ip', 'kube-proxy')),
       async fresh(snapshot) {
         const f = new FakeNftExecutor();
-        await new NftablesSyncer({
+        await new NftSyncer({
           executor: f,
           render: nftRenderOptions(snapshot, { localDetector: DETECTOR }),
         }).sync(snapshot);

@@ -20,6 +20,7 @@
  *
  * @packageDocumentation
  */
+import { definedFields } from '@nodeagent/core';
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { type BuiltProxySnapshots, buildProxySnapshots } from './build-snapshots.js';
 
@@ -81,7 +82,7 @@ export function testEndpointSlice(
     metadata: { namespace, name: sliceName, labels: { 'kubernetes.io/service-name': serviceName } },
     addressType,
     ports: ports.map((p) => ({
-      ...(p.name !== undefined ? { name: p.name } : {}),
+      ...definedFields({ name: p.name }),
       port: p.port,
       protocol: p.protocol ?? 'TCP',
     })),
@@ -90,9 +91,9 @@ export function testEndpointSlice(
       ...(e.node ? { nodeName: e.node } : {}),
       ...(e.zone ? { zone: e.zone } : {}),
       conditions: {
-        ...(e.ready !== undefined ? { ready: e.ready } : {}),
-        ...(e.serving !== undefined ? { serving: e.serving } : {}),
-        ...(e.terminating !== undefined ? { terminating: e.terminating } : {}),
+        ...definedFields({ ready: e.ready }),
+        ...definedFields({ serving: e.serving }),
+        ...definedFields({ terminating: e.terminating }),
       },
       ...(e.forZones || e.forNodes
         ? {

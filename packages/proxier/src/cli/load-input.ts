@@ -6,7 +6,7 @@
  */
 import { readFile as fsReadFile } from 'node:fs/promises';
 import type { V1Node } from '@kubernetes/client-node';
-import { parseIP } from '@nodeagent/core';
+import { definedFields, parseIP } from '@nodeagent/core';
 import {
   buildProxySnapshots,
   InvalidServiceError,
@@ -132,7 +132,7 @@ export async function loadInput(
     nodeIPs,
     services,
     endpointSlices,
-    ...(node !== undefined ? { node } : {}),
+    ...definedFields({ node }),
   });
   for (const e of built.errors) {
     const key =
