@@ -4,6 +4,8 @@
  *
  * @module
  */
+
+import type { IPFamilyName } from '@nodeagent/proxy-state';
 import {
   IptablesCommandError,
   type IptablesExecutor,
@@ -11,7 +13,6 @@ import {
   jumpRuleArgs,
   type RestoreFlags,
 } from './executor.js';
-import type { IPFamilyName } from '@nodeagent/proxy-state';
 import { type ParsedRule, parseRestoreText, parseRule, RestoreParseError } from './restore-parser.js';
 import type { IptablesTables } from './tracer.js';
 

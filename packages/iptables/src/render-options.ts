@@ -88,7 +88,9 @@ function markHex(v: number): string {
 
 function checkInterface(name: string): void {
   if (!/^[A-Za-z0-9_.@:-]{1,15}$/.test(name)) {
-    throw new InvalidOptionsError('IptablesRenderer', `interface name ${JSON.stringify(name)} is not a valid Linux interface name`,
+    throw new InvalidOptionsError(
+      'IptablesRenderer',
+      `interface name ${JSON.stringify(name)} is not a valid Linux interface name`,
     );
   }
 }
@@ -108,7 +110,9 @@ export function resolveRenderOptions(o: IptablesRenderOptions = {}): ResolvedRen
     case 'NodeCIDR': {
       const c = parseCIDR(det.cidr.trim());
       if (!c || ipFamilyName(c.family) !== ipFamily) {
-        throw new InvalidOptionsError('IptablesRenderer', `localDetector cidr ${JSON.stringify(det.cidr)} is not an ${ipFamily} CIDR`,
+        throw new InvalidOptionsError(
+          'IptablesRenderer',
+          `localDetector cidr ${JSON.stringify(det.cidr)} is not an ${ipFamily} CIDR`,
         );
       }
       const cidr = c.cidr;

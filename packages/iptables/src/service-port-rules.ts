@@ -4,8 +4,9 @@
  *
  * @module
  */
-import { EXT_PREFIX, endpointChainName, FW_PREFIX, SVC_PREFIX, SVL_PREFIX } from './chain-names.js';
+
 import { InvalidServicePortError } from '@nodeagent/proxy-state';
+import { EXT_PREFIX, endpointChainName, FW_PREFIX, SVC_PREFIX, SVL_PREFIX } from './chain-names.js';
 import { commentArg, isCleanComment, quoteComment } from './comment.js';
 import type { ResolvedRenderOptions } from './render-options.js';
 import type { NormalizedEndpoint, NormalizedServicePort } from './service-port.js';

@@ -7,8 +7,8 @@
  */
 import { cidrValueContains, formatIPValue, parseCIDRValue, parseIPValue } from '@nodeagent/core';
 import {
-  type IPFamilyName,
   InvalidServicePortError,
+  type IPFamilyName,
   ipFamilyName,
   isValidPort,
   joinHostPort,
@@ -133,7 +133,6 @@ export interface NormalizedServicePort {
 }
 
 const PROTOCOLS: Readonly<Record<string, string>> = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' };
-
 
 /**
  * Validates and normalises a service port for a ruleset of `family`.

@@ -6,6 +6,7 @@
  * @module
  */
 import { CommandError, type RunCommandResult, runCommand } from '@nodeagent/core';
+import type { IPFamilyName } from '@nodeagent/proxy-state';
 import {
   IptablesCommandError,
   type IptablesExecutor,
@@ -13,7 +14,6 @@ import {
   jumpRuleArgs,
   type RestoreFlags,
 } from './executor.js';
-import type { IPFamilyName } from '@nodeagent/proxy-state';
 
 /** Options of {@link SpawnIptablesExecutor}. */
 export interface SpawnIptablesExecutorOptions {

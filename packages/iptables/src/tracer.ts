@@ -6,8 +6,9 @@
  *
  * @module
  */
-import type { TracePacket as BaseTracePacket, TraceResult as BaseTraceResult } from '@nodeagent/proxy-state';
+
 import { cidrValueContains, type IPValue, parseCIDRValue, parseIPValue } from '@nodeagent/core';
+import type { TracePacket as BaseTracePacket, TraceResult as BaseTraceResult } from '@nodeagent/proxy-state';
 import { type ParsedRule, parseRestoreText } from './restore-parser.js';
 
 /** Rules by table and chain (as a restore payload writes them or a fake executor holds them). */
@@ -139,15 +140,7 @@ class Tracer {
   }
 
   /** Runs a chain; returns true if the packet reached a terminal verdict or DNAT. */
-  run(
-    table: string,
-    chain: string,
-    src: IPValue,
-    dst: IPValue,
-    dport: number,
-    w: Walk,
-    depth = 0,
-  ): boolean {
+  run(table: string, chain: string, src: IPValue, dst: IPValue, dport: number, w: Walk, depth = 0): boolean {
     if (depth > 64) throw new Error(`jump loop through ${table}/${chain}`);
     const rules = this.#tables.get(table)?.get(chain);
     if (!rules) return false;

@@ -1,12 +1,7 @@
 import { InvalidOptionsError } from '@nodeagent/core';
 import { InvalidServicePortError } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
-import {
-  IptablesRenderer,
-  type IptablesServicePort,
-  restoreText,
-  tracePacket,
-} from '../src/index.js';
+import { IptablesRenderer, type IptablesServicePort, restoreText, tracePacket } from '../src/index.js';
 import { FakeIptablesExecutor } from '../src/testing.js';
 
 const good: IptablesServicePort = {

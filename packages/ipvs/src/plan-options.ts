@@ -3,7 +3,14 @@
  *
  * @module
  */
-import { cidrValueContains, InvalidOptionsError, parseCIDR, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
+import {
+  cidrValueContains,
+  InvalidOptionsError,
+  parseCIDR,
+  parseCIDRValue,
+  parseIP,
+  parseIPValue,
+} from '@nodeagent/core';
 import {
   DEFAULT_MASQUERADE_BIT,
   type IPFamily,
@@ -97,19 +104,26 @@ function checkDetector(det: LocalTrafficDetector, family: IPFamily): LocalTraffi
       const parsed = parseCIDR(det.cidr);
       const cidr = parsed?.family === family ? parsed.cidr : undefined;
       if (cidr === undefined) {
-        throw new InvalidOptionsError('planIpvs', `localDetector cidr ${JSON.stringify(det.cidr)} is not an IPv${family} CIDR`,
+        throw new InvalidOptionsError(
+          'planIpvs',
+          `localDetector cidr ${JSON.stringify(det.cidr)} is not an IPv${family} CIDR`,
         );
       }
       return { mode: det.mode, cidr };
     }
     case 'BridgeInterface':
       if (!INTERFACE_RE.test(det.interfaceName)) {
-        throw new InvalidOptionsError('planIpvs', `interface name ${JSON.stringify(det.interfaceName)} is invalid`);
+        throw new InvalidOptionsError(
+          'planIpvs',
+          `interface name ${JSON.stringify(det.interfaceName)} is invalid`,
+        );
       }
       return det;
     case 'InterfaceNamePrefix':
       if (!INTERFACE_RE.test(det.interfacePrefix)) {
-        throw new InvalidOptionsError('planIpvs', `interface prefix ${JSON.stringify(det.interfacePrefix)} is invalid`,
+        throw new InvalidOptionsError(
+          'planIpvs',
+          `interface prefix ${JSON.stringify(det.interfacePrefix)} is invalid`,
         );
       }
       return det;
@@ -123,7 +137,10 @@ function ipsOf(name: string, list: readonly string[], family: IPFamily): string[
     const parsed = parseIP(s);
     const ip = parsed?.family === family ? parsed.ip : undefined;
     if (ip === undefined)
-      throw new InvalidOptionsError('planIpvs', `${name}: ${JSON.stringify(s)} is not an IPv${family} address`);
+      throw new InvalidOptionsError(
+        'planIpvs',
+        `${name}: ${JSON.stringify(s)} is not an IPv${family} address`,
+      );
     return ip;
   });
 }
@@ -145,7 +162,10 @@ export function resolveIpvsPlanOptions(
   }
   const scheduler = o.scheduler ?? 'rr';
   if (!SCHEDULER_RE.test(scheduler)) {
-    throw new InvalidOptionsError('planIpvs', `scheduler ${JSON.stringify(scheduler)} is not a scheduler name`);
+    throw new InvalidOptionsError(
+      'planIpvs',
+      `scheduler ${JSON.stringify(scheduler)} is not a scheduler name`,
+    );
   }
   const nodeIPs = ipsOf('node IPs', snapshotNodeIPs, family);
   const nodeIP = o.nodeIP === undefined ? nodeIPs[0] : ipsOf('nodeIP', [o.nodeIP], family)[0];

@@ -7,17 +7,13 @@
 import { cidrValueContains, parseCIDR, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
 import {
   type Endpoint,
-  type IPFamily,
   InvalidServicePortError,
+  type IPFamily,
   isValidPort,
   type ProxySnapshot,
   type ServicePortInfo,
 } from '@nodeagent/proxy-state';
-import {
-  InvalidEndpointError,
-  type IpvsPlanError,
-  VirtualServerConflictError,
-} from './errors.js';
+import { InvalidEndpointError, type IpvsPlanError, VirtualServerConflictError } from './errors.js';
 import {
   IPSET_DEFINITIONS,
   ipPortEntry,
@@ -88,7 +84,6 @@ export interface IpvsPlan extends IpvsState {
 
 const PROTOCOLS = new Set<string>(['TCP', 'UDP', 'SCTP']);
 
-
 /** A service port with every address checked and canonical. */
 interface CheckedPort {
   readonly info: ServicePortInfo;
@@ -126,14 +121,12 @@ function checkServicePort(s: ServicePortInfo, family: IPFamily): CheckedPort {
     clusterIP: ip('cluster IP', s.clusterIP),
     externalIPs: s.externalIPs.map((x) => ip('external IP', x)),
     lbIPs: s.loadBalancerVIPs.map((x) => ip('load-balancer IP', x)),
-    sourceRanges: s.loadBalancerSourceRanges.map(
-      (c) => {
-        const parsed = parseCIDR(String(c).trim());
-        return parsed?.family === family
-          ? parsed.cidr
-          : fail(`source range ${JSON.stringify(c)} is not an IPv${family} CIDR`);
-      },
-    ),
+    sourceRanges: s.loadBalancerSourceRanges.map((c) => {
+      const parsed = parseCIDR(String(c).trim());
+      return parsed?.family === family
+        ? parsed.cidr
+        : fail(`source range ${JSON.stringify(c)} is not an IPv${family} CIDR`);
+    }),
   };
 }
 
@@ -161,7 +154,7 @@ class PlanBuilder {
   #realServers(eps: readonly Endpoint[], valid: ReadonlySet<string>): RealServer[] {
     return eps
       .filter((e) => valid.has(e.endpoint))
-      .map((e) => ({ address: parseIP(e.ip)?.ip!, port: e.port, weight: 1 }));
+      .map((e) => ({ address: parseIP(e.ip)!.ip, port: e.port, weight: 1 }));
   }
 
   #server(
@@ -255,7 +248,11 @@ class PlanBuilder {
         let allowFromNode = false;
         for (const cidr of p.sourceRanges) {
           this.#entry(KUBE_LOAD_BALANCER_SOURCE_CIDR, ipPortNetEntry(ip, proto, s.port, cidr));
-          if (this.#o.nodeIP !== undefined && cidrValueContains(parseCIDRValue(cidr)!, parseIPValue(this.#o.nodeIP)!)) allowFromNode = true;
+          if (
+            this.#o.nodeIP !== undefined &&
+            cidrValueContains(parseCIDRValue(cidr)!, parseIPValue(this.#o.nodeIP)!)
+          )
+            allowFromNode = true;
         }
         if (allowFromNode) this.#entry(KUBE_LOAD_BALANCER_SOURCE_IP, ipPortIpEntry(ip, proto, s.port, ip));
         else this.#noNodeAccess.push({ address: ip, protocol: proto, port: s.port });

@@ -6,12 +6,7 @@
  */
 import { parseIP } from '@nodeagent/core';
 import { joinHostPort } from '@nodeagent/proxy-state';
-import {
-  type IpvsState,
-  type RealServerId,
-  type VirtualServerId,
-  type VirtualServerSpec,
-} from './model.js';
+import type { IpvsState, RealServerId, VirtualServerId, VirtualServerSpec } from './model.js';
 import type { IpvsOperation } from './operations.js';
 
 /** Data that cannot be written as ipvsadm text (never produced by the planner). */

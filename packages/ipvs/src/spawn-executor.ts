@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { CommandError, parseIP, runCommand, type RunCommandResult } from '@nodeagent/core';
+import { CommandError, parseIP, type RunCommandResult, runCommand } from '@nodeagent/core';
 import type { ConnectionCounts } from './diff.js';
 import { IpvsCommandError, type IpvsExecutor, type IpvsStatsSource } from './executor.js';
 import type { IPSet, IPSetType, IpvsState, VirtualServer } from './model.js';

@@ -10,8 +10,8 @@
 import { cidrValueContains, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
 import { joinHostPort, type TracePacket, type TraceResult } from '@nodeagent/proxy-state';
 import { parseIPSetEntry } from './ipsets.js';
+import type { IPSet, VirtualServer } from './model.js';
 import { isLoopbackIP } from './plan-options.js';
-import { type IPSet, type VirtualServer } from './model.js';
 import type { IpvsPlan } from './planner.js';
 import { ruleLine } from './render-iptables.js';
 import {

@@ -7,11 +7,7 @@ import {
   type ServicePortInfo,
 } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
-import {
-  InvalidEndpointError,
-  planIpvs,
-  VirtualServerConflictError,
-} from '../src/index.js';
+import { InvalidEndpointError, planIpvs, VirtualServerConflictError } from '../src/index.js';
 import { slice, snapshot, svc } from './helpers.js';
 
 const p80 = [{ name: 'p80', port: 80 }];

@@ -18,10 +18,10 @@ import { createNetns } from '@nodeagent/test-support/netns';
 import { realNodeMissing } from '@nodeagent/test-support/real-node';
 import { afterAll, it } from 'vitest';
 import {
-  NftRenderer,
-  NftSyncer,
   type NftExecutor,
   type NftLayout,
+  NftRenderer,
+  NftSyncer,
   NftSyncPlanner,
   SpawnNftExecutor,
 } from '../src/index.js';

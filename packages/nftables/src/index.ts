@@ -42,14 +42,14 @@ export type {
   SetSpec,
 } from './model.js';
 export { type NftCommand, NftSyntaxError, parseNftCommands } from './nft-commands.js';
-export { MAX_COMMENT_BYTES, quoteComment } from './nft-text.js';
 export { NftSyncer, type NftSyncerOptions, type NftSyncResult } from './nft-syncer.js';
+export { MAX_COMMENT_BYTES, quoteComment } from './nft-text.js';
 export { NFT } from './render-base.js';
 export { renderNftables, renderNftablesRuleset, snapshotRenderOptions } from './render-nftables.js';
 export {
   type LocalTrafficDetector,
-  type NftRenderOptions,
   type NftLayout,
+  type NftRenderOptions,
   type ResolvedNftOptions,
   resolveNftOptions,
 } from './render-options.js';

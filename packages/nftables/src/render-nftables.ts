@@ -24,10 +24,7 @@ export function snapshotRenderOptions(
 }
 
 /** Renders the structured ruleset of a snapshot (family and node IP from the snapshot). */
-export function renderNftablesRuleset(
-  snapshot: ProxySnapshot,
-  options: NftRenderOptions = {},
-): RenderResult {
+export function renderNftablesRuleset(snapshot: ProxySnapshot, options: NftRenderOptions = {}): RenderResult {
   return new NftRenderer(snapshotRenderOptions(snapshot, options)).render(snapshot);
 }
 

@@ -74,7 +74,9 @@ function familyOf(ip: { readonly family: 4 | 6 } | null): NftFamily | undefined 
 
 function ifaceCheck(name: string): string {
   if (!/^[A-Za-z0-9_.@-]{1,15}$/.test(name)) {
-    throw new InvalidOptionsError('NftRenderer', `interface name ${JSON.stringify(name)} is not a valid Linux interface name`,
+    throw new InvalidOptionsError(
+      'NftRenderer',
+      `interface name ${JSON.stringify(name)} is not a valid Linux interface name`,
     );
   }
   return name;
@@ -93,13 +95,19 @@ export function resolveNftOptions(o: NftRenderOptions = {}): ResolvedNftOptions 
   const cidrOf = (text: string, what: string): string => {
     const c = parseCIDR(text);
     if (c === null || familyOf(c) !== family)
-      throw new InvalidOptionsError('NftRenderer', `${what} ${JSON.stringify(text)} is not an ${family} CIDR`);
+      throw new InvalidOptionsError(
+        'NftRenderer',
+        `${what} ${JSON.stringify(text)} is not an ${family} CIDR`,
+      );
     return c.cidr;
   };
   const ipOf = (text: string, what: string): string => {
     const p = parseIP(text);
     if (p === null || familyOf(p) !== family)
-      throw new InvalidOptionsError('NftRenderer', `${what} ${JSON.stringify(text)} is not an ${family} address`);
+      throw new InvalidOptionsError(
+        'NftRenderer',
+        `${what} ${JSON.stringify(text)} is not an ${family} address`,
+      );
     return p.ip;
   };
   let ifLocal: string | undefined;

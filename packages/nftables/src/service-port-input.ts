@@ -35,7 +35,6 @@ export interface PortFacts {
 
 const PROTOS = new Set(['TCP', 'UDP', 'SCTP']);
 
-
 /** Validates `info`/`cat` for a table of family `o.family` and derives the policy flags. @throws InvalidServicePortError */
 export function portFacts(
   info: ServicePortInfo,
@@ -58,7 +57,8 @@ export function portFacts(
   if (!isValidPort(info.port, false)) problems.push(`port ${info.port} is out of range`);
   if (!isValidPort(info.nodePort, true)) problems.push(`nodePort ${info.nodePort} is out of range`);
   const addrOk = (ip: string, what: string) => {
-    if (parseIPValue(ip)?.family !== fam) problems.push(`${what} ${JSON.stringify(ip)} is not an IPv${fam} address`);
+    if (parseIPValue(ip)?.family !== fam)
+      problems.push(`${what} ${JSON.stringify(ip)} is not an IPv${fam} address`);
   };
   addrOk(info.clusterIP, 'clusterIP');
   for (const ip of info.externalIPs) addrOk(ip, 'externalIP');

@@ -74,7 +74,13 @@ export class NftTracer {
     const daddr = parseIPValue(p.destIP);
     if (!saddr || !daddr) throw new TypeError(`bad packet addresses ${p.sourceIP} -> ${p.destIP}`);
     const extra = (p.nodeIPs ?? []).map((ip) => parseIPValue(ip)).filter((a): a is IPValue => a !== null);
-    const tracer = extra.length > 0 ? new NftTracer(this.#t, [...this.#local, ...extra].map((a) => formatIPValue(a))) : this;
+    const tracer =
+      extra.length > 0
+        ? new NftTracer(
+            this.#t,
+            [...this.#local, ...extra].map((a) => formatIPValue(a)),
+          )
+        : this;
     return tracer.#trace(p, saddr, daddr);
   }
 

@@ -1,8 +1,8 @@
 /** Runs packet-flow cases through the tracer for both layouts. */
 import { expect } from 'vitest';
 import {
-  type NftRenderOptions,
   type NftLayout,
+  type NftRenderOptions,
   renderNftables,
   tableFromText,
   tracePacket,

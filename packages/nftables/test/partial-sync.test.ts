@@ -7,7 +7,7 @@
 import { FakeClock } from '@nodeagent/core/testing';
 import { ProxyState } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
-import { NftSyncer, type NftLayout, renderNftables } from '../src/index.js';
+import { type NftLayout, NftSyncer, renderNftables } from '../src/index.js';
 import { dumpTable, FakeNftExecutor } from '../src/testing.js';
 import { LAYOUTS } from './flow-support.js';
 import { NODE, NODE_IP, slice, svc, TEST_OPTIONS } from './helpers.js';

@@ -24,7 +24,7 @@
 import { spawnSync } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
 import { IptablesSyncer, SpawnIptablesExecutor } from '@nodeagent/iptables';
-import { NftSyncer, type NftLayout, SpawnNftExecutor } from '@nodeagent/nftables';
+import { type NftLayout, NftSyncer, SpawnNftExecutor } from '@nodeagent/nftables';
 import { ProxyState } from '@nodeagent/proxy-state';
 import { createNetns, createVethPair, type Netns } from '@nodeagent/test-support/netns';
 import { realNodeMissing } from '@nodeagent/test-support/real-node';

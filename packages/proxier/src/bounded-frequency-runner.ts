@@ -110,7 +110,10 @@ export class BoundedFrequencyRunner {
       ['maxIntervalMs', maxIntervalMs],
     ] as const) {
       if (!(v >= 0) || !Number.isFinite(v))
-        throw new InvalidOptionsError('BoundedFrequencyRunner', `${name}: ${k} must be a finite number ≥ 0, got ${v}`);
+        throw new InvalidOptionsError(
+          'BoundedFrequencyRunner',
+          `${name}: ${k} must be a finite number ≥ 0, got ${v}`,
+        );
     }
     if (maxIntervalMs < minIntervalMs) {
       throw new InvalidOptionsError(

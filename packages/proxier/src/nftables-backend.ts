@@ -7,9 +7,9 @@
  */
 import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
 import {
+  type NftExecutor,
   type NftRenderOptions,
   NftSyncer,
-  type NftExecutor,
   snapshotRenderOptions,
 } from '@nodeagent/nftables';
 import type { IPFamily, ProxyCheckout, ProxySnapshot } from '@nodeagent/proxy-state';

@@ -243,7 +243,11 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
    * rejects with `AlreadyStartedError`.
    */
   start(signal?: AbortSignal): Promise<void> {
-    return this.#once.run(signal, () => this.#start(signal), () => this.stop());
+    return this.#once.run(
+      signal,
+      () => this.#start(signal),
+      () => this.stop(),
+    );
   }
 
   async #start(signal: AbortSignal | undefined): Promise<void> {

@@ -2,11 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
 import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
 import { runProxyCli } from '../src/cli/run-proxy-cli.js';
 
-const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
 describe('nodeagent-proxy --version', () => {
   it.each([['--version'], ['-V']])('%s prints the package version, exit 0', async (flag) => {

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { parseCIDR, parseIP } from '@nodeagent/core';
+import { describe, expect, it } from 'vitest';
 import { endpointString, servicePortNameString } from '../src/index.js';
 
 describe('parseIP normalises like Go ParseIPSloppy + String()', () => {

@@ -20,8 +20,8 @@ import {
   SpawnIpvsExecutor,
 } from '@nodeagent/ipvs';
 import {
-  NftSyncer,
   NftCommandError,
+  NftSyncer,
   snapshotRenderOptions as nftSnapshotOptions,
   SpawnNftExecutor,
 } from '@nodeagent/nftables';

@@ -5,8 +5,8 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import type { NftLayout } from '@nodeagent/nftables';
 import { parseCIDR, parseIP } from '@nodeagent/core';
+import type { NftLayout } from '@nodeagent/nftables';
 import type { IPFamily } from '@nodeagent/proxy-state';
 import { CliUsageError, oneLine } from './errors.js';
 
