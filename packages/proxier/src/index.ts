@@ -25,13 +25,12 @@
  *
  * @packageDocumentation
  */
-export {
-  type Backend,
-  type BackendHost,
-  type BackendSyncOptions,
-  type BackendSyncResult,
-  type FamilySyncResult,
-  familyName,
+export type {
+  Backend,
+  BackendHost,
+  BackendSyncOptions,
+  BackendSyncResult,
+  FamilySyncResult,
 } from './backend.js';
 export {
   BoundedFrequencyRunner,

@@ -10,8 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { V1Node } from '@kubernetes/client-node';
 import { type Clock, type Lifecycle, type Logger, noopLogger, realClock, StartOnce } from '@nodeagent/core';
-import type { IPFamily } from '@nodeagent/proxy-state';
-import { familyName } from './backend.js';
+import { type IPFamily, ipFamilyName } from '@nodeagent/proxy-state';
 import { type BindAddress, closeServer, goTime, listen, parseBindAddress } from './http-util.js';
 import { noopProxierMetrics, type ProxierMetrics } from './metrics.js';
 
@@ -146,7 +145,7 @@ export class ProxyHealthServer implements Lifecycle {
         healthy = false;
         lastUnhealthy ??= updatedAt;
       }
-      status[familyName(f)] = { lastUpdated: goTime(updatedAt), healthy: ok };
+      status[ipFamilyName(f)] = { lastUpdated: goTime(updatedAt), healthy: ok };
     }
     const verdict = withNode ? healthy && this.#nodeEligible : healthy;
     return {
