@@ -67,7 +67,7 @@ export {
   KUBE_NODE_PORT_SCTP_HASH,
   KUBE_NODE_PORT_TCP,
   KUBE_NODE_PORT_UDP,
-  type ParsedIpSetEntry,
+  type ParsedIPSetEntry,
   parseIPSetEntry,
 } from './ipsets.js';
 export {
@@ -112,7 +112,7 @@ export { type IpvsPlan, type PlannedVirtualServer, planIpvs, type VirtualServerK
 export { IpvsReconciler, type IpvsReconcilerOptions, type IpvsSyncResult } from './reconciler.js';
 export {
   checkIPSetEntry,
-  IpsetRenderError,
+  IPSetRenderError,
   type IpsetRestoreOptions,
   ipsetCreateArgs,
   renderIpsetOperations,

@@ -162,7 +162,7 @@ export function ipPortNetEntry(ip: string, protocol: string, port: number, cidr:
 }
 
 /** A parsed ipset entry (fields absent for types that do not have them). */
-export interface ParsedIpSetEntry {
+export interface ParsedIPSetEntry {
   /** The first IP (hash types). */
   readonly ip?: string;
   /** The protocol, lower case (types with a port, except bitmap:port). */
@@ -176,7 +176,7 @@ export interface ParsedIpSetEntry {
 }
 
 /** Parses an entry of a set of `type`; undefined when it does not have that type's shape. */
-export function parseIPSetEntry(type: IPSetType, entry: string): ParsedIpSetEntry | undefined {
+export function parseIPSetEntry(type: IPSetType, entry: string): ParsedIPSetEntry | undefined {
   const portOf = (s: string): number | undefined => {
     if (!/^[0-9]{1,5}$/.test(s)) return undefined;
     const n = Number(s);

@@ -324,7 +324,7 @@ class PlanBuilder {
  * const plan = planIpvs(v4, { localDetector: { mode: 'ClusterCIDR', cidr: '10.0.0.0/8' } });
  * plan.virtualServers[0]; // { address: '172.30.0.41', port: 80, protocol: 'TCP', scheduler: 'rr', realServers: [...] }
  * ```
- * @throws InvalidIpvsOptionsError when an option is unusable.
+ * @throws InvalidOptionsError when an option is unusable.
  */
 export function planIpvs(snapshot: ProxySnapshot, options: IpvsPlanOptions = {}): IpvsPlan {
   const family = snapshot.ipFamily;

@@ -10,8 +10,8 @@ import type { IPSet, IPSetType } from './model.js';
 import type { IPSetHeader, IpvsOperation } from './operations.js';
 
 /** A set or entry that cannot be written as ipset text (never produced by the planner). */
-export class IpsetRenderError extends Error {
-  override readonly name = 'IpsetRenderError';
+export class IPSetRenderError extends Error {
+  override readonly name = 'IPSetRenderError';
 }
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,30}$/;
@@ -25,28 +25,28 @@ const TYPES = new Set<IPSetType>([
 const RANGE_RE = /^([0-9]{1,5})-([0-9]{1,5})$/;
 
 function checkName(name: string): string {
-  if (!NAME_RE.test(name)) throw new IpsetRenderError(`${JSON.stringify(name)} is not a valid ipset name`);
+  if (!NAME_RE.test(name)) throw new IPSetRenderError(`${JSON.stringify(name)} is not a valid ipset name`);
   return name;
 }
 
 function positive(what: string, n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > 2 ** 31 - 1)
-    throw new IpsetRenderError(`${what} ${JSON.stringify(n)} is invalid`);
+    throw new IPSetRenderError(`${what} ${JSON.stringify(n)} is invalid`);
   return n;
 }
 
 /** The `create` arguments after the set name: type and its header options. */
 export function ipsetCreateArgs(set: IPSetHeader): string[] {
-  if (!TYPES.has(set.type)) throw new IpsetRenderError(`unknown ipset type ${JSON.stringify(set.type)}`);
+  if (!TYPES.has(set.type)) throw new IPSetRenderError(`unknown ipset type ${JSON.stringify(set.type)}`);
   if (set.type === 'bitmap:port') {
     const m = RANGE_RE.exec(set.portRange);
     if (!m || Number(m[1]) > Number(m[2]) || Number(m[2]) > 65535) {
-      throw new IpsetRenderError(`port range ${JSON.stringify(set.portRange)} is invalid`);
+      throw new IPSetRenderError(`port range ${JSON.stringify(set.portRange)} is invalid`);
     }
     return [set.type, 'range', set.portRange];
   }
   if (set.family !== 'inet' && set.family !== 'inet6') {
-    throw new IpsetRenderError(`family ${JSON.stringify(set.family)} is invalid`);
+    throw new IPSetRenderError(`family ${JSON.stringify(set.family)} is invalid`);
   }
   return [
     set.type,
@@ -65,7 +65,7 @@ export function ipsetCreateArgs(set: IPSetHeader): string[] {
  */
 export function checkIPSetEntry(type: IPSetType, entry: string): string {
   const p = parseIPSetEntry(type, String(entry));
-  const bad = () => new IpsetRenderError(`${JSON.stringify(entry)} is not a valid ${type} entry`);
+  const bad = () => new IPSetRenderError(`${JSON.stringify(entry)} is not a valid ${type} entry`);
   if (!p) throw bad();
   if (p.ip !== undefined && parseIP(p.ip)?.ip === undefined) throw bad();
   if (p.ip2 !== undefined && parseIP(p.ip2)?.ip === undefined) throw bad();
@@ -112,7 +112,7 @@ export function renderIpsetOperations(
   const lines: string[] = [];
   const typeOf = (name: string): IPSetType => {
     const t = known.get(name);
-    if (!t) throw new IpsetRenderError(`ipset ${JSON.stringify(name)} has no known type`);
+    if (!t) throw new IPSetRenderError(`ipset ${JSON.stringify(name)} has no known type`);
     return t;
   };
   for (const op of ops) {

@@ -1,7 +1,7 @@
 /** Renderer text forms, validation of hand-built data, and parsers of the tools' output. */
 import { describe, expect, it } from 'vitest';
 import {
-  IpsetRenderError,
+  IPSetRenderError,
   IptablesRenderError,
   IpvsRenderError,
   ipsetName,
@@ -120,9 +120,9 @@ describe('ipset text', () => {
     for (const entry of ['1.2.3.4,tcp:80\nflush X', '1.2.3.4,tcp:80 -exist', 'x,tcp:80', '1.2.3.4,icmp:1']) {
       expect(() =>
         renderIpsetOperations([{ kind: 'ipset-add', set: 'KUBE-CLUSTER-IP', entry }], types),
-      ).toThrow(IpsetRenderError);
+      ).toThrow(IPSetRenderError);
     }
-    expect(() => renderIpsetRestore([{ ...set, name: 'A B' }])).toThrow(IpsetRenderError);
+    expect(() => renderIpsetRestore([{ ...set, name: 'A B' }])).toThrow(IPSetRenderError);
     expect(() => renderIpsetOperations([{ kind: 'ipset-add', set: 'UNKNOWN', entry: '1' }], types)).toThrow(
       /no known type/,
     );

@@ -30,7 +30,7 @@ export function renderNftablesRuleset(snapshot: ProxySnapshot, options: NftRende
 
 /**
  * The full transaction a first sync into an empty namespace writes for `snapshot`.
- * @throws InvalidNftOptionsError for unusable options.
+ * @throws InvalidOptionsError for unusable options.
  */
 export function renderNftables(snapshot: ProxySnapshot, options: NftRenderOptions = {}): string {
   const { ruleset } = renderNftablesRuleset(snapshot, options);
