@@ -1,0 +1,211 @@
+/**
+ * One probe of one container (upstream `prober.go`): build the action for the handler, run it
+ * with up to 3 attempts while the action itself errors, map the outcome to a result and record
+ * the kubelet's events.
+ *
+ * @module
+ */
+import type { V1Container, V1Pod, V1PodStatus, V1Probe } from '@kubernetes/client-node';
+import type { Clock, Logger } from '@nodeagent/core';
+import { expand } from '@nodeagent/kuberuntime';
+import { type CommandRunner, ExecTimeoutError } from './command-runner.js';
+import type { ProbeEventReason, ProbeEventRecorder } from './event-recorder.js';
+import type { ProbeType } from './probe-types.js';
+import { probeTypeLabel } from './probe-types.js';
+import { execProbe } from './probes/exec-probe.js';
+import { grpcProbe } from './probes/grpc-probe.js';
+import { httpProbe } from './probes/http-probe.js';
+import { newHTTPProbeRequest } from './probes/http-request.js';
+import { errored, type ProbeRun } from './probes/probe-run.js';
+import { resolveContainerPort } from './probes/resolve-port.js';
+import { tcpProbe } from './probes/tcp-probe.js';
+import { runtimeContainerId } from './results-manager.js';
+
+/** Upstream `maxProbeRetries`: attempts while the probe action returns an error. */
+export const MAX_PROBE_ATTEMPTS = 3;
+
+/** What a prober needs. @internal */
+export interface ProberDeps {
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly userAgent: string;
+  readonly runtimeRequestTimeoutMs: number;
+  readonly commandRunner: CommandRunner | undefined;
+  readonly recorder: ProbeEventRecorder | undefined;
+}
+
+/** One probe to run. @internal */
+export interface ProbeTarget {
+  readonly type: ProbeType;
+  readonly pod: V1Pod;
+  readonly container: V1Container;
+  readonly probe: V1Probe;
+  readonly timeoutSeconds: number;
+  /** Set for a malformed probe: every run is this error. */
+  readonly invalid: string | undefined;
+}
+
+/** What {@link probeOnce} decided. @internal */
+export interface ProbeVerdict {
+  readonly result: 'success' | 'failure';
+  /** Set when the probe errored: the worker discards the result. */
+  readonly error: Error | undefined;
+  /** The last run (outcome and output), for observers. */
+  readonly run: ProbeRun;
+}
+
+/** Runs `target` against `status` / `containerID` (upstream `prober.probe`). @internal */
+export async function probeOnce(
+  deps: ProberDeps,
+  target: ProbeTarget,
+  status: V1PodStatus,
+  containerID: string,
+  signal: AbortSignal,
+): Promise<ProbeVerdict> {
+  let run: ProbeRun = errored('no attempt');
+  for (let attempt = 0; attempt < MAX_PROBE_ATTEMPTS; attempt++) {
+    run = await runAction(deps, target, status, containerID, signal);
+    if (run.error === undefined || signal.aborted) break;
+  }
+  const label = probeTypeLabel(target.type);
+  if (run.error !== undefined) {
+    record(
+      deps,
+      target,
+      'Unhealthy',
+      `${label} probe errored and resulted in ${run.outcome} state: ${run.error.message}`,
+    );
+    return { result: 'failure', error: run.error, run };
+  }
+  switch (run.outcome) {
+    case 'success':
+      return { result: 'success', error: undefined, run };
+    case 'warning':
+      record(deps, target, 'ProbeWarning', `${label} probe warning: ${run.output}`);
+      return { result: 'success', error: undefined, run };
+    case 'failure':
+      record(deps, target, 'Unhealthy', `${label} probe failed: ${run.output}`);
+      return { result: 'failure', error: undefined, run };
+    default:
+      return { result: 'failure', error: undefined, run };
+  }
+}
+
+/** Upstream `format.Pod`: `name_namespace(uid)`. */
+export function formatPod(pod: V1Pod): string {
+  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
+}
+
+async function runAction(
+  deps: ProberDeps,
+  target: ProbeTarget,
+  status: V1PodStatus,
+  containerID: string,
+  signal: AbortSignal,
+): Promise<ProbeRun> {
+  if (target.invalid !== undefined) return errored(target.invalid);
+  const { probe, container } = target;
+  const timeoutMs = target.timeoutSeconds * 1000;
+  const podIP = status.podIP ?? '';
+  try {
+    if (probe.exec != null) {
+      if (deps.commandRunner === undefined)
+        return errored('exec probes need a commandRunner (none configured)');
+      const env = new Map((container.env ?? []).map((e) => [e.name, e.value ?? '']));
+      const command = (probe.exec.command ?? []).map((arg) => expand(String(arg), (name) => env.get(name)));
+      const runner = deps.commandRunner;
+      return await withDeadline(
+        deps,
+        timeoutMs,
+        signal,
+        (s) => execProbe(runner, runtimeContainerId(containerID), command, timeoutMs, s),
+        () => ({ outcome: 'failure', output: new ExecTimeoutError(command, timeoutMs).message }),
+      );
+    }
+    if (probe.httpGet != null) {
+      let request: ReturnType<typeof newHTTPProbeRequest>;
+      try {
+        request = newHTTPProbeRequest(probe.httpGet, container, podIP, deps.userAgent);
+      } catch (error) {
+        return errored(messageOf(error));
+      }
+      return await httpProbe(request, timeoutMs, signal);
+    }
+    if (probe.tcpSocket != null) {
+      let port: number;
+      try {
+        port = resolveContainerPort(probe.tcpSocket.port, container);
+      } catch (error) {
+        return errored(messageOf(error));
+      }
+      return await tcpProbe(probe.tcpSocket.host || podIP, port, timeoutMs, signal);
+    }
+    if (probe.grpc != null) {
+      const port = Number(probe.grpc.port ?? 0);
+      return await grpcProbe(
+        podIP,
+        port,
+        String(probe.grpc.service ?? ''),
+        timeoutMs,
+        deps.userAgent,
+        signal,
+      );
+    }
+  } catch (error) {
+    return errored(messageOf(error));
+  }
+  return errored(`missing probe handler for ${formatPod(target.pod)}:${container.name}`);
+}
+
+/**
+ * Gives `fn` a signal that aborts at the probe timeout plus the runtime request timeout (the
+ * kubelet's ExecSync deadline) or with `parent`; a runner that never answers is cut off there.
+ */
+async function withDeadline(
+  deps: ProberDeps,
+  timeoutMs: number,
+  parent: AbortSignal,
+  fn: (signal: AbortSignal) => Promise<ProbeRun>,
+  onTimeout: () => ProbeRun,
+): Promise<ProbeRun> {
+  const controller = new AbortController();
+  let timedOut = false;
+  let onGiveUp: () => void = () => {};
+  const gaveUp = new Promise<void>((resolve) => {
+    onGiveUp = resolve;
+  });
+  const timer = deps.clock.setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error('context deadline exceeded'));
+    onGiveUp();
+  }, timeoutMs + deps.runtimeRequestTimeoutMs);
+  const onAbort = (): void => {
+    controller.abort(parent.reason);
+    onGiveUp();
+  };
+  parent.addEventListener('abort', onAbort, { once: true });
+  try {
+    const work = fn(controller.signal);
+    const result = await Promise.race([work, gaveUp.then(() => undefined)]);
+    if (result !== undefined) return result;
+    work.catch(() => {});
+    if (timedOut) return onTimeout();
+    return errored('context canceled');
+  } finally {
+    timer.cancel();
+    parent.removeEventListener('abort', onAbort);
+  }
+}
+
+function record(deps: ProberDeps, target: ProbeTarget, reason: ProbeEventReason, message: string): void {
+  if (deps.recorder === undefined) return;
+  try {
+    deps.recorder(target.pod, target.container, 'Warning', reason, message);
+  } catch (error) {
+    deps.logger.error({ err: error, reason, message }, 'probe event recorder failed');
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,209 @@
+/**
+ * The `httpGet` probe (upstream `pkg/probe/http/http.go`): TLS unverified, no keep-alive, no
+ * proxy, no compression; redirects to the same host followed up to 10 times, a redirect to
+ * another host returned as is (a warning); 200–399 success, anything else
+ * `HTTP probe failed with statuscode: N`; at most 10 KiB of the body read.
+ *
+ * @module
+ */
+import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { dialErrorText, isDialError } from './go-net-errors.js';
+import type { HTTPProbeRequest } from './http-request.js';
+import { MAX_PROBE_OUTPUT_BYTES, type ProbeRun } from './probe-run.js';
+import { joinHostPort } from './resolve-port.js';
+
+const REDIRECT_CODES = new Set([301, 302, 303, 307, 308]);
+/** Go's default redirect limit, which the kubelet's redirect checker keeps. */
+const MAX_REDIRECTS = 10;
+
+interface Target {
+  readonly scheme: string;
+  readonly host: string;
+  readonly port: number;
+  readonly path: string;
+  readonly url: string;
+  readonly hostHeader: string | undefined;
+}
+
+class TimeoutSignal extends Error {}
+
+/** Sends `req` and classifies the answer like upstream `DoHTTPProbe`, within `timeoutMs` overall. */
+export async function httpProbe(
+  req: HTTPProbeRequest,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<ProbeRun> {
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const abort = signal === undefined ? deadline : AbortSignal.any([deadline, signal]);
+  const first: Target = req;
+  let target: Target = first;
+  for (let redirects = 0; ; redirects++) {
+    let response: IncomingMessage;
+    try {
+      response = await send(target, req.headers, abort);
+    } catch (error) {
+      return {
+        outcome: 'failure',
+        output: `Get ${JSON.stringify(target.url)}: ${requestErrorText(target, error)}`,
+      };
+    }
+    const status = response.statusCode ?? 0;
+    const location = response.headers.location;
+    if (REDIRECT_CODES.has(status) && location !== undefined) {
+      let next: URL;
+      try {
+        next = new URL(
+          location,
+          `${target.scheme}://${joinHostPort(target.host, target.port)}${target.path}`,
+        );
+      } catch {
+        response.destroy();
+        return {
+          outcome: 'failure',
+          output: `Get ${JSON.stringify(target.url)}: failed to parse Location header ${JSON.stringify(location)}`,
+        };
+      }
+      const nextHost = next.hostname.replace(/^\[|\]$/g, '');
+      if (nextHost !== first.host) return classify(status, await readBody(response, abort).catch(() => ''));
+      response.destroy();
+      // Go's checker sees the requests made so far: the 10th redirect is not followed.
+      if (redirects + 1 >= MAX_REDIRECTS) {
+        return { outcome: 'failure', output: `Get ${JSON.stringify(location)}: stopped after 10 redirects` };
+      }
+      const relative = !/^[a-z][a-z0-9+.-]*:/i.test(location);
+      const port = Number(next.port) || (next.protocol === 'https:' ? 443 : 80);
+      target = {
+        scheme: next.protocol.replace(/:$/, ''),
+        host: nextHost,
+        port,
+        path: `${next.pathname}${next.search}`,
+        url: next.href,
+        hostHeader: relative ? target.hostHeader : undefined,
+      };
+      continue;
+    }
+    let body: string;
+    try {
+      body = await readBody(response, abort);
+    } catch (error) {
+      const message =
+        error instanceof TimeoutSignal
+          ? 'context deadline exceeded (Client.Timeout or context cancellation while reading body)'
+          : error instanceof Error
+            ? error.message
+            : String(error);
+      return { outcome: 'failure', output: '', error: new Error(message) };
+    }
+    return classify(status, body);
+  }
+}
+
+function classify(status: number, body: string): ProbeRun {
+  if (status >= 200 && status < 400) {
+    if (status >= 300)
+      return { outcome: 'warning', output: `Probe terminated redirects, Response body: ${body}` };
+    return { outcome: 'success', output: body };
+  }
+  // Upstream keeps the body out of the user-facing message (issue 99425).
+  return { outcome: 'failure', output: `HTTP probe failed with statuscode: ${status}` };
+}
+
+function send(
+  target: Target,
+  headers: Readonly<Record<string, readonly string[]>>,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
+  if (target.scheme !== 'http' && target.scheme !== 'https') {
+    return Promise.reject(new Error(`unsupported protocol scheme ${JSON.stringify(target.scheme)}`));
+  }
+  if (signal.aborted) return Promise.reject(new TimeoutSignal());
+  const outgoing: Record<string, string | string[]> = {};
+  for (const [name, values] of Object.entries(headers))
+    outgoing[name] = values.length === 1 ? (values[0] as string) : [...values];
+  if (target.hostHeader !== undefined) outgoing.Host = target.hostHeader;
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    let req: ClientRequest;
+    const onAbort = (): void => {
+      req?.destroy(new TimeoutSignal());
+    };
+    try {
+      const options = {
+        host: target.host,
+        port: target.port,
+        path: target.path,
+        method: 'GET',
+        headers: outgoing,
+        agent: false as const,
+      };
+      req =
+        target.scheme === 'https'
+          ? httpsRequest({
+              ...options,
+              rejectUnauthorized: false,
+              ...(isIP(target.host) === 0 && target.host !== '' ? { servername: target.host } : {}),
+            })
+          : httpRequest(options);
+    } catch (error) {
+      reject(error);
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    req.once('response', (res) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(res);
+    });
+    req.once('error', (error) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(error);
+    });
+    req.end();
+  });
+}
+
+/** Reads at most 10 KiB of the body, then closes the connection (a truncated body is fine). */
+function readBody(res: IncomingMessage, signal: AbortSignal): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (error?: unknown): void => {
+      signal.removeEventListener('abort', onAbort);
+      res.removeAllListeners('data');
+      if (error !== undefined) reject(error);
+      else resolve(Buffer.concat(chunks).subarray(0, MAX_PROBE_OUTPUT_BYTES).toString('utf8'));
+    };
+    const onAbort = (): void => {
+      res.destroy();
+      finish(new TimeoutSignal());
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    res.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= MAX_PROBE_OUTPUT_BYTES) {
+        res.destroy();
+        finish();
+      }
+    });
+    res.once('end', () => finish());
+    res.once('error', (error) => finish(error));
+    res.once('close', () => {
+      if (!res.complete && size < MAX_PROBE_OUTPUT_BYTES) finish(new Error('unexpected EOF'));
+    });
+  });
+}
+
+function requestErrorText(target: Target, error: unknown): string {
+  if (error instanceof TimeoutSignal)
+    return 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)';
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (code === 'ERR_INVALID_CHAR' || code === 'ERR_INVALID_HTTP_TOKEN') {
+    return `net/http: invalid header field ${code === 'ERR_INVALID_CHAR' ? 'value' : 'name'}`;
+  }
+  if (isDialError(error)) return dialErrorText(joinHostPort(target.host, target.port), error);
+  if (code === 'ECONNRESET' && (error as Error).message === 'socket hang up') return 'EOF';
+  if (code === 'ECONNRESET') return 'read: connection reset by peer';
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,324 @@
+/**
+ * One probe worker per (pod UID, container, probe type) (upstream `worker.go`): waits for the
+ * container, probes it every period, counts runs against the thresholds, publishes results and
+ * holds after a liveness failure or any startup result until the container is replaced.
+ *
+ * @module
+ */
+import type { V1Container, V1ContainerStatus, V1Pod, V1PodStatus, V1Probe } from '@kubernetes/client-node';
+import type { MetricLabels, Timer } from '@nodeagent/core';
+import { isRestartableInitContainer } from '@nodeagent/kuberuntime';
+import type { ProberMetrics } from './metrics.js';
+import { type ProbeSpec, probeSpec } from './probe-spec.js';
+import { initialResult, type ProbeResult, type ProbeType, probeTypeLabel } from './probe-types.js';
+import { type ProberDeps, probeOnce } from './prober.js';
+
+/** What a worker needs from its manager. @internal */
+export interface WorkerHost extends ProberDeps {
+  readonly metrics: ProberMetrics;
+  readonly random: () => number;
+  /** When the manager started (ms): jitter and the kubelet-restart grace period use it. */
+  readonly startedAtMs: number;
+  getPodStatus(uid: string): V1PodStatus | undefined;
+  /** Publishes `result` for `containerID` (no-op when unchanged). */
+  publish(worker: ProbeWorker, containerID: string, result: ProbeResult): void;
+  /** Forgets the result of `containerID`. */
+  unpublish(worker: ProbeWorker, containerID: string): void;
+  /** Called once when the worker ends by itself or is stopped. */
+  exited(worker: ProbeWorker): void;
+  /** Called after every probe attempt that ran an action. */
+  probed(
+    worker: ProbeWorker,
+    startedAtMs: number,
+    durationMs: number,
+    result: 'success' | 'failure',
+    error: Error | undefined,
+  ): void;
+}
+
+/** A container that was running this long before the manager started keeps its state (upstream: 10 s). */
+const KUBELET_RESTART_GRACE_MS = 10_000;
+
+/** @internal */
+export class ProbeWorker {
+  readonly type: ProbeType;
+  readonly container: V1Container;
+  readonly probe: V1Probe;
+  readonly spec: ProbeSpec;
+  readonly #host: WorkerHost;
+  #pod: V1Pod;
+  #containerID = '';
+  #lastResult: ProbeResult | undefined;
+  #resultRun = 0;
+  #onHold = false;
+  #stopped = false;
+  #timer: Timer | undefined;
+  #nextDueMs = 0;
+  #inFlight: AbortController | undefined;
+  #pendingTick = false;
+  #pendingManual = false;
+  readonly #totalLabels: Readonly<Record<'successful' | 'failed' | 'unknown', MetricLabels>>;
+  readonly #durationLabels: MetricLabels;
+
+  constructor(host: WorkerHost, type: ProbeType, pod: V1Pod, container: V1Container, probe: V1Probe) {
+    this.#host = host;
+    this.type = type;
+    this.#pod = pod;
+    this.container = container;
+    this.probe = probe;
+    this.spec = probeSpec(probe, type);
+    const base = {
+      probe_type: probeTypeLabel(type),
+      container: container.name,
+      pod: pod.metadata?.name ?? '',
+      namespace: pod.metadata?.namespace ?? '',
+    };
+    const uid = { pod_uid: pod.metadata?.uid ?? '' };
+    this.#totalLabels = {
+      successful: { ...base, ...uid, result: 'successful' },
+      failed: { ...base, ...uid, result: 'failed' },
+      unknown: { ...base, ...uid, result: 'unknown' },
+    };
+    this.#durationLabels = base;
+  }
+
+  /** The pod this worker probes (refreshed by a later `addPod`). */
+  get pod(): V1Pod {
+    return this.#pod;
+  }
+
+  set pod(pod: V1Pod) {
+    this.#pod = pod;
+  }
+
+  /** The container ID the worker last saw (`''` before the container exists). */
+  get containerID(): string {
+    return this.#containerID;
+  }
+
+  /** True while waiting for a new container after a liveness failure or a startup result. */
+  get onHold(): boolean {
+    return this.#onHold;
+  }
+
+  get #periodMs(): number {
+    return this.spec.timing.periodSeconds * 1000;
+  }
+
+  /** Starts the loop: a random part of a period first when the manager started less than a period ago. */
+  start(): void {
+    const now = this.#host.clock.now();
+    const period = this.#periodMs;
+    const jitter = period > now - this.#host.startedAtMs ? Math.floor(this.#host.random() * period) : 0;
+    this.#nextDueMs = now + jitter;
+    // The ticker starts after the jitter sleep; the first probe runs at once after it.
+    this.#arm(jitter, true);
+  }
+
+  /** Probes now and restarts the period from here (upstream `manualTriggerCh`). */
+  trigger(): void {
+    if (this.#stopped) return;
+    if (this.#inFlight !== undefined) {
+      this.#pendingManual = true;
+      return;
+    }
+    this.#resetTicker();
+    this.#run();
+  }
+
+  /** Stops the worker: no more probes, an in-flight one is aborted, its result is removed. */
+  stop(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    this.#inFlight?.abort(new Error('probe worker stopped'));
+    if (this.#containerID !== '') this.#host.unpublish(this, this.#containerID);
+    this.#host.metrics.remove(Object.values(this.#totalLabels), [this.#durationLabels]);
+    this.#host.exited(this);
+  }
+
+  #arm(delayMs: number, first: boolean): void {
+    this.#timer = this.#host.clock.setTimeout(() => {
+      if (this.#stopped) return;
+      if (first) this.#nextDueMs = this.#host.clock.now();
+      this.#nextDueMs += this.#periodMs;
+      // Like Go's ticker: ticks the receiver missed are dropped, not queued.
+      const now = this.#host.clock.now();
+      while (this.#nextDueMs <= now) this.#nextDueMs += this.#periodMs;
+      this.#arm(this.#nextDueMs - now, false);
+      this.#tick();
+    }, delayMs);
+  }
+
+  #resetTicker(): void {
+    this.#timer?.cancel();
+    const now = this.#host.clock.now();
+    this.#nextDueMs = now + this.#periodMs;
+    this.#arm(this.#periodMs, false);
+  }
+
+  #tick(): void {
+    if (this.#inFlight !== undefined) {
+      this.#pendingTick = true;
+      return;
+    }
+    this.#run();
+  }
+
+  #run(): void {
+    const controller = new AbortController();
+    this.#inFlight = controller;
+    this.#doProbe(controller.signal).then(
+      (keepGoing) => this.#after(keepGoing),
+      (error: unknown) => {
+        // Upstream recovers from a panicking probe and keeps going.
+        this.#host.logger.error(
+          { err: error, probeType: this.type, container: this.container.name },
+          'probe crashed',
+        );
+        this.#after(true);
+      },
+    );
+  }
+
+  #after(keepGoing: boolean): void {
+    this.#inFlight = undefined;
+    if (this.#stopped) return;
+    if (!keepGoing) {
+      this.stop();
+      return;
+    }
+    if (this.#pendingManual) {
+      this.#pendingManual = false;
+      this.#pendingTick = false;
+      this.#resetTicker();
+      this.#run();
+    } else if (this.#pendingTick) {
+      this.#pendingTick = false;
+      this.#run();
+    }
+  }
+
+  #set(result: ProbeResult): void {
+    if (this.#containerID !== '') this.#host.publish(this, this.#containerID, result);
+  }
+
+  /** One iteration (upstream `doProbe`); resolves whether the worker keeps going. */
+  async #doProbe(signal: AbortSignal): Promise<boolean> {
+    const host = this.#host;
+    const startedAtMs = host.clock.now();
+    let status: V1PodStatus | undefined;
+    try {
+      status = host.getPodStatus(this.#pod.metadata?.uid ?? '');
+    } catch (error) {
+      host.logger.error({ err: error }, 'pod status provider failed');
+      return true;
+    }
+    if (status == null) return true;
+    if (status.phase === 'Failed' || status.phase === 'Succeeded') return false;
+
+    const c =
+      findStatus(status.containerStatuses, this.container.name) ??
+      findStatus(status.initContainerStatuses, this.container.name);
+    if (c === undefined) return true;
+
+    if (c.containerID !== this.#containerID) {
+      if (this.#containerID !== '') host.unpublish(this, this.#containerID);
+      this.#containerID = String(c.containerID);
+      this.#lastResult = undefined;
+      this.#resultRun = 0;
+      // After an agent restart, a container that was already running keeps its state.
+      const runningSince = timeMs(c.state?.running?.startedAt);
+      const wasRunningBefore =
+        runningSince !== undefined && runningSince < host.startedAtMs - KUBELET_RESTART_GRACE_MS;
+      if (!wasRunningBefore) this.#set(initialResult(this.type));
+      this.#onHold = false;
+    }
+    if (this.#onHold) return true;
+
+    const running = c.state?.running;
+    if (running == null) {
+      this.#set('failure');
+      const isSidecar =
+        (this.#pod.spec?.initContainers ?? []).some((i) => i.name === this.container.name) &&
+        isRestartableInitContainer(this.container);
+      return c.state?.terminated == null || this.#pod.spec?.restartPolicy !== 'Never' || isSidecar;
+    }
+
+    if (this.#pod.metadata?.deletionTimestamp != null && this.type !== 'readiness') {
+      this.#set('success');
+      return false;
+    }
+
+    const since = timeMs(running.startedAt);
+    const elapsedSeconds =
+      since === undefined ? Number.POSITIVE_INFINITY : Math.trunc((host.clock.now() - since) / 1000);
+    if (elapsedSeconds < this.spec.timing.initialDelaySeconds) return true;
+
+    if (c.started === true) {
+      if (this.type === 'startup') return true;
+    } else if (this.type !== 'startup') {
+      return true;
+    }
+
+    const verdict = await probeOnce(
+      host,
+      {
+        type: this.type,
+        pod: this.#pod,
+        container: this.container,
+        probe: this.probe,
+        timeoutSeconds: this.spec.timing.timeoutSeconds,
+        invalid: this.spec.invalid,
+      },
+      status,
+      this.#containerID,
+      signal,
+    );
+    if (this.#stopped || signal.aborted) return true;
+    const durationMs = host.clock.now() - startedAtMs;
+    host.probed(this, startedAtMs, durationMs, verdict.result, verdict.error);
+    if (verdict.error !== undefined) return true;
+
+    if (verdict.result === 'success') {
+      host.metrics.probe(this.#totalLabels.successful);
+      host.metrics.duration(this.#durationLabels, durationMs / 1000);
+    } else host.metrics.probe(this.#totalLabels.failed);
+
+    if (this.#lastResult === verdict.result) this.#resultRun++;
+    else {
+      this.#lastResult = verdict.result;
+      this.#resultRun = 1;
+    }
+    const { failureThreshold, successThreshold } = this.spec.timing;
+    if (
+      (verdict.result === 'failure' && this.#resultRun < failureThreshold) ||
+      (verdict.result === 'success' && this.#resultRun < successThreshold)
+    ) {
+      return true;
+    }
+    this.#set(verdict.result);
+    if ((this.type === 'liveness' && verdict.result === 'failure') || this.type === 'startup') {
+      // The container will be restarted (or has started): stop probing until a new container ID.
+      this.#onHold = true;
+      this.#resultRun = 0;
+    }
+    return true;
+  }
+}
+
+function findStatus(
+  list: readonly V1ContainerStatus[] | undefined,
+  name: string,
+): V1ContainerStatus | undefined {
+  const s = list?.find((x) => x.name === name);
+  return s !== undefined && s.containerID ? s : undefined;
+}
+
+/** A `Date` or RFC 3339 string as ms since the epoch; `undefined` when absent or unparseable (Go's zero time). */
+export function timeMs(value: Date | string | undefined | null): number | undefined {
+  if (value == null) return undefined;
+  const ms = value instanceof Date ? value.getTime() : Date.parse(String(value));
+  return Number.isFinite(ms) ? ms : undefined;
+}
