@@ -186,11 +186,11 @@ async function withDeadline(
   parent.addEventListener('abort', onAbort, { once: true });
   try {
     const work = fn(controller.signal);
-    const result = await Promise.race([work, gaveUp.then(() => undefined)]);
-    if (result !== undefined) return result;
     work.catch(() => {});
+    const result = await Promise.race([work, gaveUp.then(() => undefined)]);
+    // Past the deadline the runner's own answer (often the abort) does not matter: it timed out.
     if (timedOut) return onTimeout();
-    return errored('context canceled');
+    return result ?? errored('context canceled');
   } finally {
     timer.cancel();
     parent.removeEventListener('abort', onAbort);

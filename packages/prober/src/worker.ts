@@ -313,7 +313,7 @@ function findStatus(
   name: string,
 ): V1ContainerStatus | undefined {
   const s = list?.find((x) => x.name === name);
-  return s !== undefined && s.containerID ? s : undefined;
+  return s?.containerID ? s : undefined;
 }
 
 /** A `Date` or RFC 3339 string as ms since the epoch; `undefined` when absent or unparseable (Go's zero time). */

@@ -46,7 +46,9 @@ export function newHTTPProbeRequest(
   const headers: Record<string, string[]> = {};
   for (const h of action.httpHeaders ?? []) {
     const name = canonicalHeaderKey(String(h.name));
-    (headers[name] ??= []).push(String(h.value ?? ''));
+    const values = headers[name] ?? [];
+    values.push(String(h.value ?? ''));
+    headers[name] = values;
   }
   if (headers['User-Agent'] === undefined) headers['User-Agent'] = [userAgent];
   if (headers.Accept === undefined) headers.Accept = ['*/*'];
