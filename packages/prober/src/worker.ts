@@ -73,11 +73,18 @@ export class ProbeWorker {
       pod: pod.metadata?.name ?? '',
       namespace: pod.metadata?.namespace ?? '',
     };
-    const uid = { pod_uid: pod.metadata?.uid ?? '' };
+    const total = (result: string): MetricLabels => ({
+      probe_type: base.probe_type,
+      result,
+      container: base.container,
+      pod: base.pod,
+      namespace: base.namespace,
+      pod_uid: pod.metadata?.uid ?? '',
+    });
     this.#totalLabels = {
-      successful: { ...base, ...uid, result: 'successful' },
-      failed: { ...base, ...uid, result: 'failed' },
-      unknown: { ...base, ...uid, result: 'unknown' },
+      successful: total('successful'),
+      failed: total('failed'),
+      unknown: total('unknown'),
     };
     this.#durationLabels = base;
   }
