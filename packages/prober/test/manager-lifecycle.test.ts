@@ -1,6 +1,7 @@
 // Manager and worker lifecycle on a fake clock: which containers get workers, jitter only
 // after an agent (re)start, deletion timestamp, terminal phase, container replacement,
 // not-running containers, malformed probes, restart requests and the exec deadline.
+import type { V1ContainerStatus } from '@kubernetes/client-node';
 import { InvalidOptionsError } from '@nodeagent/core';
 import { describe, expect, it } from 'vitest';
 import { ProbeManager } from '../src/index.js';
@@ -74,7 +75,7 @@ describe('which containers are probed', () => {
     pod.spec = {
       ...pod.spec,
       containers: [{ name: CONTAINER, image: 'x', readinessProbe: execProbe() }],
-    } as typeof pod.spec;
+    } as NonNullable<typeof pod.spec>;
     h.statuses.set(POD_UID, { ...terminated('side', true), ...terminated(CONTAINER, false) });
     h.manager.addPod(pod);
     await h.clock.advance(0);
@@ -183,7 +184,7 @@ describe('when workers stop', () => {
     pod.spec = {
       ...pod.spec,
       containers: [{ name: CONTAINER, image: 'x', readinessProbe: execProbe() }],
-    } as typeof pod.spec;
+    } as NonNullable<typeof pod.spec>;
     const waiting = runningStatus(new Date());
     const cs = waiting.containerStatuses?.[0];
     if (cs) cs.state = { waiting: { reason: 'ContainerCreating' } };
@@ -250,7 +251,7 @@ describe('restart requests', () => {
           livenessProbe: execProbe({ failureThreshold: 2, terminationGracePeriodSeconds: 5 }),
         },
       ],
-    } as typeof pod.spec;
+    } as NonNullable<typeof pod.spec>;
     h.statuses.set(POD_UID, runningStatus(new Date(h.clock.now()), { started: true }));
     h.manager.addPod(pod);
     await h.clock.advance(0);
@@ -281,7 +282,7 @@ describe('restart requests', () => {
     const h = await harness();
     h.runner.script = () => fail;
     const pod = podWith({ startupProbe: execProbe({ failureThreshold: 1 }) });
-    pod.spec = { ...pod.spec, terminationGracePeriodSeconds: 30 } as typeof pod.spec;
+    pod.spec = { ...pod.spec, terminationGracePeriodSeconds: 30 } as NonNullable<typeof pod.spec>;
     h.statuses.set(POD_UID, runningStatus(new Date(h.clock.now()), { started: false }));
     h.manager.addPod(pod);
     await h.clock.advance(0);
@@ -297,7 +298,7 @@ describe('bad input stays with its container', () => {
     pod.spec?.containers.push({ name: 'other', image: 'x', readinessProbe: execProbe() });
     const status = runningStatus(new Date(h.clock.now()), { started: true });
     status.containerStatuses?.push({
-      ...(status.containerStatuses?.[0] as never),
+      ...(status.containerStatuses?.[0] as V1ContainerStatus),
       name: 'other',
       containerID: 'containerd://o1',
     });
