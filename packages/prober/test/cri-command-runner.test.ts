@@ -55,6 +55,6 @@ describe('criCommandRunner', () => {
     const call = fake
       .calls('ExecSync')
       .find((c) => String((c.request as { cmd: string[] }).cmd) === 'sleep,100');
-    expect((call?.request as { timeout: bigint }).timeout).toBe(2n);
+    expect(call?.request).toMatchObject({ timeout: 2n });
   });
 });
