@@ -78,6 +78,8 @@ export interface ProbeAttempt {
   readonly durationMs: number;
   /** The prober's verdict before thresholds. */
   readonly result: 'success' | 'failure';
+  /** The probe's output (the failure message, the body of a success). */
+  readonly output: string;
   /** Set when the probe errored (the result is then discarded). */
   readonly error: Error | undefined;
 }
@@ -163,7 +165,7 @@ export class ProbeManager extends EventEmitter<ProbeManagerEvents> {
       publish: (w, id, result) => this.#publish(w, id, result),
       unpublish: (w, id) => this.#unpublish(w, id),
       exited: (w) => this.#exited(w),
-      probed: (w, startedAtMs, durationMs, result, error) => {
+      probed: (w, startedAtMs, durationMs, result, output, error) => {
         if (this.listenerCount('probe') === 0) return;
         this.#emit('probe', {
           probeType: w.type,
@@ -172,6 +174,7 @@ export class ProbeManager extends EventEmitter<ProbeManagerEvents> {
           startedAtMs,
           durationMs,
           result,
+          output,
           error,
         });
       },

@@ -32,6 +32,7 @@ export interface WorkerHost extends ProberDeps {
     startedAtMs: number,
     durationMs: number,
     result: 'success' | 'failure',
+    output: string,
     error: Error | undefined,
   ): void;
 }
@@ -285,7 +286,7 @@ export class ProbeWorker {
     );
     if (this.#stopped || signal.aborted) return true;
     const durationMs = host.clock.now() - startedAtMs;
-    host.probed(this, startedAtMs, durationMs, verdict.result, verdict.error);
+    host.probed(this, startedAtMs, durationMs, verdict.result, verdict.run.output, verdict.error);
     if (verdict.error !== undefined) return true;
 
     if (verdict.result === 'success') {
