@@ -94,6 +94,7 @@ async function measure(
     cpuMsPerProbe: (cpu.user + cpu.system) / 1000 / probes,
     probes,
     failures,
+    reasons: [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 3),
     drift: drifts(starts, t0 + WARMUP_MS),
   };
 }
