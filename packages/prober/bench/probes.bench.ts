@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { afterAll, beforeAll, it } from 'vitest';
 import { type ProbeAttempt, ProbeManager } from '../src/index.js';
+import { startedContainer } from '../test/helpers.js';
 
 const PROBES = 5_000;
 const CONTAINERS_PER_POD = 5;
@@ -136,16 +137,9 @@ async function ours(
     statuses.set(uid, {
       phase: 'Running',
       podIP: '127.0.0.1',
-      containerStatuses: containers.map((c) => ({
-        name: c.name,
-        containerID: `containerd://${uid}-${c.name}`,
-        image: 'x',
-        imageID: '',
-        ready: false,
-        restartCount: 0,
-        started: true,
-        state: { running: { startedAt } },
-      })),
+      containerStatuses: containers.map((c) =>
+        startedContainer(c.name, `containerd://${uid}-${c.name}`, startedAt),
+      ),
     });
     manager.addPod(pod);
   }

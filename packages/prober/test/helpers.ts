@@ -79,3 +79,17 @@ export async function harness(options: Partial<ProbeManagerOptions> = {}): Promi
 export function justStarted(clock: FakeClock): Date {
   return new Date(clock.now());
 }
+
+/** A started, running container status (what the status manager shows once `started` is set). */
+export function startedContainer(name: string, containerID: string, startedAt: Date): V1ContainerStatus {
+  return {
+    name,
+    containerID,
+    image: 'x',
+    imageID: '',
+    ready: false,
+    restartCount: 0,
+    started: true,
+    state: { running: { startedAt } },
+  };
+}

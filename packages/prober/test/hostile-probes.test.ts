@@ -1,9 +1,9 @@
 // Hostile probes through the manager, against real loopback servers: each gives upstream's
 // failure message for its own container, and a healthy probe next to them keeps its schedule.
-import type { V1Container, V1ContainerStatus, V1Probe } from '@kubernetes/client-node';
+import type { V1Container, V1Probe } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ProbeAttempt } from '../src/index.js';
-import { harness, POD_UID, podWith } from './helpers.js';
+import { harness, POD_UID, podWith, startedContainer } from './helpers.js';
 import { freePort, type HttpTestServer, startHttpServer } from './servers.js';
 
 describe('hostile probes stay with their container', () => {
@@ -60,16 +60,7 @@ describe('hostile probes stay with their container', () => {
     const pod = podWith({});
     pod.spec = { containers };
     const startedAt = new Date(h.clock.now());
-    const statuses: V1ContainerStatus[] = containers.map((c) => ({
-      name: c.name,
-      containerID: `containerd://${c.name}`,
-      image: 'x',
-      imageID: '',
-      ready: false,
-      restartCount: 0,
-      started: true,
-      state: { running: { startedAt } },
-    }));
+    const statuses = containers.map((c) => startedContainer(c.name, `containerd://${c.name}`, startedAt));
     h.statuses.set(POD_UID, { phase: 'Running', podIP: '127.0.0.1', containerStatuses: statuses });
     const attempts: ProbeAttempt[] = [];
     h.manager.on('probe', (a) => attempts.push(a));

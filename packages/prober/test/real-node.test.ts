@@ -12,6 +12,7 @@ import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node
 import { bundleSnippet, REPO_ROOT } from '@nodeagent/test-support/readme-snippets';
 import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startedContainer } from './helpers.js';
 
 const HEALTH_PROTO = join(REPO_ROOT, 'packages/cri/proto/grpc/health/v1/health.proto');
 
@@ -159,16 +160,9 @@ describeRealNode('prober on a real containerd', NODE_SANDBOX_REQUIREMENTS, () =>
     const grpcStatus: V1PodStatus = {
       phase: 'Running',
       podIP: '10.77.0.2',
-      containerStatuses: ['serving', 'down'].map((name) => ({
-        name,
-        containerID: `containerd://grpc-${name}`,
-        image: 'x',
-        imageID: '',
-        ready: false,
-        restartCount: 0,
-        started: true,
-        state: { running: { startedAt } },
-      })),
+      containerStatuses: ['serving', 'down'].map((name) =>
+        startedContainer(name, `containerd://grpc-${name}`, startedAt),
+      ),
     };
 
     const childBundle = await bundleSnippet(PROBER_CHILD, 'prober-real-node');
