@@ -58,6 +58,7 @@ export class ProbeWorker {
   #inFlight: AbortController | undefined;
   #pendingTick = false;
   #pendingManual = false;
+  #ticking = false;
   readonly #totalLabels: Readonly<Record<'successful' | 'failed' | 'unknown', MetricLabels>>;
   readonly #durationLabels: MetricLabels;
 
@@ -125,7 +126,12 @@ export class ProbeWorker {
 
   /** Probes now and restarts the period from here (upstream `manualTriggerCh`). */
   trigger(): void {
-    if (this.#stopped) return;
+    if (this.#stopped || !this.#ticking) {
+      // Before the first probe (not started, or in the jitter wait) the trigger waits, as
+      // upstream's buffered channel does: the worker probes again right after its first probe.
+      if (!this.#stopped) this.#pendingManual = true;
+      return;
+    }
     if (this.#inFlight !== undefined) {
       this.#pendingManual = true;
       return;
@@ -149,7 +155,10 @@ export class ProbeWorker {
   #arm(delayMs: number, first: boolean): void {
     this.#timer = this.#host.clock.setTimeout(() => {
       if (this.#stopped) return;
-      if (first) this.#nextDueMs = this.#host.clock.now();
+      if (first) {
+        this.#nextDueMs = this.#host.clock.now();
+        this.#ticking = true;
+      }
       this.#nextDueMs += this.#periodMs;
       // Like Go's ticker: ticks the receiver missed are dropped, not queued.
       const now = this.#host.clock.now();

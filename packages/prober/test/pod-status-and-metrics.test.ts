@@ -157,3 +157,19 @@ describe('metrics', () => {
     await h.manager.stop();
   });
 });
+
+describe('manual trigger before the first probe', () => {
+  it('waits for the jittered first probe, then probes again at once', async () => {
+    const h = await harness({ random: () => 0.5 });
+    const pod = podWith({ readinessProbe: execProbe({ periodSeconds: 10 }) });
+    h.statuses.set(POD_UID, runningStatus(new Date(h.clock.now()), { started: true }));
+    h.runner.script = () => ({ output: '', exitCode: 1 });
+    h.manager.addPod(pod);
+    h.manager.updatePodStatus(pod, runningStatus(new Date(h.clock.now()), { started: true }));
+    await h.clock.advance(4_000);
+    expect(h.runner.calls).toHaveLength(0);
+    await h.clock.advance(1_000);
+    expect(h.runner.calls).toHaveLength(2);
+    await h.manager.stop();
+  });
+});
