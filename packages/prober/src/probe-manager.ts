@@ -215,9 +215,12 @@ export class ProbeManager extends EventEmitter<ProbeManagerEvents> {
   addPod(pod: V1Pod): void {
     if (this.#stopped) return;
     const uid = pod.metadata?.uid ?? '';
-    const containers: V1Container[] = [
-      ...(pod.spec?.containers ?? []),
-      ...(pod.spec?.initContainers ?? []).filter((c) => isRestartableInitContainer(c)),
+    // Malformed objects (from a file, an old server) must not throw here: skip what is not a container.
+    const list = (value: unknown): V1Container[] =>
+      Array.isArray(value) ? value.filter((c): c is V1Container => typeof c === 'object' && c !== null) : [];
+    const containers = [
+      ...list(pod.spec?.containers),
+      ...list(pod.spec?.initContainers).filter((c) => isRestartableInitContainer(c)),
     ];
     for (const c of containers) {
       for (const type of ['startup', 'readiness', 'liveness'] as const) {
@@ -239,7 +242,7 @@ export class ProbeManager extends EventEmitter<ProbeManagerEvents> {
   /** Stops the liveness and startup workers of a terminating pod; readiness goes on. */
   stopLivenessAndStartup(pod: V1Pod): void {
     const uid = pod.metadata?.uid ?? '';
-    for (const c of pod.spec?.containers ?? []) {
+    for (const c of Array.isArray(pod.spec?.containers) ? pod.spec.containers : []) {
       for (const type of ['liveness', 'startup'] as const) this.#workers.get(key(uid, c.name, type))?.stop();
     }
   }

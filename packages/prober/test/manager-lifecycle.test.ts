@@ -332,6 +332,29 @@ describe('bad input stays with its container', () => {
     await h.manager.stop();
   });
 
+  it('malformed pod objects are skipped, never thrown from addPod', async () => {
+    const h = await harness();
+    expect(() =>
+      h.manager.addPod({ metadata: { uid: 'x' }, spec: { containers: 'oops' } } as never),
+    ).not.toThrow();
+    expect(() => h.manager.addPod({} as never)).not.toThrow();
+    expect(() =>
+      h.manager.addPod({
+        metadata: { uid: 'y' },
+        spec: {
+          containers: [null, { name: 'c', readinessProbe: { httpGet: { path: 5, httpHeaders: 'x' } } }],
+        },
+      } as never),
+    ).not.toThrow();
+    expect(h.manager.workerCount).toBe(1);
+    h.statuses.set('y', runningStatus(new Date(h.clock.now()), { name: 'c', started: true }));
+    await h.clock.advance(0);
+    expect(h.recorder.lines()[0]).toMatch(
+      /^Warning Unhealthy Readiness probe errored and resulted in unknown state: /,
+    );
+    await h.manager.stop();
+  });
+
   it('a provider that throws, or a status without containers, only skips that probe', async () => {
     const h = await harness({
       statusProvider: {

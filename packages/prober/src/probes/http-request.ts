@@ -44,7 +44,7 @@ export function newHTTPProbeRequest(
   const path = rawPath === '' ? '/' : rawPath.startsWith('/') ? rawPath : `/${rawPath}`;
   const url = `${scheme}://${joinHostPort(host, port)}${rawPath === '' ? '' : path}`;
   const headers: Record<string, string[]> = {};
-  for (const h of action.httpHeaders ?? []) {
+  for (const h of Array.isArray(action.httpHeaders) ? action.httpHeaders : []) {
     const name = canonicalHeaderKey(String(h.name));
     const values = headers[name] ?? [];
     values.push(String(h.value ?? ''));
