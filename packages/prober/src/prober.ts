@@ -7,8 +7,8 @@
  */
 import type { V1Container, V1Pod, V1PodStatus, V1Probe } from '@kubernetes/client-node';
 import type { Clock, Logger } from '@nodeagent/core';
-import { expand } from '@nodeagent/kuberuntime';
 import { type CommandRunner, ExecTimeoutError } from './command-runner.js';
+import { expand } from './container-rules.js';
 import type { ProbeEventReason, ProbeEventRecorder } from './event-recorder.js';
 import type { ProbeType } from './probe-types.js';
 import { probeTypeLabel } from './probe-types.js';
