@@ -128,7 +128,7 @@ export class ProbeManager extends EventEmitter<ProbeManagerEvents> {
   #running = false;
   #stopped = false;
 
-  /** @throws {@link InvalidOptionsError} for a missing status provider or a bad number. */
+  /** @throws `InvalidOptionsError` (from `@nodeagent/core`) for a missing status provider or a bad option. */
   constructor(options: ProbeManagerOptions) {
     super();
     if (options == null || typeof options.statusProvider?.getPodStatus !== 'function') {
