@@ -15,7 +15,7 @@ export class LifecycleHookError extends Error {
   override readonly name = 'LifecycleHookError';
 }
 
-/** What {@link runLifecycleHandler} needs. */
+/** What running a lifecycle handler (postStart, preStop) needs. */
 export interface HandlerRunnerDeps {
   /** Exec goes through CRI. */
   readonly runtime: Pick<RuntimeServiceApi, 'execSync'>;

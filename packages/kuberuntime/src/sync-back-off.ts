@@ -24,7 +24,7 @@ export const MIN_BACK_OFF_REQUEUE_MS = 100;
 /** The retry delay of a pod whose image pull backs off, unless configured, ms (the kubelet's `imageBackOffPeriod`). */
 export const DEFAULT_IMAGE_PULL_BACK_OFF_REQUEUE_MS = 10_000;
 
-/** What the pod worker does after a `syncPod` (see {@link syncOutcome}). */
+/** What the pod worker does after a `syncPod` (see {@link KubeRuntimeManager.syncOutcome}). */
 export interface SyncOutcome {
   /** The failure to report and retry after the pod workers' back-off period; `undefined` when the sync counts as successful. */
   readonly error: Error | undefined;
