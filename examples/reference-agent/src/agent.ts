@@ -268,7 +268,7 @@ async function start(
   lifecycle.start(lifetime.signal);
   cleanups.push(() => lifecycle.stop());
   cleanups.push(() => queue.shutDown());
-  cleanups.push(() => informers.shutdown());
+  cleanups.push(() => informers.stop());
   cleanups.push(() => lifetime.abort());
   await informers.start(lifetime.signal);
   log.info({ node: nodeName }, 'Pod informer synced, node agent running');

@@ -35,7 +35,7 @@ class RunningServer implements MiniApiServer {
   readonly faults: Faults;
   readonly endpointSlices: EndpointSliceController | undefined;
   readonly watches = new Set<WatchStream>();
-  private readonly log: RequestRecord[] = [];
+  readonly #log: RequestRecord[] = [];
   url = '';
   port = 0;
   kubeconfig = '';
@@ -43,10 +43,10 @@ class RunningServer implements MiniApiServer {
   readonly kubeconfigPath: string | undefined;
   readonly http: Server;
   readonly tls: ServerTls | undefined;
-  private readonly auth: Authenticator;
-  private readonly generated: SelfSignedTls | undefined;
-  private slowClosed = 0;
-  private stopped = false;
+  readonly #auth: Authenticator;
+  readonly #generated: SelfSignedTls | undefined;
+  #slowClosed = 0;
+  #stopped = false;
 
   constructor(
     readonly options: MiniApiServerOptions,
@@ -64,9 +64,9 @@ class RunningServer implements MiniApiServer {
     };
     this.store = new ObjectStore(storeOptions);
     this.faults = new Faults({
-      dropWatches: () => this.eachWatch((w) => w.drop()),
+      dropWatches: () => this.#eachWatch((w) => w.drop()),
       expireWatches: () =>
-        this.eachWatch((w) =>
+        this.#eachWatch((w) =>
           w.fail({
             kind: 'Status',
             apiVersion: 'v1',
@@ -77,7 +77,7 @@ class RunningServer implements MiniApiServer {
             code: 410,
           }),
         ),
-      stallWatches: () => this.eachWatch((w) => w.stall()),
+      stallWatches: () => this.#eachWatch((w) => w.stall()),
       compact: () => this.store.compact(),
     });
     this.endpointSlices = options.endpointSliceController
@@ -86,11 +86,11 @@ class RunningServer implements MiniApiServer {
     const logSize = options.requestLogSize ?? 1000;
     const logger = options.logger ?? noopLogger;
     const requestCert = options.requestCert === true;
-    this.auth = new Authenticator(
+    this.#auth = new Authenticator(
       [...(options.token !== undefined ? [options.token] : []), ...(options.tokens ?? [])],
       requestCert,
     );
-    this.generated = tls && 'caKey' in tls ? tls : undefined;
+    this.#generated = tls && 'caKey' in tls ? tls : undefined;
     this.tls = tls && {
       ca: tls.ca,
       server: { cert: tls.cert, key: tls.key },
@@ -102,12 +102,12 @@ class RunningServer implements MiniApiServer {
       faults: this.faults,
       clock,
       log: logger,
-      auth: this.auth,
+      auth: this.#auth,
       watchBuffer: {
         maxEvents: options.watchBufferMaxEvents ?? 10_000,
         maxBytes: options.watchBufferMaxBytes ?? 64 * 1024 * 1024,
         onOverflow: () => {
-          this.slowClosed++;
+          this.#slowClosed++;
           logger.warn({}, 'mini-apiserver: closed a watch whose client does not keep up');
         },
       },
@@ -117,8 +117,8 @@ class RunningServer implements MiniApiServer {
       watches: this.watches,
       record: (r: RequestRecord) => {
         if (logSize <= 0) return;
-        this.log.push(r);
-        if (this.log.length > logSize) this.log.splice(0, this.log.length - logSize);
+        this.#log.push(r);
+        if (this.#log.length > logSize) this.#log.splice(0, this.#log.length - logSize);
       },
     };
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
@@ -141,7 +141,7 @@ class RunningServer implements MiniApiServer {
   }
 
   get requests(): readonly RequestRecord[] {
-    return this.log;
+    return this.#log;
   }
 
   get openWatches(): number {
@@ -149,34 +149,34 @@ class RunningServer implements MiniApiServer {
   }
 
   get slowWatchesClosed(): number {
-    return this.slowClosed;
+    return this.#slowClosed;
   }
 
   get tokens(): readonly BearerToken[] {
-    return this.auth.tokenList;
+    return this.#auth.tokenList;
   }
 
   setTokens(tokens: ReadonlyArray<string | BearerToken>): void {
-    this.auth.setTokens(tokens);
+    this.#auth.setTokens(tokens);
   }
 
   issueClientCertificate(
     commonName: string,
     organizations: readonly string[] = [],
   ): Promise<CertificateAndKey> {
-    if (!this.generated) {
+    if (!this.#generated) {
       return Promise.reject(
         new InvalidServerOptionsError("issueClientCertificate needs tls: 'self-signed' (the CA key)"),
       );
     }
-    return issueClientCertificate(this.generated, {
+    return issueClientCertificate(this.#generated, {
       commonName,
       organizations,
       ...(this.options.opensslPath !== undefined ? { opensslPath: this.options.opensslPath } : {}),
     });
   }
 
-  private eachWatch(fn: (w: WatchStream) => void): number {
+  #eachWatch(fn: (w: WatchStream) => void): number {
     const all = [...this.watches];
     for (const w of all) fn(w);
     return all.length;
@@ -201,7 +201,7 @@ class RunningServer implements MiniApiServer {
     } else {
       this.url = this.tls ? 'https://localhost' : 'http://localhost';
     }
-    const token = o.token ?? this.auth.tokenList[0]?.token;
+    const token = o.token ?? this.#auth.tokenList[0]?.token;
     this.kubeconfig = renderKubeconfig({
       server: this.url,
       ...(token !== undefined ? { token } : {}),
@@ -213,8 +213,8 @@ class RunningServer implements MiniApiServer {
   }
 
   async stop(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
+    if (this.#stopped) return;
+    this.#stopped = true;
     this.endpointSlices?.stop();
     for (const w of [...this.watches]) w.end();
     const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));

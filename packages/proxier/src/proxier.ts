@@ -309,7 +309,7 @@ export class Proxier extends EventEmitter<ProxierEvents> {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#loop.close();
-    await this.#factory?.shutdown();
+    await this.#factory?.stop();
     await this.runner.stop();
     await this.healthz?.stop();
     await this.healthCheckServer?.close();
