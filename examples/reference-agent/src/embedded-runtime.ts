@@ -61,6 +61,6 @@ export async function startEmbeddedRuntime(
     ...(options.podCidr === undefined ? {} : { podCidr: options.podCidr }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
-  const endpoint = await runtime.start();
-  return { runtime, endpoint };
+  await runtime.start();
+  return { runtime, endpoint: runtime.endpoint };
 }

@@ -24,7 +24,8 @@ export async function startHarness(
 ): Promise<Harness> {
   const clock = new FakeClock();
   const fake = new FakeRuntime({ clock, images: [{ ref: 'busybox:1.36' }], ...fakeOptions });
-  const endpoint = await fake.start();
+  await fake.start();
+  const endpoint = fake.endpoint;
   const cri = createCriClient(endpoint);
   const dir = mkdtempSync(join(tmpdir(), 'kuberuntime-test-'));
   const logger = new RecordingLogger();

@@ -31,7 +31,8 @@ export interface Harness {
 export async function startHarness(options: FakeRuntimeOptions = {}): Promise<Harness> {
   const clock = new FakeClock();
   const fake = new FakeRuntime({ clock, images: [{ ref: BUSYBOX }], ...options });
-  const cri = createCriClient(await fake.start(), { timeoutMs: 10_000 });
+  await fake.start();
+  const cri = createCriClient(fake.endpoint, { timeoutMs: 10_000 });
   return {
     fake,
     cri,

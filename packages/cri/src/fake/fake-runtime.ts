@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Server, ServerCredentials, type ServerWritableStream } from '@grpc/grpc-js';
-import { type Clock, realClock } from '@nodeagent/core';
+import { type Clock, type Lifecycle, raceAbort, realClock, StartOnce } from '@nodeagent/core';
 import type { PartialMessage } from '../call-options.js';
 import type { ImageServiceRpc, RuntimeServiceRpc } from '../gen/facade.js';
 import type {
@@ -101,12 +101,13 @@ export interface KillOptions {
  * ```ts
  * const fake = new FakeRuntime({ images: [{ ref: 'busybox:1.36' }] });
  * fake.addBehaviour({ name: 'job' }, { exitAfterMs: 500, exitCode: 3 });
- * const endpoint = await fake.start(); // 'unix:///tmp/nodeagent-fake-cri-…/cri.sock'
- * // … point the code under test at `endpoint` …
+ * await fake.start();
+ * // … point the code under test at fake.endpoint ('unix:///tmp/nodeagent-fake-cri-…/cri.sock') …
  * await fake.stop();
  * ```
  */
-export class FakeRuntime {
+export class FakeRuntime implements Lifecycle {
+  readonly #once = new StartOnce('FakeRuntime');
   readonly #clock: Clock;
   readonly #faults = new FaultPlan();
   readonly #imageStore = new ImageStore();
@@ -119,6 +120,7 @@ export class FakeRuntime {
   #server: Server | undefined;
   #socketPath: string | undefined;
   #ownsSocketDir = false;
+  #stops = 0;
 
   readonly #options: FakeRuntimeOptions;
   constructor(options: FakeRuntimeOptions = {}) {
@@ -155,12 +157,36 @@ export class FakeRuntime {
   }
 
   /**
-   * Starts serving and resolves with the endpoint (`unix:///…/cri.sock`). After
-   * {@link stop} it can start again on the same socket with its state intact, like a
-   * restarted runtime.
+   * Starts serving on {@link endpoint} (`unix:///…/cri.sock`); resolves once it listens.
+   * `signal` bounds only that wait. A second call rejects (`AlreadyStartedError`); use
+   * {@link restart} to serve again after {@link stop}.
    */
-  async start(): Promise<string> {
-    if (this.#server) return this.endpoint;
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      () => this.#serve(),
+      () => this.stop(),
+    );
+  }
+
+  /**
+   * Serves again on the same socket with the state intact, like a restarted runtime:
+   * stops first when serving. Resolves once it listens; `signal` bounds that wait.
+   */
+  async restart(signal?: AbortSignal): Promise<void> {
+    if (!this.#once.started) return this.start(signal);
+    await this.stop();
+    try {
+      await raceAbort(this.#serve(), signal);
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+  }
+
+  async #serve(): Promise<void> {
+    if (this.#server) return;
+    const generation = this.#stops;
     const path = await this.#prepareSocket();
     const server = new Server();
     const common = {
@@ -217,8 +243,13 @@ export class FakeRuntime {
       if (this.#ownsSocketDir) await rm(dirname(path), { recursive: true, force: true });
       throw err;
     }
+    if (generation !== this.#stops) {
+      // stop() ran while binding (an aborted start): do not leave the server behind.
+      server.forceShutdown();
+      await this.#removeSocket();
+      return;
+    }
     this.#server = server;
-    return this.endpoint;
   }
 
   /**
@@ -226,12 +257,17 @@ export class FakeRuntime {
    * (and the temp directory the fake created for it) is removed. State is kept.
    */
   async stop(): Promise<void> {
+    this.#stops++;
     const server = this.#server;
     if (server === undefined) return;
     this.#server = undefined;
     for (const call of this.#eventStreams) call.end();
     this.#eventStreams.clear();
     server.forceShutdown();
+    await this.#removeSocket();
+  }
+
+  async #removeSocket(): Promise<void> {
     if (this.#socketPath !== undefined) {
       await rm(this.#socketPath, { force: true });
       if (this.#ownsSocketDir) await rm(dirname(this.#socketPath), { recursive: true, force: true });
