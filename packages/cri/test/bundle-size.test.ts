@@ -10,18 +10,19 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build as esbuild, type Metafile } from 'esbuild';
 import { build as tsup } from 'tsup';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import config from '../tsup.config.js';
 
 const pkgDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 let outDir: string;
 
 beforeAll(async () => {
   outDir = await mkdtemp(join(pkgDir, '.bundle-test-'));
-  const options = config as { entry: string[] };
+  // This package's own tsup config (imported by URL: it is not part of the test project).
+  const configUrl = pathToFileURL(join(pkgDir, 'tsup.config.ts')).href;
+  const options = ((await import(configUrl)) as { default: { entry: string[] } }).default;
   await tsup({
     ...options,
     entry: options.entry.map((e) => join(pkgDir, e)),
