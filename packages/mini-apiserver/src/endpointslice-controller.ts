@@ -8,7 +8,7 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { type Logger, noopLogger } from '@nodeagent/core';
+import { type Lifecycle, type Logger, noopLogger, StartOnce } from '@nodeagent/core';
 import { matchesSelectorMap } from './labels.js';
 import { isPlainObject, type KubeObject } from './object.js';
 import type { ObjectStore, StoreChange } from './store.js';
@@ -82,7 +82,8 @@ function resolvePorts(svc: KubeObject, pod: KubeObject): SlicePort[] {
 }
 
 /** Keeps EndpointSlices in sync with Services and Pods in an {@link ObjectStore}. */
-export class EndpointSliceController {
+export class EndpointSliceController implements Lifecycle {
+  readonly #once = new StartOnce('EndpointSliceController');
   readonly #dirty = new Set<string>();
   #scheduled = false;
   #unsubscribe: (() => void) | undefined;
@@ -99,16 +100,27 @@ export class EndpointSliceController {
     this.#log = log;
   }
 
-  /** Subscribes to store changes and queues every existing Service. */
-  start(): void {
-    if (this.#unsubscribe) return;
+  /**
+   * Subscribes to store changes and queues every existing Service (the `Lifecycle` of
+   * `@nodeagent/core`: a second call rejects; `signal` has nothing to bound, the start is
+   * immediate).
+   */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => this.#subscribe(),
+      () => this.stop(),
+    );
+  }
+
+  #subscribe(): void {
     this.#unsubscribe = this.#store.onChange((c) => this.#onChange(c));
     for (const svc of this.#store.list('services'))
       this.#enqueue(svc.metadata?.namespace ?? '', svc.metadata?.name ?? '');
   }
 
-  /** Stops reacting to changes. */
-  stop(): void {
+  /** Stops reacting to changes. Idempotent; safe before `start`. */
+  async stop(): Promise<void> {
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     this.#dirty.clear();

@@ -49,11 +49,10 @@ export {
   runMiniApiServerCli,
 } from './run-cli.js';
 export { startMiniApiServer } from './server.js';
-export {
-  InvalidServerOptionsError,
-  type MiniApiServer,
-  type MiniApiServerOptions,
-  type ServerTls,
+export type {
+  MiniApiServer,
+  MiniApiServerOptions,
+  ServerTls,
 } from './server-options.js';
 export {
   type CreateOptions,

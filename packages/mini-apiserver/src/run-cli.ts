@@ -5,7 +5,10 @@
  *
  * @module
  */
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startMiniApiServer } from './server.js';
 import type { MiniApiServer, MiniApiServerOptions } from './server-options.js';
@@ -27,8 +30,28 @@ const USAGE = `Usage: mini-apiserver [options]
   --bookmark-interval-ms <n>   interval of watch BOOKMARK events (default: 60000)
   --watch-buffer-max-events <n>  close a watch whose client lags by more events (default: 10000, 0 = never)
   --auto-create-namespaces     create missing namespaces instead of answering 404
+  -v, --version                print the version
   -h, --help                   show this help
 `;
+
+/** This package's version, read from its package.json (from `src/` or `dist/`). */
+function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === '@nodeagent/mini-apiserver' && pkg.version !== undefined) return pkg.version;
+    } catch {
+      // not here; go up
+    }
+    const up = dirname(dir);
+    if (up === dir) return 'unknown';
+    dir = up;
+  }
+}
 
 /** A text sink such as `process.stdout`. */
 export interface CliOutput {
@@ -163,12 +186,17 @@ export async function runMiniApiServerCli(argv: readonly string[], io: MiniApiSe
         'watch-buffer-max-events': { type: 'string' },
         'auto-create-namespaces': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
       },
       strict: true,
       allowPositionals: false,
     });
     if (values.help) {
       io.stdout.write(USAGE);
+      return 0;
+    }
+    if (values.version) {
+      io.stdout.write(`nodeagent-mini-apiserver version ${packageVersion()}\n`);
       return 0;
     }
     options = await serverOptions(values);

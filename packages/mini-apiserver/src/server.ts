@@ -8,18 +8,13 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { noopLogger, realClock } from '@nodeagent/core';
+import { InvalidOptionsError, noopLogger, realClock, StartOnce } from '@nodeagent/core';
 import { Authenticator, type BearerToken } from './auth.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
 import { Faults } from './faults.js';
 import { handleRequest, type RequestRecord } from './handler.js';
 import { renderKubeconfig } from './kubeconfig.js';
-import {
-  InvalidServerOptionsError,
-  type MiniApiServer,
-  type MiniApiServerOptions,
-  type ServerTls,
-} from './server-options.js';
+import type { MiniApiServer, MiniApiServerOptions, ServerTls } from './server-options.js';
 import { ObjectStore } from './store.js';
 import {
   type CertificateAndKey,
@@ -36,14 +31,15 @@ class RunningServer implements MiniApiServer {
   readonly endpointSlices: EndpointSliceController | undefined;
   readonly watches = new Set<WatchStream>();
   readonly #log: RequestRecord[] = [];
-  url = '';
-  port = 0;
-  kubeconfig = '';
+  #url = '';
+  #port = 0;
+  #kubeconfig = '';
   readonly socketPath: string | undefined;
   readonly kubeconfigPath: string | undefined;
   readonly http: Server;
   readonly tls: ServerTls | undefined;
   readonly #auth: Authenticator;
+  readonly #once = new StartOnce('MiniApiServer');
   readonly #generated: SelfSignedTls | undefined;
   #slowClosed = 0;
   #stopped = false;
@@ -113,7 +109,7 @@ class RunningServer implements MiniApiServer {
       },
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
       watchTimeoutSeconds: () => options.watchTimeoutSeconds ?? 0,
-      serverAddress: () => (this.port > 0 ? `${options.host ?? '127.0.0.1'}:${this.port}` : 'localhost'),
+      serverAddress: () => (this.#port > 0 ? `${options.host ?? '127.0.0.1'}:${this.#port}` : 'localhost'),
       watches: this.watches,
       record: (r: RequestRecord) => {
         if (logSize <= 0) return;
@@ -138,6 +134,18 @@ class RunningServer implements MiniApiServer {
       : createServer(onRequest);
     this.http.keepAliveTimeout = 65_000;
     this.http.requestTimeout = 0;
+  }
+
+  get url(): string {
+    return this.#url;
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  get kubeconfig(): string {
+    return this.#kubeconfig;
   }
 
   get requests(): readonly RequestRecord[] {
@@ -166,7 +174,10 @@ class RunningServer implements MiniApiServer {
   ): Promise<CertificateAndKey> {
     if (!this.#generated) {
       return Promise.reject(
-        new InvalidServerOptionsError("issueClientCertificate needs tls: 'self-signed' (the CA key)"),
+        new InvalidOptionsError(
+          'MiniApiServer',
+          "issueClientCertificate needs tls: 'self-signed' (the CA key)",
+        ),
       );
     }
     return issueClientCertificate(this.#generated, {
@@ -182,7 +193,16 @@ class RunningServer implements MiniApiServer {
     return all.length;
   }
 
-  async listen(): Promise<void> {
+  /** Listens; resolves once it does (`signal` bounds that wait). Called once by {@link startMiniApiServer}. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      () => this.#listen(),
+      () => this.stop(),
+    );
+  }
+
+  async #listen(): Promise<void> {
     const o = this.options;
     await new Promise<void>((resolve, reject) => {
       this.http.once('error', reject);
@@ -195,27 +215,27 @@ class RunningServer implements MiniApiServer {
     });
     if (o.socketPath === undefined) {
       const addr = this.http.address() as AddressInfo;
-      this.port = addr.port;
+      this.#port = addr.port;
       const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-      this.url = `${this.tls ? 'https' : 'http'}://${host}:${addr.port}`;
+      this.#url = `${this.tls ? 'https' : 'http'}://${host}:${addr.port}`;
     } else {
-      this.url = this.tls ? 'https://localhost' : 'http://localhost';
+      this.#url = this.tls ? 'https://localhost' : 'http://localhost';
     }
     const token = o.token ?? this.#auth.tokenList[0]?.token;
-    this.kubeconfig = renderKubeconfig({
-      server: this.url,
+    this.#kubeconfig = renderKubeconfig({
+      server: this.#url,
       ...(token !== undefined ? { token } : {}),
       ...(this.tls?.ca !== undefined ? { certificateAuthority: this.tls.ca } : {}),
       ...(this.tls?.clientCertificate !== undefined ? { clientCertificate: this.tls.clientCertificate } : {}),
     });
-    if (o.kubeconfigPath !== undefined) await writeFile(o.kubeconfigPath, this.kubeconfig, { mode: 0o600 });
-    this.endpointSlices?.start();
+    if (o.kubeconfigPath !== undefined) await writeFile(o.kubeconfigPath, this.#kubeconfig, { mode: 0o600 });
+    await this.endpointSlices?.start();
   }
 
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
-    this.endpointSlices?.stop();
+    await this.endpointSlices?.stop();
     for (const w of [...this.watches]) w.end();
     const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
     this.http.closeAllConnections();
@@ -236,7 +256,7 @@ class RunningServer implements MiniApiServer {
  */
 export async function startMiniApiServer(options: MiniApiServerOptions = {}): Promise<MiniApiServer> {
   const server = new RunningServer(options, await resolveTls(options));
-  await server.listen();
+  await server.start();
   return server;
 }
 
@@ -244,14 +264,20 @@ const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
 
 async function resolveTls(o: MiniApiServerOptions): Promise<TlsMaterial | SelfSignedTls | undefined> {
   if (o.tls === undefined) {
-    if (o.requestCert) throw new InvalidServerOptionsError('requestCert needs tls');
+    if (o.requestCert) throw new InvalidOptionsError('MiniApiServer', 'requestCert needs tls');
     return undefined;
   }
   if (o.tls !== 'self-signed') {
     if (typeof o.tls.cert !== 'string' || typeof o.tls.key !== 'string')
-      throw new InvalidServerOptionsError('tls needs PEM strings { cert, key } or the value "self-signed"');
+      throw new InvalidOptionsError(
+        'MiniApiServer',
+        'tls needs PEM strings { cert, key } or the value "self-signed"',
+      );
     if (o.requestCert && o.tls.ca === undefined)
-      throw new InvalidServerOptionsError('requestCert needs tls.ca to verify client certificates');
+      throw new InvalidOptionsError(
+        'MiniApiServer',
+        'requestCert needs tls.ca to verify client certificates',
+      );
     return o.tls;
   }
   const hosts = ['127.0.0.1', '::1', 'localhost'];
