@@ -31,7 +31,12 @@ describe('README', () => {
   });
 
   it('every ts block type-checks', async () => {
-    expect(await typecheckSnippets('informer-readme', snippets.map((s) => s.code))).toBe('');
+    expect(
+      await typecheckSnippets(
+        'informer-readme',
+        snippets.map((s) => s.code),
+      ),
+    ).toBe('');
   }, 120_000);
 
   it('the quick start keeps working after its 60 s start timeout', async () => {
@@ -40,7 +45,11 @@ describe('README', () => {
     api.server.store.create('pods', pod('elsewhere', 'node-2'));
     const quickStart = snippets[0]?.code as string;
     // 60 s × 0.01 = 0.6 s
-    const run = await startSnippet(quickStart, { env: api.env, timeScale: 0.01, name: 'informer-quick-start' });
+    const run = await startSnippet(quickStart, {
+      env: api.env,
+      timeScale: 0.01,
+      name: 'informer-quick-start',
+    });
     try {
       await run.waitForOutput(/synced 1 pods/, 30_000);
       expect(run.output()).toContain('add before');
