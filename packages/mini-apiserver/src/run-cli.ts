@@ -5,11 +5,13 @@
  *
  * @module
  */
+
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { definedFields } from '@nodeagent/core';
 import { startMiniApiServer } from './server.js';
 import type { MiniApiServer, MiniApiServerOptions } from './server-options.js';
 
@@ -123,7 +125,7 @@ async function tlsOption(values: Values): Promise<MiniApiServerOptions['tls']> {
   return {
     cert: await readFile(cert, 'utf8'),
     key: await readFile(key, 'utf8'),
-    ...(ca !== undefined ? { ca: await readFile(ca, 'utf8') } : {}),
+    ...definedFields({ ca: ca === undefined ? undefined : await readFile(ca, 'utf8') }),
   };
 }
 
@@ -136,15 +138,17 @@ async function serverOptions(values: Values): Promise<MiniApiServerOptions> {
   if (values['client-cert-auth'] === true && tls === undefined)
     throw new CliUsageError('--client-cert-auth needs --tls self-signed or --tls-cert/--tls-key/--tls-ca');
   return {
-    ...(port !== undefined ? { port } : {}),
-    ...(typeof values.host === 'string' ? { host: values.host } : {}),
-    ...(typeof values.socket === 'string' ? { socketPath: values.socket } : {}),
-    ...(typeof values['kubeconfig-out'] === 'string' ? { kubeconfigPath: values['kubeconfig-out'] } : {}),
-    ...(tokens.length > 0 ? { tokens } : {}),
-    ...(tls !== undefined ? { tls } : {}),
-    ...(values['client-cert-auth'] === true ? { requestCert: true } : {}),
-    ...(bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs } : {}),
-    ...(watchBufferMaxEvents !== undefined ? { watchBufferMaxEvents } : {}),
+    ...definedFields({
+      port,
+      host: typeof values.host === 'string' ? values.host : undefined,
+      socketPath: typeof values.socket === 'string' ? values.socket : undefined,
+      kubeconfigPath: typeof values['kubeconfig-out'] === 'string' ? values['kubeconfig-out'] : undefined,
+      tokens: tokens.length > 0 ? tokens : undefined,
+      tls,
+      requestCert: values['client-cert-auth'] === true ? true : undefined,
+      bookmarkIntervalMs,
+      watchBufferMaxEvents,
+    }),
     endpointSliceController: values['endpointslice-controller'] === true,
     autoCreateNamespaces: values['auto-create-namespaces'] === true,
   };

@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { InvalidOptionsError, noopLogger, realClock, StartOnce } from '@nodeagent/core';
+import { definedFields, InvalidOptionsError, noopLogger, realClock, StartOnce } from '@nodeagent/core';
 import { Authenticator, type BearerToken } from './auth.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
 import { Faults } from './faults.js';
@@ -53,10 +53,10 @@ class RunningServer implements MiniApiServer {
     this.kubeconfigPath = options.kubeconfigPath;
     const storeOptions: ConstructorParameters<typeof ObjectStore>[0] = {
       clock,
-      ...(options.historySize !== undefined ? { historySize: options.historySize } : {}),
-      ...(options.autoCreateNamespaces !== undefined
-        ? { autoCreateNamespaces: options.autoCreateNamespaces }
-        : {}),
+      ...definedFields({
+        historySize: options.historySize,
+        autoCreateNamespaces: options.autoCreateNamespaces,
+      }),
     };
     this.store = new ObjectStore(storeOptions);
     this.faults = new Faults({
@@ -183,7 +183,7 @@ class RunningServer implements MiniApiServer {
     return issueClientCertificate(this.#generated, {
       commonName,
       organizations,
-      ...(this.options.opensslPath !== undefined ? { opensslPath: this.options.opensslPath } : {}),
+      ...definedFields({ opensslPath: this.options.opensslPath }),
     });
   }
 
@@ -224,9 +224,11 @@ class RunningServer implements MiniApiServer {
     const token = o.token ?? this.#auth.tokenList[0]?.token;
     this.#kubeconfig = renderKubeconfig({
       server: this.#url,
-      ...(token !== undefined ? { token } : {}),
-      ...(this.tls?.ca !== undefined ? { certificateAuthority: this.tls.ca } : {}),
-      ...(this.tls?.clientCertificate !== undefined ? { clientCertificate: this.tls.clientCertificate } : {}),
+      ...definedFields({
+        token,
+        certificateAuthority: this.tls?.ca,
+        clientCertificate: this.tls?.clientCertificate,
+      }),
     });
     if (o.kubeconfigPath !== undefined) await writeFile(o.kubeconfigPath, this.#kubeconfig, { mode: 0o600 });
     await this.endpointSlices?.start();
@@ -284,7 +286,9 @@ async function resolveTls(o: MiniApiServerOptions): Promise<TlsMaterial | SelfSi
   if (o.host !== undefined && !WILDCARD_HOSTS.has(o.host) && !hosts.includes(o.host)) hosts.push(o.host);
   return createSelfSignedTls({
     hosts,
-    ...(o.requestCert ? { clientCommonName: o.clientCertificateUser ?? 'mini-apiserver-admin' } : {}),
-    ...(o.opensslPath !== undefined ? { opensslPath: o.opensslPath } : {}),
+    ...definedFields({
+      clientCommonName: o.requestCert ? (o.clientCertificateUser ?? 'mini-apiserver-admin') : undefined,
+      opensslPath: o.opensslPath,
+    }),
   });
 }

@@ -285,7 +285,7 @@ const COMMANDS: Readonly<Record<string, (ctx: Context) => Promise<void>>> = {
   },
 
   async events(ctx) {
-    const options = ctx.io.signal === undefined ? {} : { signal: ctx.io.signal };
+    const options = definedFields({ signal: ctx.io.signal });
     for await (const event of ctx.cri.runtime.getContainerEvents({}, options)) {
       const json = ContainerEventResponse.toJSON(event);
       if (ctx.output === 'table') {
