@@ -34,9 +34,13 @@ export interface FaultRequest {
 
 /** What the server does with the open watches when a fault is triggered. */
 export interface WatchControl {
+  /** Cuts every open watch connection abruptly; returns how many. */
   dropWatches(): number;
+  /** Ends every open watch with an in-stream 410 Expired `ERROR` event; returns how many. */
   expireWatches(): number;
+  /** Stops writing to every open watch (connections stay open); returns how many. */
   stallWatches(): number;
+  /** Compacts the history, so older resource versions answer 410. */
   compact(): void;
 }
 
