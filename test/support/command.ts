@@ -5,9 +5,9 @@
  * quotes cannot be misparsed and nothing is interpreted by `/bin/sh`.
  * @module
  */
-import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { runCommand as coreRunCommand } from '@nodeagent/core';
 
 /** What a finished command produced. */
 export interface CommandResult {
@@ -90,41 +90,29 @@ export function requireBinary(name: string): string {
 }
 
 /**
- * Run `argv` (no shell) and collect its output. Never rejects for a non-zero exit: check
- * `code`, or use {@link runChecked}. Rejects only when the program cannot be started.
+ * Run `argv` (no shell) and collect its output: core's `runCommand` with the program looked
+ * up on `$PATH` and the sbin directories, a 30 s default timeout and Node's `null` exit-code
+ * convention. Never rejects for a non-zero exit: check `code`, or use {@link runChecked}.
+ * Rejects only when the program cannot be started.
  */
-export function runCommand(argv: readonly string[], opts: RunCommandOptions = {}): Promise<CommandResult> {
+export async function runCommand(
+  argv: readonly string[],
+  opts: RunCommandOptions = {},
+): Promise<CommandResult> {
   const [file, ...args] = argv;
-  if (!file) return Promise.reject(new TypeError('runCommand: argv must not be empty'));
-  const exe = findBinary(file) ?? file;
-  return new Promise((resolve, reject) => {
-    const child = spawn(exe, args, {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: opts.env ?? process.env,
-      ...(opts.cwd ? { cwd: opts.cwd } : {}),
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({
-        stdout: Buffer.concat(out).toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8'),
-        code,
-        signal,
-      });
-    });
-    // A command that exits without reading stdin makes the write fail with EPIPE; that is fine.
-    child.stdin.on('error', () => {});
-    child.stdin.end(opts.input ?? '');
+  if (!file) throw new TypeError('runCommand: argv must not be empty');
+  const result = await coreRunCommand([findBinary(file) ?? file, ...args], {
+    input: opts.input ?? '',
+    env: opts.env ?? process.env,
+    cwd: opts.cwd,
+    timeoutMs: opts.timeoutMs ?? 30_000,
   });
+  return {
+    stdout: result.stdout,
+    stderr: result.stderr,
+    code: result.code ?? null,
+    signal: result.signal ?? null,
+  };
 }
 
 /** Run `argv` and return its stdout; throws {@link CommandFailedError} unless it exits 0. */

@@ -206,7 +206,7 @@ export async function typecheckSnippets(name: string, snippets: readonly string[
   const dir = join(CACHE_DIR, `${name}-types-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  snippets.forEach((code, i) => writeFileSync(join(dir, `snippet-${i}.mts`), code));
+  for (const [i, code] of snippets.entries()) writeFileSync(join(dir, `snippet-${i}.mts`), code);
   writeFileSync(
     join(dir, 'tsconfig.json'),
     JSON.stringify({

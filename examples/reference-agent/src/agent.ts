@@ -10,17 +10,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { type Clock, type Logger, noopLogger, realClock, WorkQueue } from '@nodeagent/core';
+import { type Clock, definedFields, type Logger, noopLogger, realClock, WorkQueue } from '@nodeagent/core';
 import { type CriClient, createCriClient } from '@nodeagent/cri';
 import type { FakeRuntime } from '@nodeagent/cri/testing';
 import { SharedInformerFactory } from '@nodeagent/informer';
+import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
 import { KubeRuntimeManager } from '@nodeagent/kuberuntime';
 import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
-import { type CachedPodStatus, criPodStatusSource, criRuntimeLister, GenericPLEG } from '@nodeagent/pleg';
+import { type CachedPodStatus, GenericPLEG } from '@nodeagent/pleg';
 import { PodWorkers } from '@nodeagent/pod-workers';
 import { ApiClient } from './api-client.js';
 import { startEmbeddedRuntime } from './embedded-runtime.js';
-import { type HealthServer, startHealthServer } from './health-server.js';
+import { HealthServer } from './health-server.js';
 import { type MachineInfo, readMachineInfo } from './node-info.js';
 import { NodeLease } from './node-lease.js';
 import { NodeStatusReporter } from './node-status.js';
@@ -188,7 +189,7 @@ async function start(
     statusSource: criPodStatusSource(cri, { clock }),
     clock,
     logger: log,
-    ...(options.relistPeriodMs === undefined ? {} : { relistPeriodMs: options.relistPeriodMs }),
+    ...definedFields({ relistPeriodMs: options.relistPeriodMs }),
   });
   const queue = new WorkQueue<string>({ name: 'pod-workers', clock, logger: log });
   const writer = new PodStatusWriter(api, log);
@@ -207,8 +208,6 @@ async function start(
     new AgentPodSyncer({
       runtime,
       writer,
-      requeue: (uid, ms) => queue.addAfter(uid, ms),
-      clock,
       logger: log,
     }),
   );
@@ -218,8 +217,8 @@ async function start(
     workQueue: queue,
     clock,
     logger: log,
-    ...(options.resyncIntervalMs === undefined ? {} : { resyncIntervalMs: options.resyncIntervalMs }),
-    ...(options.backOffPeriodMs === undefined ? {} : { backOffPeriodMs: options.backOffPeriodMs }),
+    ...definedFields({ resyncIntervalMs: options.resyncIntervalMs }),
+    ...definedFields({ backOffPeriodMs: options.backOffPeriodMs }),
   });
 
   const nodeStatus = new NodeStatusReporter({
@@ -232,7 +231,7 @@ async function start(
     nodeIp: options.nodeIp,
     clock,
     logger: log,
-    ...(options.nodeStatusUpdateMs === undefined ? {} : { statusUpdateMs: options.nodeStatusUpdateMs }),
+    ...definedFields({ statusUpdateMs: options.nodeStatusUpdateMs }),
   });
   const lease = new NodeLease({
     api,
@@ -240,9 +239,7 @@ async function start(
     nodeUid: () => nodeStatus.nodeUid,
     clock,
     logger: log,
-    ...(options.leaseDurationSeconds === undefined
-      ? {}
-      : { leaseDurationSeconds: options.leaseDurationSeconds }),
+    ...definedFields({ leaseDurationSeconds: options.leaseDurationSeconds }),
   });
   const informers = new SharedInformerFactory({ kubeConfig, defaults: { logger: log, clock } });
   const pods = informers.pods<PodObject>({ fieldSelector: `spec.nodeName=${nodeName}` });
@@ -254,19 +251,19 @@ async function start(
     writer,
     clock,
     logger: log,
-    ...(options.housekeepingMs === undefined ? {} : { housekeepingMs: options.housekeepingMs }),
+    ...definedFields({ housekeepingMs: options.housekeepingMs }),
   });
 
   // Start order as the kubelet: PLEG, node registration, then the pod source and the loops.
-  pleg.start(lifetime.signal);
   cleanups.push(() => pleg.stop());
+  await pleg.start(lifetime.signal);
   cleanups.push(() => syncer.drain(10_000));
-  lease.start();
   cleanups.push(() => lease.stop());
-  await nodeStatus.start(lifetime.signal);
+  void lease.start();
   cleanups.push(() => nodeStatus.stop());
-  lifecycle.start(lifetime.signal);
+  await nodeStatus.start(lifetime.signal);
   cleanups.push(() => lifecycle.stop());
+  await lifecycle.start(lifetime.signal);
   cleanups.push(() => queue.shutDown());
   cleanups.push(() => informers.stop());
   cleanups.push(() => lifetime.abort());
@@ -275,8 +272,8 @@ async function start(
 
   let health: HealthServer | undefined;
   if (options.healthPort !== undefined) {
-    health = await startHealthServer(
-      {
+    health = new HealthServer({
+      checks: {
         ping: () => undefined,
         pleg: () => {
           const h = pleg.healthy();
@@ -289,9 +286,10 @@ async function start(
           return age > SYNC_LOOP_HEALTH_MS ? `sync loop last ran ${Math.round(age / 1000)}s ago` : undefined;
         },
       },
-      options.healthPort,
-    );
-    cleanups.push(() => health?.close());
+      port: options.healthPort,
+    });
+    cleanups.push(() => health?.stop());
+    await health.start(lifetime.signal);
     log.info({ url: `${health.url}/healthz` }, 'Health server listening');
   }
 

@@ -8,6 +8,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { definedFields } from '@nodeagent/core';
 
 /** A non-2xx answer from the API server, with its HTTP code and the Status `reason`. */
 export class ApiError extends Error {
@@ -48,15 +49,19 @@ interface ApiRequest {
  * context). Connections are kept alive and closed by {@link ApiClient.close}.
  */
 export class ApiClient {
-  private agent: http.Agent | undefined;
+  #agent: http.Agent | undefined;
+
+  readonly #kubeConfig: KubeConfig;
 
   /** @param kubeConfig the API server, TLS material and credentials (current context). */
-  constructor(private readonly kubeConfig: KubeConfig) {}
+  constructor(kubeConfig: KubeConfig) {
+    this.#kubeConfig = kubeConfig;
+  }
 
   /** GET `path`; resolves `undefined` on 404. */
   async get<T>(path: string, signal?: AbortSignal): Promise<T | undefined> {
     try {
-      return await this.request<T>({ method: 'GET', path, signal });
+      return await this.#request<T>({ method: 'GET', path, signal });
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return undefined;
       throw err;
@@ -65,17 +70,17 @@ export class ApiClient {
 
   /** POST `body` to the collection `path`. */
   create<T>(path: string, body: T, signal?: AbortSignal): Promise<T> {
-    return this.request<T>({ method: 'POST', path, body, signal });
+    return this.#request<T>({ method: 'POST', path, body, signal });
   }
 
   /** PUT `body` to `path` (an update with `metadata.resourceVersion` as precondition). */
   replace<T>(path: string, body: T, signal?: AbortSignal): Promise<T> {
-    return this.request<T>({ method: 'PUT', path, body, signal });
+    return this.#request<T>({ method: 'PUT', path, body, signal });
   }
 
   /** PATCH `path` with a merge or strategic-merge patch. */
   patch<T>(path: string, kind: PatchKind, patch: unknown, signal?: AbortSignal): Promise<T> {
-    return this.request<T>({
+    return this.#request<T>({
       method: 'PATCH',
       path,
       body: patch,
@@ -86,7 +91,7 @@ export class ApiClient {
 
   /** DELETE `path` with DeleteOptions (grace period, preconditions). */
   delete(path: string, options: Record<string, unknown> = {}, signal?: AbortSignal): Promise<unknown> {
-    return this.request({
+    return this.#request({
       method: 'DELETE',
       path,
       body: { kind: 'DeleteOptions', apiVersion: 'v1', ...options },
@@ -96,12 +101,12 @@ export class ApiClient {
 
   /** Closes idle keep-alive connections. */
   close(): void {
-    this.agent?.destroy();
-    this.agent = undefined;
+    this.#agent?.destroy();
+    this.#agent = undefined;
   }
 
-  private async request<T>(req: ApiRequest): Promise<T> {
-    const cluster = this.kubeConfig.getCurrentCluster();
+  async #request<T>(req: ApiRequest): Promise<T> {
+    const cluster = this.#kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     const url = new URL(cluster.server);
     const [pathname = '', search = ''] = req.path.split('?');
@@ -110,7 +115,7 @@ export class ApiClient {
     const isHttps = url.protocol === 'https:';
     const applied: https.RequestOptions = {};
     try {
-      await this.kubeConfig.applyToHTTPSOptions(applied);
+      await this.#kubeConfig.applyToHTTPSOptions(applied);
     } catch (err) {
       // client-node refuses plain-HTTP servers unless skipTLSVerify is set, after applying
       // the credentials; a loopback http:// server (the embedded one) is still fine.
@@ -129,12 +134,12 @@ export class ApiClient {
       // Node sends DELETE bodies unframed unless the length is given.
       headers['Content-Length'] = String(payload.length);
     }
-    this.agent ??= isHttps
+    this.#agent ??= isHttps
       ? new https.Agent({
           keepAlive: true,
-          ...(applied.ca === undefined ? {} : { ca: applied.ca }),
-          ...(applied.cert === undefined ? {} : { cert: applied.cert }),
-          ...(applied.key === undefined ? {} : { key: applied.key }),
+          ...definedFields({ ca: applied.ca }),
+          ...definedFields({ cert: applied.cert }),
+          ...definedFields({ key: applied.key }),
           ...(applied.rejectUnauthorized === undefined
             ? {}
             : { rejectUnauthorized: applied.rejectUnauthorized }),
@@ -144,7 +149,7 @@ export class ApiClient {
     const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const r = transport.request(
         url,
-        { method: req.method, headers, agent: this.agent, ...(req.signal ? { signal: req.signal } : {}) },
+        { method: req.method, headers, agent: this.#agent, ...(req.signal ? { signal: req.signal } : {}) },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { readFileSync } from 'node:fs';
 import { consoleLogger, type Logger } from '@nodeagent/core';
 import { type AgentOptions, runAgent } from './agent.js';
 import { createDemoObjects, watchDemo } from './demo.js';
@@ -24,6 +25,14 @@ export interface CliIo {
   readonly agentOptions?: Partial<AgentOptions>;
 }
 
+/** The agent's version, from its package.json (next to `src/` and `dist/` alike). */
+export function agentVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
 /** Runs the CLI; resolves with the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   let flags: ReturnType<typeof parseFlags>;
@@ -36,6 +45,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
   if (flags.help) {
     io.stdout.write(USAGE);
+    return 0;
+  }
+  if (flags.version) {
+    io.stdout.write(`${agentVersion()}\n`);
     return 0;
   }
   const log: Logger = consoleLogger({ level: flags.logLevel, format: flags.logFormat, stream: io.stderr });

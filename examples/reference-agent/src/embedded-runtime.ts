@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Clock } from '@nodeagent/core';
+import { type Clock, definedFields } from '@nodeagent/core';
 import { type BehaviourRule, FakeRuntime } from '@nodeagent/cri/testing';
 
 /** The busybox-like image the embedded runtime has (the same reference as the real-node sandbox's). */
@@ -58,8 +58,7 @@ export async function startEmbeddedRuntime(
     images,
     registryImages: images,
     behaviours: busyboxLikeBehaviours(),
-    ...(options.podCidr === undefined ? {} : { podCidr: options.podCidr }),
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...definedFields({ podCidr: options.podCidr, clock: options.clock }),
   });
   await runtime.start();
   return { runtime, endpoint: runtime.endpoint };

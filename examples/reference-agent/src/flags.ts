@@ -45,6 +45,8 @@ export interface AgentFlags {
   readonly maxContainerRestartPeriodSeconds: number | undefined;
   /** `--help`. */
   readonly help: boolean;
+  /** `--version`. */
+  readonly version: boolean;
 }
 
 /** The usage text. */
@@ -68,6 +70,7 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --max-container-restart-period SECONDS
                                  CrashLoopBackOff cap (default 300; below 10 it lowers the first delay too)
   -h, --help                     this text
+  --version                      print the agent's version and exit
 `;
 
 const LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error'];
@@ -105,6 +108,7 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
         'health-port': { type: 'string' },
         'max-container-restart-period': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
       },
     }));
   } catch (err) {
@@ -153,5 +157,6 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
       1,
     ),
     help: values.help === true,
+    version: values.version === true,
   };
 }

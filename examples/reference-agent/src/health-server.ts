@@ -8,6 +8,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type Lifecycle, StartOnce } from '@nodeagent/core';
 
 /** One named check: `undefined` when healthy, else the reason. */
 export type HealthCheck = () => string | undefined;
@@ -32,42 +33,67 @@ export function renderHealthz(
   return { code: failed ? 500 : 200, body: `${lines.join('\n')}\n` };
 }
 
-/** A running health server. */
-export interface HealthServer {
-  /** `http://<host>:<port>`. */
-  readonly url: string;
-  /** Closes the server and its connections. */
-  close(): Promise<void>;
+/** Options of {@link HealthServer}. */
+export interface HealthServerOptions {
+  /** The checks `/healthz` runs, by name. */
+  readonly checks: Readonly<Record<string, HealthCheck>>;
+  /** Port to listen on (0: a free one). */
+  readonly port: number;
+  /** @default '127.0.0.1' */
+  readonly host?: string;
 }
 
-/** Serves `/healthz` on `host:port` (port 0: a free one). */
-export async function startHealthServer(
-  checks: Readonly<Record<string, HealthCheck>>,
-  port: number,
-  host = '127.0.0.1',
-): Promise<HealthServer> {
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== '/healthz') {
-      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('404 page not found\n');
-      return;
-    }
-    const { code, body } = renderHealthz(checks, url.searchParams.has('verbose'));
-    res
-      .writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' })
-      .end(body);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  return {
-    url: `http://${host}:${address.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+/** Serves `/healthz` on `host:port` from {@link HealthServer.start} until {@link HealthServer.stop}. */
+export class HealthServer implements Lifecycle {
+  readonly #once = new StartOnce('HealthServer');
+  readonly #options: HealthServerOptions;
+  readonly #server: http.Server;
+  #url: string | undefined;
+
+  /** @param options see {@link HealthServerOptions}. */
+  constructor(options: HealthServerOptions) {
+    this.#options = options;
+    this.#server = http.createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (url.pathname !== '/healthz') {
+        res.writeHead(404, { 'Content-Type': 'text/plain' }).end('404 page not found\n');
+        return;
+      }
+      const { code, body } = renderHealthz(options.checks, url.searchParams.has('verbose'));
+      res
+        .writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' })
+        .end(body);
+    });
+  }
+
+  /** `http://<host>:<port>`; throws before {@link HealthServer.start} resolved. */
+  get url(): string {
+    if (this.#url === undefined) throw new Error('HealthServer is not listening');
+    return this.#url;
+  }
+
+  /** Listens; resolves once it accepts connections. `signal` bounds that wait only. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => {
+        const host = this.#options.host ?? '127.0.0.1';
+        await new Promise<void>((resolve, reject) => {
+          this.#server.once('error', reject);
+          this.#server.listen(this.#options.port, host, () => resolve());
+        });
+        this.#url = `http://${host}:${(this.#server.address() as AddressInfo).port}`;
+      },
+      () => this.stop(),
+    );
+  }
+
+  /** Closes the server and its connections. Idempotent; safe before start. */
+  stop(): Promise<void> {
+    if (!this.#server.listening) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.#server.closeAllConnections();
+      this.#server.close(() => resolve());
+    });
+  }
 }

@@ -7,7 +7,15 @@
  * @module
  */
 import type { V1Lease } from '@kubernetes/client-node';
-import { type Clock, type Logger, noopLogger, realClock, type Timer } from '@nodeagent/core';
+import {
+  type Clock,
+  type Lifecycle,
+  type Logger,
+  noopLogger,
+  realClock,
+  StartOnce,
+  type Timer,
+} from '@nodeagent/core';
 import { type ApiClient, ApiError } from './api-client.js';
 
 /** Namespace of node leases. */
@@ -42,81 +50,94 @@ export function microTime(ms: number): string {
 }
 
 /** Keeps the node's Lease renewed. `start()` renews once and then every interval. */
-export class NodeLease {
+export class NodeLease implements Lifecycle {
+  readonly #once = new StartOnce('NodeLease');
   /** Successful renewals (creates included). */
   renewals = 0;
   /** The last error of a renewal round, cleared by a success. */
   lastError: Error | undefined;
-  private timer: Timer | undefined;
-  private current: V1Lease | undefined;
-  private inFlight: Promise<void> | undefined;
-  private readonly clock: Clock;
-  private readonly log: Logger;
-  private readonly durationSeconds: number;
-  private readonly path: string;
+  #timer: Timer | undefined;
+  #current: V1Lease | undefined;
+  #inFlight: Promise<void> | undefined;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #durationSeconds: number;
+  readonly #path: string;
+
+  readonly #options: NodeLeaseOptions;
 
   /** @param options see {@link NodeLeaseOptions}. */
-  constructor(private readonly options: NodeLeaseOptions) {
-    this.clock = options.clock ?? realClock;
-    this.log = (options.logger ?? noopLogger).child({ component: 'node-lease' });
-    this.durationSeconds = options.leaseDurationSeconds ?? DEFAULT_LEASE_DURATION_SECONDS;
-    this.path = `/apis/coordination.k8s.io/v1/namespaces/${NODE_LEASE_NAMESPACE}/leases`;
+  constructor(options: NodeLeaseOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? noopLogger).child({ component: 'node-lease' });
+    this.#durationSeconds = options.leaseDurationSeconds ?? DEFAULT_LEASE_DURATION_SECONDS;
+    this.#path = `/apis/coordination.k8s.io/v1/namespaces/${NODE_LEASE_NAMESPACE}/leases`;
   }
 
-  /** Renews now, then every renew interval until {@link stop}. */
-  start(): void {
-    if (this.timer !== undefined) return;
-    const periodMs =
-      this.options.renewIntervalMs ?? this.durationSeconds * 1000 * LEASE_RENEW_INTERVAL_FRACTION;
-    this.timer = this.clock.setInterval(() => void this.renew(), periodMs);
-    void this.renew();
+  /**
+   * Renews now, then every renew interval until {@link NodeLease.stop}; resolves after the
+   * first renewal round (which never throws: failures are in {@link NodeLease.lastError}).
+   * `signal` bounds that wait only. A second call rejects.
+   */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      () => {
+        const periodMs =
+          this.#options.renewIntervalMs ?? this.#durationSeconds * 1000 * LEASE_RENEW_INTERVAL_FRACTION;
+        this.#timer = this.#clock.setInterval(() => void this.renew(), periodMs);
+        return this.renew();
+      },
+      () => this.stop(),
+    );
   }
 
   /** Stops renewing and waits for a renewal in flight. */
   async stop(): Promise<void> {
-    this.timer?.cancel();
-    this.timer = undefined;
-    await this.inFlight;
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    await this.#inFlight;
   }
 
   /** One renewal round (create or update, up to 5 tries); never throws. */
   renew(): Promise<void> {
-    this.inFlight ??= this.renewWithRetries().finally(() => {
-      this.inFlight = undefined;
+    this.#inFlight ??= this.#renewWithRetries().finally(() => {
+      this.#inFlight = undefined;
     });
-    return this.inFlight;
+    return this.#inFlight;
   }
 
-  private async renewWithRetries(): Promise<void> {
+  async #renewWithRetries(): Promise<void> {
     for (let attempt = 1; attempt <= MAX_UPDATE_RETRIES; attempt++) {
       try {
-        await this.renewOnce();
+        await this.#renewOnce();
         this.renewals++;
         this.lastError = undefined;
         return;
       } catch (err) {
         this.lastError = err instanceof Error ? err : new Error(String(err));
         // A conflict or a lost object: read it again on the next try.
-        this.current = undefined;
-        this.log.warn({ attempt, err: this.lastError.message }, 'failed to renew node lease');
+        this.#current = undefined;
+        this.#log.warn({ attempt, err: this.lastError.message }, 'failed to renew node lease');
       }
     }
   }
 
-  private async renewOnce(): Promise<void> {
-    const name = this.options.nodeName;
-    this.current ??= await this.options.api.get<V1Lease>(`${this.path}/${name}`);
+  async #renewOnce(): Promise<void> {
+    const name = this.#options.nodeName;
+    this.#current ??= await this.#options.api.get<V1Lease>(`${this.#path}/${name}`);
     const spec = {
       holderIdentity: name,
-      leaseDurationSeconds: this.durationSeconds,
-      renewTime: microTime(this.clock.now()) as unknown as Date,
+      leaseDurationSeconds: this.#durationSeconds,
+      renewTime: microTime(this.#clock.now()) as unknown as Date,
     };
-    const ownerUid = this.options.nodeUid?.();
+    const ownerUid = this.#options.nodeUid?.();
     const ownerReferences =
       ownerUid === undefined ? undefined : [{ apiVersion: 'v1', kind: 'Node', name, uid: ownerUid }];
-    if (this.current === undefined) {
+    if (this.#current === undefined) {
       try {
-        this.current = await this.options.api.create<V1Lease>(this.path, {
+        this.#current = await this.#options.api.create<V1Lease>(this.#path, {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
           metadata: {
@@ -129,18 +150,18 @@ export class NodeLease {
         return;
       } catch (err) {
         if (!(err instanceof ApiError && err.code === 409)) throw err;
-        this.current = await this.options.api.get<V1Lease>(`${this.path}/${name}`);
-        if (this.current === undefined) throw err;
+        this.#current = await this.#options.api.get<V1Lease>(`${this.#path}/${name}`);
+        if (this.#current === undefined) throw err;
       }
     }
-    const metadata = { ...this.current.metadata };
+    const metadata = { ...this.#current.metadata };
     if (ownerReferences && !(metadata.ownerReferences ?? []).some((o) => o.uid === ownerUid)) {
       metadata.ownerReferences = ownerReferences;
     }
-    this.current = await this.options.api.replace<V1Lease>(`${this.path}/${name}`, {
-      ...this.current,
+    this.#current = await this.#options.api.replace<V1Lease>(`${this.#path}/${name}`, {
+      ...this.#current,
       metadata,
-      spec: { ...this.current.spec, ...spec },
+      spec: { ...this.#current.spec, ...spec },
     });
   }
 }

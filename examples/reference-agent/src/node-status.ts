@@ -8,7 +8,16 @@
  * @module
  */
 import type { V1Node, V1NodeCondition, V1NodeStatus } from '@kubernetes/client-node';
-import { Backoff, type Clock, type Logger, noopLogger, realClock, type Timer } from '@nodeagent/core';
+import {
+  Backoff,
+  type Clock,
+  type Lifecycle,
+  type Logger,
+  noopLogger,
+  realClock,
+  StartOnce,
+  type Timer,
+} from '@nodeagent/core';
 import type { CriClient } from '@nodeagent/cri';
 import type { PlegHealth } from '@nodeagent/pleg';
 import { type ApiClient, ApiError } from './api-client.js';
@@ -54,70 +63,86 @@ function isoSeconds(ms: number): string {
 }
 
 /** Registers the Node and keeps its status current. */
-export class NodeStatusReporter {
+export class NodeStatusReporter implements Lifecycle {
+  readonly #once = new StartOnce('NodeStatusReporter');
+  readonly #stopping = new AbortController();
   /** The Node's UID once registered. */
   nodeUid: string | undefined;
   /** Status posts so far. */
   posts = 0;
   /** The last Ready condition computed. */
   ready: V1NodeCondition | undefined;
-  private timer: Timer | undefined;
-  private lastPosted: string | undefined;
-  private lastPostAtMs = 0;
-  private runtimeVersion = '';
-  private inFlight: Promise<void> | undefined;
-  private readonly clock: Clock;
-  private readonly log: Logger;
+  #timer: Timer | undefined;
+  #lastPosted: string | undefined;
+  #lastPostAtMs = 0;
+  #runtimeVersion = '';
+  #inFlight: Promise<void> | undefined;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+
+  readonly #options: NodeStatusReporterOptions;
 
   /** @param options see {@link NodeStatusReporterOptions}. */
-  constructor(private readonly options: NodeStatusReporterOptions) {
-    this.clock = options.clock ?? realClock;
-    this.log = (options.logger ?? noopLogger).child({ component: 'node-status' });
+  constructor(options: NodeStatusReporterOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? noopLogger).child({ component: 'node-status' });
   }
 
   /**
-   * Registers the Node (retrying with backoff until it succeeds or `signal` aborts), posts
-   * the first status, then updates it periodically until {@link stop}.
+   * Registers the Node (retrying with backoff until it succeeds), posts the first status,
+   * then updates it periodically until {@link NodeStatusReporter.stop}. `signal` bounds the
+   * registration and first post only. A second call rejects.
    */
-  async start(signal: AbortSignal): Promise<void> {
-    await this.register(signal);
-    await this.update();
-    this.timer = this.clock.setInterval(() => void this.update(), this.options.statusUpdateMs ?? 10_000);
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => {
+        await this.register(this.#stopping.signal);
+        await this.update();
+        this.#timer = this.#clock.setInterval(
+          () => void this.update(),
+          this.#options.statusUpdateMs ?? 10_000,
+        );
+      },
+      () => this.stop(),
+    );
   }
 
-  /** Stops the periodic update and waits for one in flight. */
+  /** Stops registering and the periodic update and waits for one in flight. Idempotent. */
   async stop(): Promise<void> {
-    this.timer?.cancel();
-    this.timer = undefined;
-    await this.inFlight;
+    this.#stopping.abort();
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    await this.#inFlight;
   }
 
   /** Creates the Node unless it exists (upstream `registerWithAPIServer`). */
   async register(signal: AbortSignal): Promise<void> {
-    const { api, nodeName } = this.options;
-    const backoff = new Backoff({ initialMs: 100, capMs: 7_000, clock: this.clock });
-    const node = initialNode(nodeName, this.options.machine, {
-      podCidr: this.options.podCidr,
-      maxPods: this.options.maxPods ?? 110,
-      nodeIp: this.options.nodeIp,
+    const { api, nodeName } = this.#options;
+    const backoff = new Backoff({ initialMs: 100, capMs: 7_000, clock: this.#clock });
+    const node = initialNode(nodeName, this.#options.machine, {
+      podCidr: this.#options.podCidr,
+      maxPods: this.#options.maxPods ?? 110,
+      nodeIp: this.#options.nodeIp,
     });
     for (;;) {
       try {
         const created = await api.create<V1Node>('/api/v1/nodes', node, signal);
         this.nodeUid = created.metadata?.uid;
-        this.log.info({ node: nodeName }, 'Successfully registered node');
+        this.#log.info({ node: nodeName }, 'Successfully registered node');
         return;
       } catch (err) {
         if (err instanceof ApiError && err.code === 409) {
           const existing = await api.get<V1Node>(`/api/v1/nodes/${nodeName}`, signal).catch(() => undefined);
           if (existing) {
             this.nodeUid = existing.metadata?.uid;
-            this.log.info({ node: nodeName }, 'Node was previously registered');
+            this.#log.info({ node: nodeName }, 'Node was previously registered');
             return;
           }
         }
         if (signal.aborted) throw err;
-        this.log.warn(
+        this.#log.warn(
           { node: nodeName, err: (err as Error).message },
           'Unable to register node with API server',
         );
@@ -128,20 +153,20 @@ export class NodeStatusReporter {
 
   /** Computes the status and posts it when it changed or is due; never throws. */
   update(): Promise<void> {
-    this.inFlight ??= this.doUpdate()
-      .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'Error updating node status'))
+    this.#inFlight ??= this.#doUpdate()
+      .catch((err: unknown) => this.#log.warn({ err: (err as Error).message }, 'Error updating node status'))
       .finally(() => {
-        this.inFlight = undefined;
+        this.#inFlight = undefined;
       });
-    return this.inFlight;
+    return this.#inFlight;
   }
 
-  private async runtimeInputs(): Promise<ReadyInputs['runtime']> {
-    const { cri } = this.options;
+  async #runtimeInputs(): Promise<ReadyInputs['runtime']> {
+    const { cri } = this.#options;
     try {
-      if (this.runtimeVersion === '') {
+      if (this.#runtimeVersion === '') {
         const v = await cri.runtime.version({ version: 'v1' }, { timeoutMs: 5_000 });
-        this.runtimeVersion = `${v.runtimeName}://${v.runtimeVersion}`;
+        this.#runtimeVersion = `${v.runtimeName}://${v.runtimeVersion}`;
       }
       const res = await cri.runtime.status({}, { timeoutMs: 5_000 });
       return { conditions: res.status?.conditions ?? [] };
@@ -150,25 +175,25 @@ export class NodeStatusReporter {
     }
   }
 
-  private async doUpdate(): Promise<void> {
-    const { machine } = this.options;
-    const now = this.clock.now();
-    const runtime = await this.runtimeInputs();
-    this.ready = readyCondition({ runtime, pleg: this.options.plegHealth() }, this.ready, isoSeconds(now));
-    const capacity = machineCapacity(machine, this.options.maxPods ?? 110);
+  async #doUpdate(): Promise<void> {
+    const { machine } = this.#options;
+    const now = this.#clock.now();
+    const runtime = await this.#runtimeInputs();
+    this.ready = readyCondition({ runtime, pleg: this.#options.plegHealth() }, this.ready, isoSeconds(now));
+    const capacity = machineCapacity(machine, this.#options.maxPods ?? 110);
     const status: V1NodeStatus = {
       conditions: [this.ready],
       capacity,
       allocatable: { ...capacity },
-      addresses: nodeAddresses(machine, this.options.nodeIp),
-      nodeInfo: nodeSystemInfo(machine, this.runtimeVersion),
+      addresses: nodeAddresses(machine, this.#options.nodeIp),
+      nodeInfo: nodeSystemInfo(machine, this.#runtimeVersion),
     };
     // Unchanged apart from the heartbeat: post only every statusReportMs (the Lease is the heartbeat).
     const comparable = JSON.stringify({ ...status, conditions: [{ ...this.ready, lastHeartbeatTime: '' }] });
-    const due = now - this.lastPostAtMs >= (this.options.statusReportMs ?? 300_000);
-    if (comparable === this.lastPosted && !due) return;
-    const patched = await this.options.api.patch<V1Node>(
-      `/api/v1/nodes/${this.options.nodeName}/status`,
+    const due = now - this.#lastPostAtMs >= (this.#options.statusReportMs ?? 300_000);
+    if (comparable === this.#lastPosted && !due) return;
+    const patched = await this.#options.api.patch<V1Node>(
+      `/api/v1/nodes/${this.#options.nodeName}/status`,
       'strategic',
       {
         status,
@@ -176,16 +201,16 @@ export class NodeStatusReporter {
     );
     this.nodeUid ??= patched.metadata?.uid;
     if (
-      this.lastPosted === undefined ||
-      this.ready.status !== JSON.parse(this.lastPosted).conditions[0].status
+      this.#lastPosted === undefined ||
+      this.ready.status !== JSON.parse(this.#lastPosted).conditions[0].status
     ) {
-      this.log.info(
+      this.#log.info(
         { ready: this.ready.status, message: this.ready.message },
         'Node Ready condition changed',
       );
     }
-    this.lastPosted = comparable;
-    this.lastPostAtMs = now;
+    this.#lastPosted = comparable;
+    this.#lastPostAtMs = now;
     this.posts++;
   }
 }

@@ -8,7 +8,16 @@
  * @module
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { type Clock, type Logger, noopLogger, realClock, type Timer, type WorkQueue } from '@nodeagent/core';
+import {
+  type Clock,
+  type Lifecycle,
+  type Logger,
+  noopLogger,
+  realClock,
+  StartOnce,
+  type Timer,
+  type WorkQueue,
+} from '@nodeagent/core';
 import { PodSandboxState } from '@nodeagent/cri';
 import {
   type DeletedFinalStateUnknown,
@@ -61,106 +70,123 @@ export function podConfigChanged(oldPod: V1Pod, newPod: V1Pod): boolean {
 }
 
 /** The loop feeding the pod workers. */
-export class PodLifecycle {
+export class PodLifecycle implements Lifecycle {
+  readonly #once = new StartOnce('PodLifecycle');
+  readonly #stopping = new AbortController();
   /** When the last housekeeping pass ran (ms since the epoch), for the sync-loop health check. */
   lastHousekeepingAt: number | undefined;
   /** Pods by UID, including deleted ones whose worker still exists (the kubelet's pod manager). */
-  private readonly podsByUid = new Map<string, V1Pod>();
-  private readonly removed = new Set<string>();
-  private timer: Timer | undefined;
-  private loops: Promise<unknown>[] = [];
-  private readonly clock: Clock;
-  private readonly log: Logger;
+  readonly #podsByUid = new Map<string, V1Pod>();
+  readonly #removed = new Set<string>();
+  #timer: Timer | undefined;
+  #loops: Promise<unknown>[] = [];
+  readonly #clock: Clock;
+  readonly #log: Logger;
+
+  readonly #deps: PodLifecycleDeps;
 
   /** @param deps see {@link PodLifecycleDeps}. */
-  constructor(private readonly deps: PodLifecycleDeps) {
-    this.clock = deps.clock ?? realClock;
-    this.log = (deps.logger ?? noopLogger).child({ component: 'sync-loop' });
+  constructor(deps: PodLifecycleDeps) {
+    this.#deps = deps;
+    this.#clock = deps.clock ?? realClock;
+    this.#log = (deps.logger ?? noopLogger).child({ component: 'sync-loop' });
   }
 
-  /** Registers the informer handler and starts the event, work-queue and housekeeping loops. */
-  start(signal: AbortSignal): void {
-    const { pods, pleg, queue, workers } = this.deps;
+  /**
+   * Registers the informer handler and starts the event, work-queue and housekeeping loops
+   * (until {@link PodLifecycle.stop}); resolves once they run. `signal` bounds that wait only.
+   */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => this.#startLoops(this.#stopping.signal),
+      () => this.stop(),
+    );
+  }
+
+  #startLoops(signal: AbortSignal): void {
+    const { pods, pleg, queue, workers } = this.#deps;
     pods.addEventHandler(
       {
-        onAdd: (pod) => this.onAdd(pod),
-        onUpdate: (oldPod, pod) => this.onUpdate(oldPod, pod),
-        onDelete: (pod) => this.onDelete(pod),
+        onAdd: (pod) => this.#onAdd(pod),
+        onUpdate: (oldPod, pod) => this.#onUpdate(oldPod, pod),
+        onDelete: (pod) => this.#onDelete(pod),
       },
       { name: 'pod-config' },
     );
-    this.loops.push(
+    this.#loops.push(
       (async () => {
         for await (const event of pleg.events(signal)) {
           if (!isSyncPodWorthy(event)) continue;
-          const pod = this.podsByUid.get(event.id);
-          if (pod !== undefined) workers.updatePod({ updateType: 'sync', pod, startTime: this.clock.now() });
+          const pod = this.#podsByUid.get(event.id);
+          if (pod !== undefined) workers.updatePod({ updateType: 'sync', pod, startTime: this.#clock.now() });
         }
       })().catch(() => {}),
       (async () => {
         for await (const uid of queue.keys(signal)) {
-          const pod = this.podsByUid.get(uid);
+          const pod = this.#podsByUid.get(uid);
           if (pod !== undefined) workers.updatePod({ updateType: 'sync', pod });
           queue.done(uid);
         }
       })().catch(() => {}),
     );
-    this.timer = this.clock.setInterval(() => this.housekeeping(), this.deps.housekeepingMs ?? 2_000);
+    this.#timer = this.#clock.setInterval(() => this.housekeeping(), this.#deps.housekeepingMs ?? 2_000);
   }
 
-  /** Stops the loops (the caller aborts their signal and shuts the queue down first). */
+  /** Stops the loops and waits for them to end. Idempotent. */
   async stop(): Promise<void> {
-    this.timer?.cancel();
-    this.timer = undefined;
-    await Promise.all(this.loops);
-    this.loops = [];
+    this.#stopping.abort();
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    await Promise.all(this.#loops);
+    this.#loops = [];
   }
 
-  private onAdd(pod: V1Pod): void {
-    this.podsByUid.set(uidOf(pod), pod);
-    this.log.info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` }, 'SyncLoop ADD');
-    this.deps.workers.updatePod({ updateType: 'create', pod, startTime: this.clock.now() });
+  #onAdd(pod: V1Pod): void {
+    this.#podsByUid.set(uidOf(pod), pod);
+    this.#log.info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` }, 'SyncLoop ADD');
+    this.#deps.workers.updatePod({ updateType: 'create', pod, startTime: this.#clock.now() });
   }
 
-  private onUpdate(oldPod: V1Pod, pod: V1Pod): void {
+  #onUpdate(oldPod: V1Pod, pod: V1Pod): void {
     const uid = uidOf(pod);
-    this.podsByUid.set(uid, pod);
+    this.#podsByUid.set(uid, pod);
     if (!podConfigChanged(oldPod, pod)) return;
     const deleting = pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
-    if (deleting && this.deps.workers.getPodSyncStatus(uid)?.finished === true) {
+    if (deleting && this.#deps.workers.getPodSyncStatus(uid)?.finished === true) {
       // Finished before the delete arrived: nothing runs, so the final delete can go at once.
-      this.deps.writer
+      this.#deps.writer
         .deleteFinal(pod)
-        .catch((err: unknown) => this.log.warn({ err }, 'final delete failed'));
+        .catch((err: unknown) => this.#log.warn({ err }, 'final delete failed'));
       return;
     }
-    this.log.info(
+    this.#log.info(
       { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` },
       deleting ? 'SyncLoop DELETE' : 'SyncLoop UPDATE',
     );
-    this.deps.workers.updatePod({ updateType: 'update', pod, startTime: this.clock.now() });
+    this.#deps.workers.updatePod({ updateType: 'update', pod, startTime: this.#clock.now() });
   }
 
-  private onDelete(obj: PodObject | DeletedFinalStateUnknown<PodObject>): void {
+  #onDelete(obj: PodObject | DeletedFinalStateUnknown<PodObject>): void {
     const pod = objectOf(obj);
     const uid = uidOf(pod);
-    this.removed.add(uid);
-    this.log.info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` }, 'SyncLoop REMOVE');
-    this.deps.workers.updatePod({ updateType: 'kill', pod, startTime: this.clock.now() });
+    this.#removed.add(uid);
+    this.#log.info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` }, 'SyncLoop REMOVE');
+    this.#deps.workers.updatePod({ updateType: 'kill', pod, startTime: this.#clock.now() });
   }
 
   /** One `HandlePodCleanups` pass; public for tests. */
   housekeeping(): void {
-    const { pods, workers, pleg, writer } = this.deps;
+    const { pods, workers, pleg, writer } = this.#deps;
     if (!pods.hasSynced()) return;
-    this.lastHousekeepingAt = this.clock.now();
+    this.lastHousekeepingAt = this.#clock.now();
     const desired = pods.lister.list();
     const known = workers.syncKnownPods(desired);
     const desiredUids = new Set(desired.map(uidOf));
-    for (const uid of this.removed) {
+    for (const uid of this.#removed) {
       if (known.has(uid) || desiredUids.has(uid)) continue;
-      this.removed.delete(uid);
-      this.podsByUid.delete(uid);
+      this.#removed.delete(uid);
+      this.#podsByUid.delete(uid);
       writer.forget(uid);
     }
     // Pods the runtime runs that no config asks for (e.g. left by an earlier agent): stop them.

@@ -25,23 +25,22 @@ export function toJson<T>(value: T): T {
 export class PodStatusWriter {
   /** Status patches sent. */
   patches = 0;
-  private readonly sent = new Map<string, V1PodStatus>();
-  private readonly log: Logger;
+  readonly #sent = new Map<string, V1PodStatus>();
+  readonly #log: Logger;
+  readonly #api: ApiClient;
 
   /**
    * @param api API access.
    * @param logger pino-shaped logger.
    */
-  constructor(
-    private readonly api: ApiClient,
-    logger: Logger = noopLogger,
-  ) {
-    this.log = logger.child({ component: 'status-writer' });
+  constructor(api: ApiClient, logger: Logger = noopLogger) {
+    this.#api = api;
+    this.#log = logger.child({ component: 'status-writer' });
   }
 
   /** The status last sent for `uid` (what `computePodStatus` carries transition times from). */
   lastSent(uid: string): V1PodStatus | undefined {
-    return this.sent.get(uid);
+    return this.#sent.get(uid);
   }
 
   /**
@@ -52,22 +51,22 @@ export class PodStatusWriter {
   async setStatus(pod: V1Pod, status: V1PodStatus, signal?: AbortSignal): Promise<boolean> {
     const uid = pod.metadata?.uid ?? '';
     const next = toJson(status);
-    const previous = this.sent.get(uid) ?? toJson(pod.status ?? {});
-    if (this.sent.has(uid) && JSON.stringify(previous) === JSON.stringify(next)) return false;
+    const previous = this.#sent.get(uid) ?? toJson(pod.status ?? {});
+    if (this.#sent.has(uid) && JSON.stringify(previous) === JSON.stringify(next)) return false;
     const patch: Record<string, unknown> = { ...next };
     for (const key of Object.keys(previous)) {
       if (!(key in next) && !FOREIGN_FIELDS.has(key)) patch[key] = null;
     }
     try {
-      await this.api.patch(`${podPath(pod)}/status`, 'merge', { status: patch }, signal);
+      await this.#api.patch(`${podPath(pod)}/status`, 'merge', { status: patch }, signal);
     } catch (err) {
       // The pod is gone: nothing left to report.
       if (err instanceof ApiError && err.code === 404) return false;
       throw err;
     }
-    this.sent.set(uid, next);
+    this.#sent.set(uid, next);
     this.patches++;
-    this.log.debug(
+    this.#log.debug(
       { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, phase: next.phase },
       'Patched pod status',
     );
@@ -82,8 +81,8 @@ export class PodStatusWriter {
   async deleteFinal(pod: V1Pod, signal?: AbortSignal): Promise<void> {
     const uid = pod.metadata?.uid ?? '';
     try {
-      await this.api.delete(podPath(pod), { gracePeriodSeconds: 0, preconditions: { uid } }, signal);
-      this.log.info(
+      await this.#api.delete(podPath(pod), { gracePeriodSeconds: 0, preconditions: { uid } }, signal);
+      this.#log.info(
         { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` },
         'Pod fully terminated and removed from etcd',
       );
@@ -94,6 +93,6 @@ export class PodStatusWriter {
 
   /** Forgets a pod that is no longer known. */
   forget(uid: string): void {
-    this.sent.delete(uid);
+    this.#sent.delete(uid);
   }
 }

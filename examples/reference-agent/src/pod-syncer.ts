@@ -6,9 +6,10 @@
  * @module
  */
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
-import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
-import { type KubeRuntimeManager, type PodSyncResult, SyncErrorReason } from '@nodeagent/kuberuntime';
-import type { CachedPodStatus, PodStatus } from '@nodeagent/pleg';
+import { definedFields, type Logger, noopLogger } from '@nodeagent/core';
+import type { PodStatus } from '@nodeagent/kubecontainer';
+import type { KubeRuntimeManager } from '@nodeagent/kuberuntime';
+import type { CachedPodStatus } from '@nodeagent/pleg';
 import type {
   PodStatusFunc,
   PodSyncer,
@@ -33,17 +34,9 @@ export interface AgentPodSyncerDeps {
   readonly runtime: KubeRuntimeManager;
   /** Sends statuses and final deletes. */
   readonly writer: PodStatusWriter;
-  /** Schedules a resync of `uid` after `delayMs` (the pod workers' work queue). */
-  readonly requeue: (uid: string, delayMs: number) => void;
-  /** Retry delay while an image pull backs off, ms. @default 10_000 */
-  readonly imagePullBackOffMs?: number;
-  /** @default realClock */
-  readonly clock?: Clock;
   /** @default noopLogger */
   readonly logger?: Logger;
 }
-
-const BACKOFF_REASONS = new Set<string>([SyncErrorReason.CrashLoopBackOff, SyncErrorReason.ImagePullBackOff]);
 
 function podRef(pod: V1Pod): string {
   return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
@@ -55,19 +48,20 @@ function isTerminalPhase(status: V1PodStatus): boolean {
 
 /** The callbacks the reference agent gives `PodWorkers`. */
 export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
-  private readonly clock: Clock;
-  private readonly log: Logger;
+  readonly #log: Logger;
+
+  readonly #deps: AgentPodSyncerDeps;
 
   /** @param deps see {@link AgentPodSyncerDeps}. */
-  constructor(private readonly deps: AgentPodSyncerDeps) {
-    this.clock = deps.clock ?? realClock;
-    this.log = (deps.logger ?? noopLogger).child({ component: 'pod-syncer' });
+  constructor(deps: AgentPodSyncerDeps) {
+    this.#deps = deps;
+    this.#log = (deps.logger ?? noopLogger).child({ component: 'pod-syncer' });
   }
 
-  private apiStatus(pod: V1Pod, status: PodStatus, podIsTerminal = false): V1PodStatus {
+  #apiStatus(pod: V1Pod, status: PodStatus, podIsTerminal = false): V1PodStatus {
     const uid = pod.metadata?.uid ?? '';
-    const oldStatus = this.deps.writer.lastSent(uid) ?? pod.status ?? {};
-    return this.deps.runtime.computePodStatus(pod, status, { oldStatus, podIsTerminal });
+    const oldStatus = this.#deps.writer.lastSent(uid) ?? pod.status ?? {};
+    return this.#deps.runtime.computePodStatus(pod, status, { oldStatus, podIsTerminal });
   }
 
   /** Status first (from the cached runtime status), then the runtime actions, as the kubelet. */
@@ -79,39 +73,16 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     cached: CachedPodStatus,
   ): Promise<SyncPodResult> {
     if (cached.error !== undefined) throw cached.error;
-    const status = this.apiStatus(pod, cached.status);
-    await this.deps.writer.setStatus(pod, status, ctx.signal);
+    const status = this.#apiStatus(pod, cached.status);
+    await this.#deps.writer.setStatus(pod, status, ctx.signal);
     if (isTerminalPhase(status)) return { isTerminal: true };
     ctx.signal.throwIfAborted();
-    if (updateType === 'create') this.log.info({ pod: podRef(pod) }, 'Starting pod');
-    const result = await this.deps.runtime.syncPod(pod, cached.status);
-    this.handleSyncResult(pod, cached.status, result);
-    return { isTerminal: false };
-  }
-
-  /** Backoffs are not errors (as upstream) but need a resync when they expire. */
-  private handleSyncResult(pod: V1Pod, status: PodStatus, result: PodSyncResult): void {
-    const err = result.error();
-    if (err === undefined) return;
-    const failed = result.results.filter((r) => r.error !== undefined);
-    const hard = result.syncError ?? failed.find((r) => !BACKOFF_REASONS.has(r.error?.reason ?? ''))?.error;
-    if (hard !== undefined) throw hard;
-    const uid = pod.metadata?.uid ?? '';
-    let delayMs = Number.POSITIVE_INFINITY;
-    for (const r of failed) {
-      if (r.error?.reason === SyncErrorReason.ImagePullBackOff) {
-        delayMs = Math.min(delayMs, this.deps.imagePullBackOffMs ?? 10_000);
-        continue;
-      }
-      const container = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find(
-        (c) => c.name === r.target,
-      );
-      const exited = status.containerStatuses.find((c) => c.name === r.target && c.state === 'exited');
-      if (container === undefined || exited === undefined) continue;
-      const backoffMs = this.deps.runtime.backOffDelayMs(pod, container);
-      delayMs = Math.min(delayMs, exited.finishedAt + backoffMs - this.clock.now());
-    }
-    if (Number.isFinite(delayMs)) this.deps.requeue(uid, Math.max(delayMs, 100));
+    if (updateType === 'create') this.#log.info({ pod: podRef(pod) }, 'Starting pod');
+    const result = await this.#deps.runtime.syncPod(pod, cached.status);
+    // Back-offs are not errors (as upstream); the pod is due again when the first one expires.
+    const { error, requeueAfterMs } = this.#deps.runtime.syncOutcome(pod, cached.status, result);
+    if (error !== undefined) throw error;
+    return { isTerminal: false, requeueAfterMs };
   }
 
   /** Report, kill within the grace period, check nothing runs, report the terminal status. */
@@ -122,14 +93,11 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     gracePeriodSeconds: number | undefined,
     podStatusFn: PodStatusFunc | undefined,
   ): Promise<void> {
-    const { runtime, writer } = this.deps;
-    const before = this.apiStatus(pod, cached.status);
+    const { runtime, writer } = this.#deps;
+    const before = this.#apiStatus(pod, cached.status);
     podStatusFn?.(before);
     await writer.setStatus(pod, before, ctx.signal);
-    this.log.info(
-      { pod: podRef(pod), ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }) },
-      'Killing pod',
-    );
+    this.#log.info({ pod: podRef(pod), ...definedFields({ gracePeriodSeconds }) }, 'Killing pod');
     const result = await runtime.killPod(pod, cached.status, gracePeriodSeconds);
     const err = result.error();
     if (err !== undefined) throw err;
@@ -141,18 +109,18 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
       );
     // As PLEG's cache does: a torn-down sandbox has no IP any more, keep reporting the last one.
     const withIps = stopped.ips.length > 0 ? stopped : { ...stopped, ips: cached.status.ips };
-    const final = this.apiStatus(pod, withIps, true);
+    const final = this.#apiStatus(pod, withIps, true);
     podStatusFn?.(final);
     await writer.setStatus(pod, final, ctx.signal);
   }
 
   /** An orphan found only in the runtime: stop it with a 1 s grace period. */
   async syncTerminatingRuntimePod(_ctx: SyncContext, runningPod: RunningPod): Promise<void> {
-    const { runtime } = this.deps;
+    const { runtime } = this.#deps;
     const pod: V1Pod = {
       metadata: { uid: runningPod.id, name: runningPod.name, namespace: runningPod.namespace },
     };
-    this.log.info({ pod: podRef(pod) }, 'Killing orphaned runtime pod');
+    this.#log.info({ pod: podRef(pod) }, 'Killing orphaned runtime pod');
     const result = await runtime.killPod(
       undefined,
       await runtime.getPodStatus(pod),
@@ -164,13 +132,13 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
 
   /** The terminal status, then — for a pod being deleted — the final delete. */
   async syncTerminatedPod(ctx: SyncContext, pod: V1Pod, cached: CachedPodStatus): Promise<void> {
-    const { writer } = this.deps;
-    const final = this.apiStatus(pod, cached.status, true);
+    const { writer } = this.#deps;
+    const final = this.#apiStatus(pod, cached.status, true);
     await writer.setStatus(pod, final, ctx.signal);
     if (pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null) {
       await writer.deleteFinal(pod, ctx.signal);
     } else {
-      this.log.info({ pod: podRef(pod), phase: final.phase }, 'Pod terminated');
+      this.#log.info({ pod: podRef(pod), phase: final.phase }, 'Pod terminated');
     }
   }
 }

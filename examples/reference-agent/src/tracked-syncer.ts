@@ -21,23 +21,28 @@ export class AgentStoppingError extends Error {
 
 /** Wraps a syncer; {@link TrackedSyncer.drain} stops new calls and waits for the running ones. */
 export class TrackedSyncer<S> implements PodSyncer<S> {
-  private readonly running = new Set<Promise<unknown>>();
-  private readonly stopping = new AbortController();
+  readonly #running = new Set<Promise<unknown>>();
+  readonly #stopping = new AbortController();
+
+  readonly #inner: PodSyncer<S>;
 
   /** @param inner the callbacks that do the work. */
-  constructor(private readonly inner: PodSyncer<S>) {}
+  constructor(inner: PodSyncer<S>) {
+    this.#inner = inner;
+  }
 
   /** Callbacks running now. */
   get inFlight(): number {
-    return this.running.size;
+    return this.#running.size;
   }
 
-  private track<T>(ctx: SyncContext, fn: (ctx: SyncContext) => Promise<T>): Promise<T> {
-    if (this.stopping.signal.aborted) return Promise.reject(new AgentStoppingError('node agent is stopping'));
-    const signal = AbortSignal.any([ctx.signal, this.stopping.signal]);
+  #track<T>(ctx: SyncContext, fn: (ctx: SyncContext) => Promise<T>): Promise<T> {
+    if (this.#stopping.signal.aborted)
+      return Promise.reject(new AgentStoppingError('node agent is stopping'));
+    const signal = AbortSignal.any([ctx.signal, this.#stopping.signal]);
     const p = fn({ signal });
-    this.running.add(p);
-    const forget = () => this.running.delete(p);
+    this.#running.add(p);
+    const forget = () => this.#running.delete(p);
     p.then(forget, forget);
     return p;
   }
@@ -50,7 +55,7 @@ export class TrackedSyncer<S> implements PodSyncer<S> {
     mirror: V1Pod | undefined,
     status: S,
   ): Promise<SyncPodResult> {
-    return this.track(ctx, (c) => this.inner.syncPod(c, type, pod, mirror, status));
+    return this.#track(ctx, (c) => this.#inner.syncPod(c, type, pod, mirror, status));
   }
 
   /** See `PodSyncer.syncTerminatingPod`. */
@@ -61,30 +66,30 @@ export class TrackedSyncer<S> implements PodSyncer<S> {
     gracePeriodSeconds: number | undefined,
     podStatusFn: PodStatusFunc | undefined,
   ): Promise<void> {
-    return this.track(ctx, (c) =>
-      this.inner.syncTerminatingPod(c, pod, status, gracePeriodSeconds, podStatusFn),
+    return this.#track(ctx, (c) =>
+      this.#inner.syncTerminatingPod(c, pod, status, gracePeriodSeconds, podStatusFn),
     );
   }
 
   /** See `PodSyncer.syncTerminatingRuntimePod`. */
   syncTerminatingRuntimePod(ctx: SyncContext, runningPod: RunningPod): Promise<void> {
-    return this.track(ctx, (c) => this.inner.syncTerminatingRuntimePod(c, runningPod));
+    return this.#track(ctx, (c) => this.#inner.syncTerminatingRuntimePod(c, runningPod));
   }
 
   /** See `PodSyncer.syncTerminatedPod`. */
   syncTerminatedPod(ctx: SyncContext, pod: V1Pod, status: S): Promise<void> {
-    return this.track(ctx, (c) => this.inner.syncTerminatedPod(c, pod, status));
+    return this.#track(ctx, (c) => this.#inner.syncTerminatedPod(c, pod, status));
   }
 
   /** Refuses new callbacks, signals the running ones and waits for them (at most `timeoutMs`). */
   async drain(timeoutMs: number): Promise<void> {
-    this.stopping.abort(new AgentStoppingError('node agent is stopping'));
-    if (this.running.size === 0) return;
+    this.#stopping.abort(new AgentStoppingError('node agent is stopping'));
+    if (this.#running.size === 0) return;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, timeoutMs);
     });
-    await Promise.race([Promise.allSettled([...this.running]), timeout]);
+    await Promise.race([Promise.allSettled([...this.#running]), timeout]);
     clearTimeout(timer);
   }
 }

@@ -1,7 +1,7 @@
 // The command line in process: --help, bad flags (exit 2), and a --demo run that shows the
 // demo pods progressing (Running with an endpoint, CrashLoopBackOff, Succeeded), then stops
 // cleanly when its signal aborts, removing the temp kubeconfig.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { runCli } from '../src/cli.js';
 import { waitFor } from './helpers.js';
@@ -18,6 +18,13 @@ it('prints the usage for --help and exits 2 on a bad flag', async () => {
   const err = sink();
   expect(await runCli(['--exit-after=x'], { stdout: sink(), stderr: err, handleSignals: false })).toBe(2);
   expect(err.text()).toMatch(/^error: --exit-after: expected a number/);
+});
+
+it('prints the version from its package.json for --version', async () => {
+  const out = sink();
+  expect(await runCli(['--version'], { stdout: out, stderr: sink(), handleSignals: false })).toBe(0);
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  expect(out.text()).toBe(`${version}\n`);
 });
 
 it('runs the demo and stops cleanly', async () => {

@@ -13,7 +13,7 @@ export interface RunCommandOptions {
    * Written to the child's stdin, which is then closed.
    * @default undefined (stdin is `/dev/null`)
    */
-  readonly input?: string | undefined;
+  readonly input?: string | Uint8Array | undefined;
   /**
    * Run the command inside this named network namespace (`/run/netns/<name>`), entered with
    * `nsenter --net=/run/netns/<name> --` (see {@link commandArgv}).
@@ -33,6 +33,11 @@ export interface RunCommandOptions {
    * @default process.env
    */
   readonly env?: NodeJS.ProcessEnv | undefined;
+  /**
+   * The child's working directory.
+   * @default process.cwd()
+   */
+  readonly cwd?: string | undefined;
 }
 
 /** How a command ended. */
@@ -120,6 +125,7 @@ export function runCommand(
     const child = spawn(full[0]!, full.slice(1), {
       stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       env: options.env,
+      cwd: options.cwd,
       signal: options.signal,
       killSignal: 'SIGKILL',
     });

@@ -7,11 +7,13 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { type CriClient, createCriClient } from '@nodeagent/cri';
-import { emptyPodStatus } from '@nodeagent/pleg';
+import { emptyPodStatus } from '@nodeagent/kubecontainer';
 import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
 import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, it } from 'vitest';
-import { generateContainerConfig, generatePodSandboxConfig, KubeRuntimeManager } from '../src/index.js';
+import { generateContainerConfig } from '../src/container-config.js';
+import { KubeRuntimeManager } from '../src/index.js';
+import { generatePodSandboxConfig } from '../src/sandbox-config.js';
 
 const PODS = 50;
 

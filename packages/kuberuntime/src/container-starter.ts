@@ -11,8 +11,9 @@ import { cpus, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import type { V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Clock, Logger } from '@nodeagent/core';
+import { definedFields } from '@nodeagent/core';
 import type { PodSandboxConfig } from '@nodeagent/cri';
-import type { PodStatus } from '@nodeagent/pleg';
+import type { PodStatus } from '@nodeagent/kubecontainer';
 import { generateContainerConfig } from './container-config.js';
 import { ContainerConfigError, errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
 import type { ImagePuller } from './image-puller.js';
@@ -20,7 +21,7 @@ import { type KillDeps, killContainer } from './kill.js';
 import { runLifecycleHandler } from './lifecycle-handlers.js';
 import { type HostPathToPrepare, makeMounts } from './mounts.js';
 import { containerLogsDirectory } from './paths.js';
-import type { KubeRuntimeManagerOptions } from './runtime-manager.js';
+import type { KubeRuntimeManagerOptions } from './runtime-manager-options.js';
 
 /** Work started ahead for a container while its sandbox is created. */
 export interface Prefetched {
@@ -60,7 +61,11 @@ export interface ContainerStarterDeps {
 
 /** Starts container instances for the runtime manager. */
 export class ContainerStarter {
-  constructor(private readonly deps: ContainerStarterDeps) {}
+  readonly #deps: ContainerStarterDeps;
+
+  constructor(deps: ContainerStarterDeps) {
+    this.#deps = deps;
+  }
 
   /**
    * The node-side preparation of a container instance that does not depend on the sandbox:
@@ -68,12 +73,12 @@ export class ContainerStarter {
    */
   async prepare(pod: V1Pod, container: V1Container, podStatus: PodStatus): Promise<PreparedContainer> {
     const previous = podStatus.containerStatuses.find((c) => c.name === container.name);
-    const logDir = containerLogsDirectory(this.deps.podLogsRoot, pod, container.name);
+    const logDir = containerLogsDirectory(this.#deps.podLogsRoot, pod, container.name);
     const restartCount =
       previous !== undefined ? previous.restartCount + 1 : await restartCountFromLogDir(logDir);
     const terminationFileId = randomBytes(4).toString('hex');
     try {
-      const { prepare } = makeMounts(pod, container, this.deps.podsRoot, terminationFileId);
+      const { prepare } = makeMounts(pod, container, this.#deps.podsRoot, terminationFileId);
       await mkdir(logDir, { recursive: true, mode: 0o755 });
       for (const p of prepare) await prepareHostPath(p);
     } catch (err) {
@@ -93,7 +98,7 @@ export class ContainerStarter {
     podIps: readonly string[],
     prefetched: Prefetched | undefined,
   ): Promise<void> {
-    const imageRef = await this.deps.puller.ensureImageExists(
+    const imageRef = await this.#deps.puller.ensureImageExists(
       pod,
       container,
       pullSecrets,
@@ -106,23 +111,23 @@ export class ContainerStarter {
       generated = generateContainerConfig(pod, container, prepared.restartCount, imageRef, {
         podIp: podIps[0] ?? '',
         podIps,
-        hostIps: this.deps.options.hostIps ?? [],
-        nodeAllocatable: this.deps.options.nodeAllocatable ?? {
+        hostIps: this.#deps.options.hostIps ?? [],
+        nodeAllocatable: this.#deps.options.nodeAllocatable ?? {
           cpuMilli: BigInt(cpus().length * 1000),
           memoryBytes: BigInt(totalmem()),
         },
-        envSources: this.deps.options.envSources,
-        memoryCapacityBytes: this.deps.options.memoryCapacityBytes ?? BigInt(totalmem()),
-        ...(this.deps.options.cpuCfsQuota === undefined
+        envSources: this.#deps.options.envSources,
+        memoryCapacityBytes: this.#deps.options.memoryCapacityBytes ?? BigInt(totalmem()),
+        ...(this.#deps.options.cpuCfsQuota === undefined
           ? {}
-          : { cpuCfsQuota: this.deps.options.cpuCfsQuota }),
-        ...(this.deps.options.cpuCfsQuotaPeriodUs === undefined
+          : { cpuCfsQuota: this.#deps.options.cpuCfsQuota }),
+        ...(this.#deps.options.cpuCfsQuotaPeriodUs === undefined
           ? {}
-          : { cpuCfsQuotaPeriodUs: this.deps.options.cpuCfsQuotaPeriodUs }),
-        ...(this.deps.options.seccompDefault === undefined
+          : { cpuCfsQuotaPeriodUs: this.#deps.options.cpuCfsQuotaPeriodUs }),
+        ...(this.#deps.options.seccompDefault === undefined
           ? {}
-          : { seccompDefault: this.deps.options.seccompDefault }),
-        podsRoot: this.deps.podsRoot,
+          : { seccompDefault: this.#deps.options.seccompDefault }),
+        podsRoot: this.#deps.podsRoot,
         terminationFileId: prepared.terminationFileId,
       });
     } catch (err) {
@@ -131,7 +136,7 @@ export class ContainerStarter {
     let containerId: string;
     try {
       containerId = (
-        await this.deps.options.cri.runtime.createContainer({
+        await this.#deps.options.cri.runtime.createContainer({
           podSandboxId: sandboxId,
           config: generated.config,
           sandboxConfig,
@@ -141,7 +146,7 @@ export class ContainerStarter {
       throw new SyncStepError(SyncErrorReason.CreateContainerError, errorMessage(err), { cause: err });
     }
     try {
-      await this.deps.options.cri.runtime.startContainer({ containerId });
+      await this.#deps.options.cri.runtime.startContainer({ containerId });
     } catch (err) {
       throw new SyncStepError(SyncErrorReason.RunContainerError, errorMessage(err), { cause: err });
     }
@@ -150,9 +155,9 @@ export class ContainerStarter {
       try {
         await runLifecycleHandler(
           {
-            runtime: this.deps.options.cri.runtime,
-            clock: this.deps.clock,
-            ...(this.deps.options.httpGet === undefined ? {} : { httpGet: this.deps.options.httpGet }),
+            runtime: this.#deps.options.cri.runtime,
+            clock: this.#deps.clock,
+            ...definedFields({ httpGet: this.#deps.options.httpGet }),
           },
           containerId,
           container,
@@ -160,14 +165,14 @@ export class ContainerStarter {
           podIps[0] ?? '',
         );
       } catch (err) {
-        this.deps.logger.warn(
+        this.#deps.logger.warn(
           { container: container.name, err: errorMessage(err) },
           'Failed to execute PostStartHook',
         );
-        const status = await this.deps.getPodStatus(pod);
+        const status = await this.#deps.getPodStatus(pod);
         const c = status.containerStatuses.find((s) => s.id === containerId);
         if (c !== undefined) {
-          await killContainer(this.deps.killDeps(), pod, c, {
+          await killContainer(this.#deps.killDeps(), pod, c, {
             message: 'FailedPostStartHook',
             reason: 'FailedPostStartHook',
           }).catch(() => {});

@@ -6,8 +6,12 @@
  * @module
  */
 import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { type ContainerRuntimeStatus, findContainerStatusByName, type PodStatus } from '@nodeagent/pleg';
-import type { PodStatusOptions } from './pod-status.js';
+import {
+  type ContainerRuntimeStatus,
+  findContainerStatusByName,
+  type PodStatus,
+} from '@nodeagent/kubecontainer';
+import type { PodStatusOptions } from './pod-status-options.js';
 import { isRestartableInitContainer, shouldContainerBeRestarted } from './restart-policy.js';
 
 const CONTAINER_CREATING = 'ContainerCreating';

@@ -7,6 +7,7 @@
  */
 import type { V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { KeyedBackoff, Logger } from '@nodeagent/core';
+import { definedFields } from '@nodeagent/core';
 import type { AuthConfig, CriClient, PartialMessage, PodSandboxConfig } from '@nodeagent/cri';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
 import type { RuntimeMetrics } from './metrics.js';
@@ -110,7 +111,11 @@ export interface ImagePullerDeps {
 
 /** Pulls images for containers as the kubelet's image manager does. */
 export class ImagePuller {
-  constructor(private readonly deps: ImagePullerDeps) {}
+  readonly #deps: ImagePullerDeps;
+
+  constructor(deps: ImagePullerDeps) {
+    this.#deps = deps;
+  }
 
   /**
    * Resolves with the image reference to create the container from.
@@ -124,7 +129,7 @@ export class ImagePuller {
     prefetched?: Promise<string | undefined>,
   ): Promise<string> {
     const image = applyDefaultImageTag(container.image ?? '');
-    const log = this.deps.logger;
+    const log = this.#deps.logger;
     const present = (await prefetched) ?? (await this.inspect(image));
     const policy = effectivePullPolicy(container);
     const shouldPull = policy === 'Always' || (policy === 'IfNotPresent' && present === '');
@@ -142,27 +147,27 @@ export class ImagePuller {
       );
     }
     const key = `${pod.metadata?.uid ?? ''}_${image}`;
-    if (this.deps.backoff.isInBackOffSinceUpdate(key)) {
+    if (this.#deps.backoff.isInBackOffSinceUpdate(key)) {
       throw new SyncStepError(SyncErrorReason.ImagePullBackOff, `Back-off pulling image "${image}"`);
     }
     log.info({ pod: pod.metadata?.name, image }, `Pulling image "${image}"`);
-    const start = this.deps.now();
+    const start = this.#deps.now();
     const creds = credentialsFor(image, pullSecrets);
     let lastErr: unknown;
     for (const auth of creds.length > 0 ? creds : [undefined]) {
       try {
-        const res = await this.deps.cri.image.pullImage({
+        const res = await this.#deps.cri.image.pullImage({
           image: { image, userSpecifiedImage: container.image ?? '' },
-          ...(auth === undefined ? {} : { auth }),
-          ...(sandboxConfig === undefined ? {} : { sandboxConfig }),
+          ...definedFields({ auth }),
+          ...definedFields({ sandboxConfig }),
         });
-        const seconds = (this.deps.now() - start) / 1000;
-        this.deps.metrics()?.observeImagePull(seconds, await this.imageSize(image));
+        const seconds = (this.#deps.now() - start) / 1000;
+        this.#deps.metrics()?.observeImagePull(seconds, await this.#imageSize(image));
         log.info(
           { pod: pod.metadata?.name, image },
           `Successfully pulled image "${image}" in ${Math.round(seconds * 1000)}ms`,
         );
-        this.deps.backoff.gc();
+        this.#deps.backoff.gc();
         return res.imageRef;
       } catch (err) {
         lastErr = err;
@@ -172,7 +177,7 @@ export class ImagePuller {
       { pod: pod.metadata?.name, image, err: errorMessage(lastErr) },
       `Failed to pull image "${image}"`,
     );
-    this.deps.backoff.next(key, this.deps.now());
+    this.#deps.backoff.next(key, this.#deps.now());
     throw new SyncStepError(
       SyncErrorReason.ErrImagePull,
       `Failed to pull image "${image}": ${errorMessage(lastErr)}`,
@@ -188,7 +193,7 @@ export class ImagePuller {
    */
   async inspect(image: string): Promise<string> {
     try {
-      const status = await this.deps.cri.image.imageStatus({ image: { image } });
+      const status = await this.#deps.cri.image.imageStatus({ image: { image } });
       return status.image?.id ?? '';
     } catch (err) {
       throw new SyncStepError(
@@ -222,9 +227,9 @@ export class ImagePuller {
     return out;
   }
 
-  private async imageSize(image: string): Promise<number> {
+  async #imageSize(image: string): Promise<number> {
     try {
-      const s = await this.deps.cri.image.imageStatus({ image: { image } });
+      const s = await this.#deps.cri.image.imageStatus({ image: { image } });
       return Number(s.image?.size ?? 0n);
     } catch {
       return 0;

@@ -4,6 +4,9 @@
  * `restartPolicy` with CrashLoopBackOff, kills gracefully (preStop hooks, grace periods,
  * sidecars last in reverse order) and computes the API `PodStatus`. Everything is read back
  * from the runtime's `io.kubernetes.*` labels, so a restarted agent adopts what it finds.
+ * After a sync, {@link KubeRuntimeManager.syncOutcome} says what the pod worker does: throw
+ * (a real failure) or requeue when a back-off expires. Test harnesses are in
+ * `@nodeagent/kuberuntime/testing`.
  *
  * @example
  * ```ts
@@ -19,79 +22,11 @@
  *
  * @packageDocumentation
  */
-
-export {
-  type ContainerConfigContext,
-  type GeneratedContainerConfig,
-  generateContainerConfig,
-} from './container-config.js';
-export { fnv1a32, formatPod, hashContainer, stableContainerKey } from './container-hash.js';
-export { convertContainerStatuses } from './container-statuses.js';
-export {
-  type DnsOptions,
-  MAX_DNS_NAMESERVERS,
-  MAX_DNS_SEARCH_LIST_CHARS,
-  MAX_DNS_SEARCH_PATHS,
-  parseResolvConf,
-  podDnsConfig,
-} from './dns.js';
-export {
-  type EnvContext,
-  type EnvSources,
-  expandCommandAndArgs,
-  formatDownwardMap,
-  makeEnvironmentVariables,
-  podFieldValue,
-  resourceFieldValue,
-} from './env.js';
-export { ContainerConfigError, errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
-export { expand } from './expansion.js';
-export { goJsonContainerPorts, goJsonLifecycleHandler } from './go-json.js';
-export { InvalidHostnameError, podHostnameAndDomain, sandboxHostname, truncateHostname } from './hostname.js';
-export {
-  applyDefaultImageTag,
-  credentialsFor,
-  effectivePullPolicy,
-  ImagePuller,
-  type ImagePullerDeps,
-  imageRegistry,
-} from './image-puller.js';
-export {
-  containerSpec,
-  type KillContainerOptions,
-  type KillDeps,
-  killContainer,
-  killPod,
-  MINIMUM_GRACE_PERIOD_SECONDS,
-  terminationGracePeriodSeconds,
-} from './kill.js';
-export {
-  DEFAULT_TERMINATION_MESSAGE_PATH,
-  newContainerAnnotations,
-  newContainerLabels,
-  newPodAnnotations,
-  newPodLabels,
-  restoreSpecsFromLabels,
-} from './labels.js';
-export {
-  type HandlerRunnerDeps,
-  LIFECYCLE_USER_AGENT,
-  LifecycleHookError,
-  nodeHttpGet,
-  runLifecycleHandler,
-} from './lifecycle-handlers.js';
-export { createRuntimeMetrics, imageSizeBucket, type RuntimeMetrics } from './metrics.js';
-export { type HostPathToPrepare, makeMounts } from './mounts.js';
-export {
-  containerLogPath,
-  containerLogsDirectory,
-  DEFAULT_POD_LOGS_ROOT,
-  DEFAULT_PODS_ROOT,
-  emptyDirPath,
-  podContainerDirectory,
-  podDirectory,
-  podLogsDirectory,
-} from './paths.js';
+export type { DnsOptions } from './dns.js';
+export type { EnvSources } from './env.js';
+export { ContainerConfigError, SyncErrorReason, SyncStepError } from './errors.js';
+export { type HandlerRunnerDeps, LifecycleHookError } from './lifecycle-handlers.js';
+export { DEFAULT_POD_LOGS_ROOT, DEFAULT_PODS_ROOT } from './paths.js';
 export {
   type ContainerKillReason,
   type ContainerToKill,
@@ -99,72 +34,13 @@ export {
   type PodActions,
   type PodActionsOptions,
 } from './pod-actions.js';
-export { containersReadyCondition, initializedCondition, readyCondition } from './pod-conditions.js';
-export { findStatus, getPhase } from './pod-phase.js';
-export { computePodStatus, type PodStatusOptions } from './pod-status.js';
-export { InvalidQuantityError, isValidQuantity, milliValue, quantityValue } from './quantity.js';
+export { getPhase } from './pod-phase.js';
+export { computePodStatus } from './pod-status.js';
+export type { PodStatusOptions } from './pod-status-options.js';
 export { type CachedReason, ReasonCache } from './reason-cache.js';
-export {
-  BESTEFFORT_OOM_SCORE_ADJ,
-  type ContainerResourceOptions,
-  type CpuCfsOptions,
-  calculateLinuxResources,
-  containerLinuxResources,
-  containerOomScoreAdjust,
-  effectiveRequests,
-  GUARANTEED_OOM_SCORE_ADJ,
-  isNodeCriticalPod,
-  MAX_SHARES,
-  MIN_QUOTA_PERIOD_US,
-  MIN_SHARES,
-  milliCpuToQuota,
-  milliCpuToShares,
-  type PodResourceTotals,
-  podLimits,
-  podQosClass,
-  podRequests,
-  QUOTA_PERIOD_US,
-  SHARES_PER_CPU,
-  sandboxLinuxResources,
-} from './resources.js';
-export {
-  containerSucceeded,
-  isInitContainerFailed,
-  isRestartableInitContainer,
-  podRestartPolicy,
-  shouldContainerBeRestarted,
-  shouldRestartOnFailure,
-} from './restart-policy.js';
-export {
-  type CrashLoopBackOffOptions,
-  KubeRuntimeManager,
-  type KubeRuntimeManagerOptions,
-} from './runtime-manager.js';
-export { podSandboxChanged, type SandboxChange } from './sandbox-changed.js';
-export {
-  generatePodSandboxConfig,
-  makePortMappings,
-  type SandboxConfigOptions,
-  sandboxLinuxConfig,
-  sysctlToDots,
-  toRuntimeProtocol,
-} from './sandbox-config.js';
-export {
-  containerSecurityContext,
-  DEFAULT_MASKED_PATHS,
-  DEFAULT_READONLY_PATHS,
-  hasPrivilegedContainer,
-  namespacesForPod,
-  networkNamespaceForPod,
-  podSupplementalGroups,
-  type SeccompOptions,
-  seccompProfile,
-} from './security-context.js';
+export type { CpuCfsOptions } from './resources.js';
+export { KubeRuntimeManager } from './runtime-manager.js';
+export type { CrashLoopBackOffOptions, KubeRuntimeManagerOptions } from './runtime-manager-options.js';
+export type { SandboxConfigOptions } from './sandbox-config.js';
+export type { SyncOutcome } from './sync-back-off.js';
 export { PodSyncResult, type SyncAction, type SyncResult } from './sync-result.js';
-export {
-  MAX_TERMINATION_MESSAGE_BYTES,
-  MAX_TERMINATION_MESSAGE_LOG_BYTES,
-  MAX_TERMINATION_MESSAGE_LOG_LINES,
-  readTerminationMessage,
-} from './termination-message.js';
-export { TerminationOrdering } from './termination-ordering.js';

@@ -9,7 +9,7 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Clock, Logger } from '@nodeagent/core';
 import { type CriClient, isNotFound } from '@nodeagent/cri';
-import type { ContainerRuntimeStatus, PodStatus } from '@nodeagent/pleg';
+import type { ContainerRuntimeStatus, PodStatus } from '@nodeagent/kubecontainer';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
 import { restoreSpecsFromLabels } from './labels.js';
 import { type HandlerRunnerDeps, runLifecycleHandler } from './lifecycle-handlers.js';

@@ -20,7 +20,7 @@ import {
   KUBERNETES_POD_UID_LABEL,
   POD_DELETION_GRACE_PERIOD_ANNOTATION,
   POD_TERMINATION_GRACE_PERIOD_ANNOTATION,
-} from '@nodeagent/pleg';
+} from '@nodeagent/kubecontainer';
 import { hashContainer } from './container-hash.js';
 import { goJsonContainerPorts, goJsonLifecycleHandler } from './go-json.js';
 

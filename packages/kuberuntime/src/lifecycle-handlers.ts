@@ -7,7 +7,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { V1Container, V1LifecycleHandler } from '@kubernetes/client-node';
-import type { Clock } from '@nodeagent/core';
+import { type Clock, definedFields } from '@nodeagent/core';
 import type { RuntimeServiceApi } from '@nodeagent/cri';
 
 /** A lifecycle handler failed; the message carries the command output or HTTP error. */
@@ -84,10 +84,7 @@ export async function runLifecycleHandler(
 ): Promise<string> {
   if (handler.exec != null) {
     const cmd = handler.exec.command ?? [];
-    const res = await deps.runtime.execSync(
-      { containerId, cmd, timeout: 0n },
-      signal === undefined ? {} : { signal },
-    );
+    const res = await deps.runtime.execSync({ containerId, cmd, timeout: 0n }, definedFields({ signal }));
     const output = Buffer.concat([res.stdout, res.stderr]).toString('utf8');
     if (res.exitCode !== 0) {
       throw new LifecycleHookError(`command '${cmd.join(' ')}' exited with ${res.exitCode}: ${output}`);

@@ -6,7 +6,11 @@
  * @module
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { type ContainerRuntimeStatus, findContainerStatusByName, type PodStatus } from '@nodeagent/pleg';
+import {
+  type ContainerRuntimeStatus,
+  findContainerStatusByName,
+  type PodStatus,
+} from '@nodeagent/kubecontainer';
 import { hashContainer } from './container-hash.js';
 import {
   containerSucceeded,

@@ -7,37 +7,14 @@
  * @module
  */
 import type { V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
-import type { PodStatus } from '@nodeagent/pleg';
+import type { PodStatus } from '@nodeagent/kubecontainer';
 import { convertContainerStatuses } from './container-statuses.js';
 import { containersReadyCondition, initializedCondition, readyCondition } from './pod-conditions.js';
 import { getPhase } from './pod-phase.js';
-import type { ReasonCache } from './reason-cache.js';
+import type { PodStatusOptions } from './pod-status-options.js';
 import { podQosClass } from './resources.js';
 import { podSandboxChanged } from './sandbox-changed.js';
 import { newestFirst } from './status-order.js';
-
-/** Options of {@link computePodStatus}. */
-export interface PodStatusOptions {
-  /** Start failures (waiting reasons such as CrashLoopBackOff). @default none */
-  readonly reasonCache?: ReasonCache;
-  /** Time for new condition transitions, ms since the epoch. @default Date.now() */
-  readonly now?: number;
-  /** Node IPs (`hostIP`, `hostIPs`; pod IPs of host-network pods). @default [] */
-  readonly hostIps?: readonly string[];
-  /** The previous status (the status manager's); @default `pod.status` */
-  readonly oldStatus?: V1PodStatus;
-  /** Probe results; a container without the probe is ready / started while running. */
-  readonly probes?: {
-    /** Readiness of a running container with a readiness probe. */
-    readonly readiness?: (containerId: string) => 'success' | 'failure' | undefined;
-    /** Startup result of a running container with a startup probe. */
-    readonly startup?: (containerId: string) => 'success' | 'failure' | undefined;
-  };
-  /** Runtime name in container IDs (`<name>://<id>`). @default "containerd" */
-  readonly runtimeName?: string;
-  /** The pod is terminal (the pod worker finished it). @default false */
-  readonly podIsTerminal?: boolean;
-}
 
 const KUBELET_CONDITIONS = new Set([
   'PodReadyToStartContainers',

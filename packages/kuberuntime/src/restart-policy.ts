@@ -5,7 +5,11 @@
  * @module
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { type ContainerRuntimeStatus, findContainerStatusByName, type PodStatus } from '@nodeagent/pleg';
+import {
+  type ContainerRuntimeStatus,
+  findContainerStatusByName,
+  type PodStatus,
+} from '@nodeagent/kubecontainer';
 
 /** Whether an init container is a sidecar (`restartPolicy: Always`, KEP-753). */
 export function isRestartableInitContainer(container: V1Container): boolean {

@@ -10,80 +10,33 @@ import { mkdir } from 'node:fs/promises';
 import type { V1Container, V1Pod, V1PodStatus, V1Secret } from '@kubernetes/client-node';
 import {
   type Clock,
+  definedFields,
   formatGoDuration,
   KeyedBackoff,
   type Logger,
-  type MetricsOptions,
   noopLogger,
   realClock,
 } from '@nodeagent/core';
-import { type CriClient, isNotFound, type PodSandboxConfig } from '@nodeagent/cri';
-import { criPodStatusSource, type PodStatus, type PodStatusSource } from '@nodeagent/pleg';
+import { isNotFound, type PodSandboxConfig } from '@nodeagent/cri';
+import { criPodStatusSource, type PodStatus, type PodStatusSource } from '@nodeagent/kubecontainer';
 import { formatPod, stableContainerKey } from './container-hash.js';
 import { ContainerStarter, type Prefetched } from './container-starter.js';
-import type { EnvSources } from './env.js';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
 import { ImagePuller } from './image-puller.js';
 import { type KillDeps, killContainer, killPod } from './kill.js';
-import type { HandlerRunnerDeps } from './lifecycle-handlers.js';
 import { createRuntimeMetrics, type RuntimeMetrics } from './metrics.js';
 import { DEFAULT_POD_LOGS_ROOT, DEFAULT_PODS_ROOT } from './paths.js';
-import { computePodActions, type PodActionsOptions } from './pod-actions.js';
-import { computePodStatus, type PodStatusOptions } from './pod-status.js';
+import { computePodActions } from './pod-actions.js';
+import { computePodStatus } from './pod-status.js';
+import type { PodStatusOptions } from './pod-status-options.js';
 import { ReasonCache } from './reason-cache.js';
 import { isRestartableInitContainer } from './restart-policy.js';
-import { generatePodSandboxConfig, type SandboxConfigOptions } from './sandbox-config.js';
+import type { KubeRuntimeManagerOptions } from './runtime-manager-options.js';
+import { generatePodSandboxConfig } from './sandbox-config.js';
 import { newestFirst } from './status-order.js';
+import { DEFAULT_IMAGE_PULL_BACK_OFF_REQUEUE_MS, type SyncOutcome, syncOutcome } from './sync-back-off.js';
 import { PodSyncResult } from './sync-result.js';
 import { readTerminationMessage } from './termination-message.js';
-
-/** CrashLoopBackOff settings, ms. */
-export interface CrashLoopBackOffOptions {
-  /** First delay. @default 10_000 */
-  readonly initialMs?: number;
-  /** Cap (kubelet `maxContainerRestartPeriod`). @default 300_000 */
-  readonly maxMs?: number;
-  /** A container that ran this long before failing starts over at `initialMs`. @default 600_000 */
-  readonly resetAfterMs?: number;
-}
-
-/** Options of {@link KubeRuntimeManager}. */
-export interface KubeRuntimeManagerOptions extends SandboxConfigOptions {
-  /** The CRI runtime. */
-  readonly cri: CriClient;
-  /** @default realClock */
-  readonly clock?: Clock;
-  /** @default noopLogger */
-  readonly logger?: Logger;
-  /** Root of pod directories (emptyDir volumes, termination message files). @default "/var/lib/kubelet/pods" */
-  readonly podsRoot?: string;
-  /** CrashLoopBackOff: 10 s doubling to 5 min, reset after 10 min. */
-  readonly crashLoopBackOff?: CrashLoopBackOffOptions;
-  /** ImagePullBackOff: 10 s doubling to 5 min. */
-  readonly imagePullBackOff?: Omit<CrashLoopBackOffOptions, 'resetAfterMs'>;
-  /** Node memory capacity for OOM scores, bytes. @default os.totalmem() */
-  readonly memoryCapacityBytes?: bigint;
-  /** Node allocatable (the value of unset limits in `resourceFieldRef`). @default all CPUs, total memory */
-  readonly nodeAllocatable?: { readonly cpuMilli: bigint; readonly memoryBytes: bigint };
-  /** Node IPs (`status.hostIP(s)`). @default [] */
-  readonly hostIps?: readonly string[];
-  /** Use RuntimeDefault seccomp when unspecified (kubelet `seccompDefault`). @default false */
-  readonly seccompDefault?: boolean;
-  /** ConfigMap / Secret lookups for env. @default none (such references fail unless optional) */
-  readonly envSources?: EnvSources;
-  /** Probe results consulted by the pod actions and the status. */
-  readonly probes?: PodActionsOptions & PodStatusOptions['probes'];
-  /** Where pod statuses are read from. @default criPodStatusSource(cri) */
-  readonly podStatusSource?: PodStatusSource;
-  /** Metrics on a registry you own. @default none */
-  readonly metrics?: MetricsOptions;
-  /** CRI deadline of a call, ms (kubelet `runtimeRequestTimeout`). @default 120_000 */
-  readonly runtimeRequestTimeoutMs?: number;
-  /** HTTP GET for `httpGet` lifecycle hooks; resolves with the status code. @default node http(s) */
-  readonly httpGet?: HandlerRunnerDeps['httpGet'];
-  /** Whether the pod worker is already terminating the pod (a failed sandbox is then no error). */
-  readonly isPodTerminationRequested?: (uid: string) => boolean;
-}
 
 /**
  * The runtime manager. Stateless toward the runtime: everything it needs is read back from
@@ -103,74 +56,77 @@ export class KubeRuntimeManager {
   readonly crashLoopBackOff: KeyedBackoff;
   /** Last start failure per container, for the waiting reasons of the status. */
   readonly reasonCache = new ReasonCache();
-  private readonly clock: Clock;
-  private readonly log: Logger;
-  private readonly puller: ImagePuller;
-  private readonly starter: ContainerStarter;
-  private readonly source: PodStatusSource;
-  private readonly podsRoot: string;
-  private readonly podLogsRoot: string;
-  private metrics: RuntimeMetrics | undefined;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #puller: ImagePuller;
+  readonly #starter: ContainerStarter;
+  readonly #source: PodStatusSource;
+  readonly #podsRoot: string;
+  readonly #podLogsRoot: string;
+  #metrics: RuntimeMetrics | undefined;
 
-  constructor(private readonly options: KubeRuntimeManagerOptions) {
-    this.clock = options.clock ?? realClock;
-    this.log = (options.logger ?? noopLogger).child({ component: 'kuberuntime' });
-    this.podsRoot = options.podsRoot ?? DEFAULT_PODS_ROOT;
-    this.podLogsRoot = options.podLogsRoot ?? DEFAULT_POD_LOGS_ROOT;
+  readonly #options: KubeRuntimeManagerOptions;
+
+  constructor(options: KubeRuntimeManagerOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? noopLogger).child({ component: 'kuberuntime' });
+    this.#podsRoot = options.podsRoot ?? DEFAULT_PODS_ROOT;
+    this.#podLogsRoot = options.podLogsRoot ?? DEFAULT_POD_LOGS_ROOT;
     const crash = options.crashLoopBackOff ?? {};
     this.crashLoopBackOff = new KeyedBackoff({
       initialMs: crash.initialMs ?? 10_000,
       maxMs: crash.maxMs ?? 300_000,
       resetAfterMs: crash.resetAfterMs ?? 600_000,
-      clock: this.clock,
+      clock: this.#clock,
     });
     const pull = options.imagePullBackOff ?? {};
     const pullBackoff = new KeyedBackoff({
       initialMs: pull.initialMs ?? 10_000,
       maxMs: pull.maxMs ?? 300_000,
-      clock: this.clock,
+      clock: this.#clock,
     });
-    this.puller = new ImagePuller({
+    this.#puller = new ImagePuller({
       cri: options.cri,
       backoff: pullBackoff,
-      logger: this.log,
-      now: () => this.clock.now(),
-      metrics: () => this.metrics,
+      logger: this.#log,
+      now: () => this.#clock.now(),
+      metrics: () => this.#metrics,
     });
-    this.source =
+    this.#source =
       options.podStatusSource ??
-      criPodStatusSource(options.cri, { clock: this.clock, terminationMessage: readTerminationMessage });
-    this.starter = new ContainerStarter({
+      criPodStatusSource(options.cri, { clock: this.#clock, terminationMessage: readTerminationMessage });
+    this.#starter = new ContainerStarter({
       options,
-      clock: this.clock,
-      logger: this.log,
-      puller: this.puller,
-      podsRoot: this.podsRoot,
-      podLogsRoot: this.podLogsRoot,
+      clock: this.#clock,
+      logger: this.#log,
+      puller: this.#puller,
+      podsRoot: this.#podsRoot,
+      podLogsRoot: this.#podLogsRoot,
       getPodStatus: (pod) => this.getPodStatus(pod),
-      killDeps: () => this.killDeps(),
+      killDeps: () => this.#killDeps(),
     });
   }
 
   /** Reads a pod's runtime status (what PLEG would cache). */
   getPodStatus(pod: V1Pod, signal?: AbortSignal): Promise<PodStatus> {
     const m = pod.metadata;
-    return this.source.getPodStatus(m?.uid ?? '', m?.name ?? '', m?.namespace ?? '', signal);
+    return this.#source.getPodStatus(m?.uid ?? '', m?.name ?? '', m?.namespace ?? '', signal);
   }
 
-  private killDeps(): KillDeps {
+  #killDeps(): KillDeps {
     return {
-      cri: this.options.cri,
-      clock: this.clock,
-      logger: this.log,
-      runtimeRequestTimeoutMs: this.options.runtimeRequestTimeoutMs ?? 120_000,
-      ...(this.options.httpGet === undefined ? {} : { httpGet: this.options.httpGet }),
+      cri: this.#options.cri,
+      clock: this.#clock,
+      logger: this.#log,
+      runtimeRequestTimeoutMs: this.#options.runtimeRequestTimeoutMs ?? 120_000,
+      ...definedFields({ httpGet: this.#options.httpGet }),
     };
   }
 
-  private ensureMetrics(): void {
-    if (this.options.metrics === undefined || this.metrics !== undefined) return;
-    this.metrics = createRuntimeMetrics(this.options.metrics);
+  #ensureMetrics(): void {
+    if (this.#options.metrics === undefined || this.#metrics !== undefined) return;
+    this.#metrics = createRuntimeMetrics(this.#options.metrics);
   }
 
   /**
@@ -184,10 +140,10 @@ export class KubeRuntimeManager {
     pullSecrets: readonly V1Secret[] = [],
     backoff: KeyedBackoff = this.crashLoopBackOff,
   ): Promise<PodSyncResult> {
-    this.ensureMetrics();
+    this.#ensureMetrics();
     const result = new PodSyncResult();
     try {
-      await this.doSyncPod(pod, newestFirst(podStatus), pullSecrets, backoff, result);
+      await this.#doSyncPod(pod, newestFirst(podStatus), pullSecrets, backoff, result);
     } catch (err) {
       result.syncError = err instanceof Error ? err : new Error(String(err));
     }
@@ -200,31 +156,31 @@ export class KubeRuntimeManager {
     return result;
   }
 
-  private async doSyncPod(
+  async #doSyncPod(
     pod: V1Pod,
     podStatus: PodStatus,
     pullSecrets: readonly V1Secret[],
     backoff: KeyedBackoff,
     result: PodSyncResult,
   ): Promise<void> {
-    const actions = computePodActions(pod, podStatus, this.options.probes ?? {});
-    const log = this.log.child({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` });
+    const actions = computePodActions(pod, podStatus, this.#options.probes ?? {});
+    const log = this.#log.child({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` });
     log.debug(
       { actions: { ...actions, containersToKill: actions.containersToKill.map((k) => k.name) } },
       'computed pod actions',
     );
     if (actions.killPod) {
-      const killResult = await killPod(this.killDeps(), pod, podStatus);
+      const killResult = await killPod(this.#killDeps(), pod, podStatus);
       result.results.push(...killResult.results);
       if (killResult.error() !== undefined) return;
-      if (actions.createSandbox) await this.purgeInitContainers(pod, podStatus);
+      if (actions.createSandbox) await this.#purgeInitContainers(pod, podStatus);
     } else {
       for (const k of actions.containersToKill) {
         const step = result.add('KillContainer', k.name);
         const status = podStatus.containerStatuses.find((c) => c.id === k.id);
         if (status === undefined) continue;
         try {
-          await killContainer(this.killDeps(), pod, status, {
+          await killContainer(this.#killDeps(), pod, status, {
             message: k.message,
             reason: k.reason,
             podIp: podStatus.ips[0] ?? '',
@@ -238,7 +194,7 @@ export class KubeRuntimeManager {
         }
       }
     }
-    await this.pruneInitContainersBeforeStart(pod, podStatus);
+    await this.#pruneInitContainersBeforeStart(pod, podStatus);
 
     let podIps = [...podStatus.ips];
     let sandboxId = actions.sandboxId;
@@ -250,16 +206,18 @@ export class KubeRuntimeManager {
         ...actions.initContainersToStart.map((i) => pod.spec?.initContainers?.[i]),
         ...actions.containersToStart.map((i) => pod.spec?.containers[i]),
       ].filter((c): c is V1Container => c !== undefined);
-      const images = this.puller.prefetch(starting);
+      const images = this.#puller.prefetch(starting);
       for (const c of starting) {
-        const prepared = this.starter.prepare(pod, c, podStatus);
+        const prepared = this.#starter.prepare(pod, c, podStatus);
         prepared.catch(() => {}); // consumed (and reported) when the container is started
         prefetched.set(c.name, { imageId: images.get(c.image ?? ''), prepared });
       }
       const step = result.add('CreatePodSandbox', formatPod(pod));
-      const created = await this.createPodSandbox(pod, actions.attempt).catch((err: unknown) => err as Error);
+      const created = await this.#createPodSandbox(pod, actions.attempt).catch(
+        (err: unknown) => err as Error,
+      );
       if (typeof created !== 'string') {
-        if (this.options.isPodTerminationRequested?.(pod.metadata?.uid ?? '')) return;
+        if (this.#options.isPodTerminationRequested?.(pod.metadata?.uid ?? '')) return;
         step.error = new SyncStepError(
           SyncErrorReason.CreatePodSandboxError,
           `Failed to create pod sandbox: ${errorMessage(created)}`,
@@ -268,7 +226,7 @@ export class KubeRuntimeManager {
         return;
       }
       sandboxId = created;
-      const status = await this.options.cri.runtime.podSandboxStatus({ podSandboxId: sandboxId });
+      const status = await this.#options.cri.runtime.podSandboxStatus({ podSandboxId: sandboxId });
       if (status.status === undefined) throw new Error('pod sandbox status is nil');
       if (pod.spec?.hostNetwork !== true) {
         const net = status.status.network;
@@ -278,7 +236,7 @@ export class KubeRuntimeManager {
     const configStep = result.add('ConfigPodSandbox', sandboxId);
     let sandboxConfig: PodSandboxConfig;
     try {
-      sandboxConfig = generatePodSandboxConfig(pod, actions.attempt, this.options);
+      sandboxConfig = generatePodSandboxConfig(pod, actions.attempt, this.#options);
     } catch (err) {
       configStep.error = new SyncStepError(
         SyncErrorReason.ConfigPodSandboxError,
@@ -288,7 +246,7 @@ export class KubeRuntimeManager {
     }
     const start = async (container: V1Container, type: 'container' | 'init_container'): Promise<boolean> => {
       const step = result.add('StartContainer', container.name);
-      const inBackOff = this.doBackOff(pod, container, podStatus, backoff);
+      const inBackOff = this.#doBackOff(pod, container, podStatus, backoff);
       if (inBackOff !== undefined) {
         step.error = inBackOff;
         log.debug({ container: container.name }, 'Backing Off restarting container in pod');
@@ -297,7 +255,7 @@ export class KubeRuntimeManager {
       try {
         const known = prefetched.get(container.name);
         prefetched.delete(container.name);
-        await this.starter.start(
+        await this.#starter.start(
           sandboxId,
           sandboxConfig,
           container,
@@ -307,14 +265,14 @@ export class KubeRuntimeManager {
           podIps,
           known,
         );
-        this.metrics?.startedContainer(type);
+        this.#metrics?.startedContainer(type);
         return true;
       } catch (err) {
         const e =
           err instanceof SyncStepError
             ? err
             : new SyncStepError(SyncErrorReason.RunContainerError, errorMessage(err));
-        this.metrics?.startedContainer(type, e.reason);
+        this.#metrics?.startedContainer(type, e.reason);
         step.error = e;
         log.info({ container: container.name, reason: e.reason, err: e.message }, 'container start failed');
         return false;
@@ -332,7 +290,7 @@ export class KubeRuntimeManager {
   }
 
   /** CrashLoopBackOff check (upstream `doBackOff`); returns the error while in backoff. */
-  private doBackOff(
+  #doBackOff(
     pod: V1Pod,
     container: V1Container,
     podStatus: PodStatus,
@@ -351,46 +309,46 @@ export class KubeRuntimeManager {
     return undefined;
   }
 
-  private async createPodSandbox(pod: V1Pod, attempt: number): Promise<string> {
-    const config = generatePodSandboxConfig(pod, attempt, this.options);
+  async #createPodSandbox(pod: V1Pod, attempt: number): Promise<string> {
+    const config = generatePodSandboxConfig(pod, attempt, this.#options);
     await mkdir(config.logDirectory, { recursive: true, mode: 0o755 });
-    const begin = this.clock.now();
+    const begin = this.#clock.now();
     try {
-      const res = await this.options.cri.runtime.runPodSandbox({ config });
-      this.metrics?.observeRunPodSandbox((this.clock.now() - begin) / 1000, false);
-      this.metrics?.startedPod(false);
+      const res = await this.#options.cri.runtime.runPodSandbox({ config });
+      this.#metrics?.observeRunPodSandbox((this.#clock.now() - begin) / 1000, false);
+      this.#metrics?.startedPod(false);
       return res.podSandboxId;
     } catch (err) {
-      this.metrics?.observeRunPodSandbox((this.clock.now() - begin) / 1000, true);
-      this.metrics?.startedPod(true);
+      this.#metrics?.observeRunPodSandbox((this.#clock.now() - begin) / 1000, true);
+      this.#metrics?.startedPod(true);
       throw err;
     }
   }
 
-  private async purgeInitContainers(pod: V1Pod, podStatus: PodStatus): Promise<void> {
+  async #purgeInitContainers(pod: V1Pod, podStatus: PodStatus): Promise<void> {
     const names = new Set((pod.spec?.initContainers ?? []).map((c) => c.name));
     for (const c of podStatus.containerStatuses) {
-      if (names.has(c.name)) await this.removeContainer(c.id);
+      if (names.has(c.name)) await this.#removeContainer(c.id);
     }
   }
 
-  private async pruneInitContainersBeforeStart(pod: V1Pod, podStatus: PodStatus): Promise<void> {
+  async #pruneInitContainersBeforeStart(pod: V1Pod, podStatus: PodStatus): Promise<void> {
     for (const ic of pod.spec?.initContainers ?? []) {
       let count = 0;
       for (const c of podStatus.containerStatuses) {
         if (c.name !== ic.name || (c.state !== 'exited' && c.state !== 'unknown')) continue;
         count++;
-        if (count > 1) await this.removeContainer(c.id);
+        if (count > 1) await this.#removeContainer(c.id);
       }
     }
   }
 
-  private async removeContainer(id: string): Promise<void> {
+  async #removeContainer(id: string): Promise<void> {
     try {
-      await this.options.cri.runtime.removeContainer({ containerId: id });
+      await this.#options.cri.runtime.removeContainer({ containerId: id });
     } catch (err) {
       if (!isNotFound(err))
-        this.log.warn({ containerId: id, err: errorMessage(err) }, 'failed to remove container');
+        this.#log.warn({ containerId: id, err: errorMessage(err) }, 'failed to remove container');
     }
   }
 
@@ -403,7 +361,7 @@ export class KubeRuntimeManager {
     podStatus: PodStatus,
     gracePeriodOverrideSeconds?: number,
   ): Promise<PodSyncResult> {
-    return killPod(this.killDeps(), pod, podStatus, gracePeriodOverrideSeconds);
+    return killPod(this.#killDeps(), pod, podStatus, gracePeriodOverrideSeconds);
   }
 
   /** Kills one container of the pod gracefully (see {@link killContainer}). */
@@ -416,7 +374,7 @@ export class KubeRuntimeManager {
   ): Promise<void> {
     const c = podStatus.containerStatuses.find((s) => s.id === containerId);
     if (c === undefined) return;
-    await killContainer(this.killDeps(), pod, c, {
+    await killContainer(this.#killDeps(), pod, c, {
       message,
       gracePeriodOverrideSeconds,
       podIp: podStatus.ips[0] ?? '',
@@ -430,16 +388,37 @@ export class KubeRuntimeManager {
     options: Omit<PodStatusOptions, 'reasonCache' | 'now'> = {},
   ): V1PodStatus {
     return computePodStatus(pod, podStatus, {
-      hostIps: this.options.hostIps ?? [],
-      ...(this.options.probes === undefined ? {} : { probes: this.options.probes }),
+      hostIps: this.#options.hostIps ?? [],
+      ...definedFields({ probes: this.#options.probes }),
       ...options,
       reasonCache: this.reasonCache,
-      now: this.clock.now(),
+      now: this.#clock.now(),
     });
   }
 
   /** The CrashLoopBackOff delay of a container now, ms (0 when not backing off). */
   backOffDelayMs(pod: V1Pod, container: V1Container): number {
     return this.crashLoopBackOff.get(stableContainerKey(pod, container));
+  }
+
+  /**
+   * What the pod worker does after {@link KubeRuntimeManager.syncPod} (upstream kubelet
+   * `SyncPod`): a result whose only failures are CrashLoopBackOff / ImagePullBackOff is no
+   * error, and the pod is due again when the first back-off expires (`requeueAfterMs`); any
+   * other failure is the `error` to throw, which the pod workers retry after `backOffPeriod`.
+   *
+   * @example
+   * ```ts
+   * const { error, requeueAfterMs } = manager.syncOutcome(pod, status, await manager.syncPod(pod, status));
+   * if (error !== undefined) throw error;
+   * return { isTerminal: false, requeueAfterMs };
+   * ```
+   */
+  syncOutcome(pod: V1Pod, status: PodStatus, result: PodSyncResult): SyncOutcome {
+    return syncOutcome(pod, status, result, {
+      nowMs: this.#clock.now(),
+      crashLoopDelayMs: (p, c) => this.backOffDelayMs(p, c),
+      imagePullBackOffMs: this.#options.imagePullBackOff?.initialMs ?? DEFAULT_IMAGE_PULL_BACK_OFF_REQUEUE_MS,
+    });
   }
 }

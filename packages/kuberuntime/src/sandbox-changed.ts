@@ -6,7 +6,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { PodSandboxState } from '@nodeagent/cri';
-import type { PodStatus } from '@nodeagent/pleg';
+import type { PodStatus } from '@nodeagent/kubecontainer';
 import { networkNamespaceForPod } from './security-context.js';
 
 /** The verdict of {@link podSandboxChanged}. */

@@ -11,7 +11,7 @@ import { type ContainerStatus, parseCriLog } from '@nodeagent/cri';
 import {
   CONTAINER_TERMINATION_MESSAGE_PATH_ANNOTATION,
   CONTAINER_TERMINATION_MESSAGE_POLICY_ANNOTATION,
-} from '@nodeagent/pleg';
+} from '@nodeagent/kubecontainer';
 
 /** Most bytes of a termination message file read (upstream `MaxContainerTerminationMessageLength`). */
 export const MAX_TERMINATION_MESSAGE_BYTES = 4096;

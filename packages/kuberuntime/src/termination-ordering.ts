@@ -34,28 +34,27 @@ function gate(done: boolean): Gate {
 
 /** Who waits for whom while a pod's containers are killed. */
 export class TerminationOrdering {
-  private readonly terminated = new Map<string, Gate>();
-  private readonly prereqs = new Map<string, Gate[]>();
+  readonly #terminated = new Map<string, Gate>();
+  readonly #prereqs = new Map<string, Gate[]>();
+
+  readonly #clock: Clock;
 
   /** @param runningNames names of the containers being killed (others count as already stopped). */
-  constructor(
-    pod: V1Pod,
-    runningNames: readonly string[],
-    private readonly clock: Clock,
-  ) {
+  constructor(pod: V1Pod, runningNames: readonly string[], clock: Clock) {
+    this.#clock = clock;
     const running = new Set(runningNames);
     const mains: Gate[] = [];
     for (const c of pod.spec?.containers ?? []) {
       const g = gate(!running.has(c.name));
-      this.terminated.set(c.name, g);
+      this.#terminated.set(c.name, g);
       mains.push(g);
     }
     let later: Gate | undefined;
     for (const ic of [...(pod.spec?.initContainers ?? [])].reverse()) {
       const g = gate(!running.has(ic.name));
-      this.terminated.set(ic.name, g);
+      this.#terminated.set(ic.name, g);
       if (isRestartableInitContainer(ic)) {
-        this.prereqs.set(ic.name, later === undefined ? [...mains] : [...mains, later]);
+        this.#prereqs.set(ic.name, later === undefined ? [...mains] : [...mains, later]);
         later = g;
       }
     }
@@ -66,22 +65,22 @@ export class TerminationOrdering {
    * (whole seconds, truncated, as the caller subtracts them from the grace period).
    */
   async waitForTurn(name: string, graceSeconds: number): Promise<number> {
-    const waits = (this.prereqs.get(name) ?? []).filter((g) => !g.done);
+    const waits = (this.#prereqs.get(name) ?? []).filter((g) => !g.done);
     if (waits.length === 0) return 0;
-    const start = this.clock.now();
+    const start = this.#clock.now();
     let timer: { cancel(): void } | undefined;
     await Promise.race([
       Promise.all(waits.map((g) => g.promise)),
       new Promise<void>((resolve) => {
-        timer = this.clock.setTimeout(resolve, graceSeconds * 1000);
+        timer = this.#clock.setTimeout(resolve, graceSeconds * 1000);
       }),
     ]);
     timer?.cancel();
-    return Math.floor((this.clock.now() - start) / 1000);
+    return Math.floor((this.#clock.now() - start) / 1000);
   }
 
   /** Marks `name` stopped, releasing whoever waits for it. */
   containerTerminated(name: string): void {
-    this.terminated.get(name)?.open();
+    this.#terminated.get(name)?.open();
   }
 }

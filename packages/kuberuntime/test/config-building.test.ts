@@ -4,17 +4,13 @@ import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { MountPropagation, NamespaceMode, Protocol, SecurityProfile_ProfileType } from '@nodeagent/cri';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  type ContainerConfigContext,
-  ContainerConfigError,
-  expand,
-  generateContainerConfig,
-  generatePodSandboxConfig,
-  hashContainer,
-  podDnsConfig,
-  sandboxHostname,
-  sysctlToDots,
-} from '../src/index.js';
+import { type ContainerConfigContext, generateContainerConfig } from '../src/container-config.js';
+import { hashContainer } from '../src/container-hash.js';
+import { podDnsConfig } from '../src/dns.js';
+import { expand } from '../src/expansion.js';
+import { sandboxHostname } from '../src/hostname.js';
+import { ContainerConfigError } from '../src/index.js';
+import { generatePodSandboxConfig, sysctlToDots } from '../src/sandbox-config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kuberuntime-cfg-'));
 const resolvConf = join(dir, 'resolv.conf');

@@ -1,7 +1,7 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { NamespaceMode, PodSandboxState, type PodSandboxStatus } from '@nodeagent/cri';
-import type { ContainerRuntimeStatus, PodStatus, RuntimeContainerState } from '@nodeagent/pleg';
-import { hashContainer } from '../src/index.js';
+import type { ContainerRuntimeStatus, PodStatus, RuntimeContainerState } from '@nodeagent/kubecontainer';
+import { hashContainer } from '../src/container-hash.js';
 
 export function makePod(spec: Partial<NonNullable<V1Pod['spec']>> = {}, name = 'web'): V1Pod {
   return {

@@ -1,7 +1,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import * as promClient from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyDefaultImageTag, credentialsFor, effectivePullPolicy, SyncStepError } from '../src/index.js';
+import { applyDefaultImageTag, credentialsFor, effectivePullPolicy } from '../src/image-puller.js';
+import { SyncStepError } from '../src/index.js';
 import { type Harness, startHarness } from './harness.js';
 
 let h: Harness | undefined;

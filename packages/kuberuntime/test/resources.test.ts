@@ -1,17 +1,15 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { InvalidQuantityError, milliValue, quantityValue } from '../src/quantity.js';
 import {
   containerLinuxResources,
   containerOomScoreAdjust,
-  InvalidQuantityError,
   milliCpuToQuota,
   milliCpuToShares,
-  milliValue,
   podQosClass,
   podRequests,
-  quantityValue,
   sandboxLinuxResources,
-} from '../src/index.js';
+} from '../src/resources.js';
 
 const GiB = 1024n ** 3n;
 

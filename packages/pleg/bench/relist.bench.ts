@@ -6,13 +6,14 @@
 // per pod). Prints a table; asserts nothing about speed (target: steady relist < 100 ms; the
 // kubelet's budget is 1 s).
 import { createCriClient } from '@nodeagent/cri';
+import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
 import { afterAll, beforeAll, it } from 'vitest';
 import {
   type FakeRuntimeProcess,
   type SeedPod,
   startFakeRuntimeProcess,
 } from '../../cri/bench/fake-runtime-process.js';
-import { criPodStatusSource, criRuntimeLister, GenericPLEG } from '../src/index.js';
+import { GenericPLEG } from '../src/index.js';
 import { BUSYBOX, kubeletContainer, kubeletPod } from '../test/helpers.js';
 
 const PODS = 1_000;

@@ -5,8 +5,9 @@
  *
  * @module
  */
+
+import type { RuntimeContainerState, RuntimePod } from '@nodeagent/kubecontainer';
 import type { PodLifecycleEvent } from './events.js';
-import type { RuntimeContainerState, RuntimePod } from './pod-status.js';
 
 /**
  * A container's state as the diff sees it: `created` counts as `unknown` (the kubelet does not

@@ -3,26 +3,37 @@
  *
  * @module
  */
-import { Backoff, type Clock, type Logger, noopLogger, realClock, type Timer } from '@nodeagent/core';
+import {
+  Backoff,
+  type Channel,
+  type Clock,
+  definedFields,
+  type Lifecycle,
+  type Logger,
+  noopLogger,
+  realClock,
+  StartOnce,
+  type Timer,
+} from '@nodeagent/core';
 import {
   type ContainerEventResponse,
   ContainerEventType,
   isUnimplemented,
   type RuntimeServiceApi,
 } from '@nodeagent/cri';
+import { nsToMs, podStatusFromContainerEvent } from '@nodeagent/kubecontainer';
 import { EventEmitter } from 'eventemitter3';
-import { nsToMs } from './cri-convert.js';
-import { DEFAULT_PLEG_CHANNEL_CAPACITY, PlegEventChannel } from './event-channel.js';
 import type { PlegHealth, PodLifecycleEvent } from './events.js';
 import {
   GENERIC_PLEG_RELIST_PERIOD_MS,
   GENERIC_PLEG_RELIST_THRESHOLD_MS,
   GenericPLEG,
   type GenericPlegOptions,
+  newPlegEventChannel,
 } from './generic-pleg.js';
 import { createPlegMetricsRecorder, type PlegMetricsRecorder } from './metrics.js';
 import { PodStatusCache } from './pod-status-cache.js';
-import { podStatusFromContainerEvent, withPreservedPodIps } from './pod-status-from-event.js';
+import { withPreservedPodIps } from './preserved-pod-ips.js';
 
 /** The kubelet's safety-net relist period while events stream (`eventedPlegRelistPeriod`), ms. */
 export const EVENTED_PLEG_RELIST_PERIOD_MS = 300_000;
@@ -103,47 +114,47 @@ export interface EventedPlegNotifications {
  * const cri = createCriClient('unix:///run/containerd/containerd.sock');
  * const pleg = new EventedPLEG({ cri, lister: criRuntimeLister(cri), statusSource: criPodStatusSource(cri) });
  * pleg.on('fallback', (reason) => console.warn('relisting instead of streaming:', reason));
- * pleg.start();
+ * await pleg.start();
  * for await (const event of pleg.events(signal)) console.log(event.type, event.id);
  * ```
  */
-export class EventedPLEG extends EventEmitter<EventedPlegNotifications> {
+export class EventedPLEG extends EventEmitter<EventedPlegNotifications> implements Lifecycle {
   /** The relisting PLEG (safety net, then fallback); its `healthy()` is the kubelet's "PLEG" check. */
   readonly generic: GenericPLEG;
   /** The shared pod status cache. */
   readonly cache: PodStatusCache;
   /** The shared event buffer. */
-  readonly channel: PlegEventChannel;
-  private readonly cri: EventedPlegOptions['cri'];
-  private readonly clock: Clock;
-  private readonly log: Logger;
-  private readonly metrics: PlegMetricsRecorder;
-  private readonly fallbackTiming: { periodMs: number; thresholdMs: number };
-  private readonly eventedTiming: { periodMs: number; thresholdMs: number };
-  private readonly maxRetries: number;
-  private readonly backoff: Backoff;
-  private readonly establishedAfterMs: number;
-  private readonly globalPeriodMs: number;
-  private abort: AbortController | undefined;
-  private streamLoop: Promise<void> | undefined;
-  private globalTimer: Timer | undefined;
-  private fellBack = false;
-  private failures = 0;
+  readonly channel: Channel<PodLifecycleEvent>;
+  readonly #once = new StartOnce('EventedPLEG');
+  readonly #cri: EventedPlegOptions['cri'];
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #metrics: PlegMetricsRecorder;
+  readonly #fallbackTiming: { periodMs: number; thresholdMs: number };
+  readonly #eventedTiming: { periodMs: number; thresholdMs: number };
+  readonly #maxRetries: number;
+  readonly #backoff: Backoff;
+  readonly #establishedAfterMs: number;
+  readonly #globalPeriodMs: number;
+  #abort: AbortController | undefined;
+  #streamLoop: Promise<void> | undefined;
+  #globalTimer: Timer | undefined;
+  #fellBack = false;
+  #failures = 0;
 
   constructor(options: EventedPlegOptions) {
     super();
-    this.cri = options.cri;
-    this.clock = options.clock ?? realClock;
-    this.log = (options.logger ?? noopLogger).child({ component: 'evented-pleg' });
-    this.metrics = createPlegMetricsRecorder(options.metrics);
+    this.#cri = options.cri;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? noopLogger).child({ component: 'evented-pleg' });
+    this.#metrics = createPlegMetricsRecorder(options.metrics);
     this.cache = options.cache ?? new PodStatusCache({ refuseOlderWrites: true });
-    this.channel =
-      options.channel ?? new PlegEventChannel(options.channelCapacity ?? DEFAULT_PLEG_CHANNEL_CAPACITY);
-    this.fallbackTiming = {
+    this.channel = options.channel ?? newPlegEventChannel(options.channelCapacity);
+    this.#fallbackTiming = {
       periodMs: options.relistPeriodMs ?? GENERIC_PLEG_RELIST_PERIOD_MS,
       thresholdMs: options.relistThresholdMs ?? GENERIC_PLEG_RELIST_THRESHOLD_MS,
     };
-    this.eventedTiming = {
+    this.#eventedTiming = {
       periodMs: options.eventedRelistPeriodMs ?? EVENTED_PLEG_RELIST_PERIOD_MS,
       thresholdMs: options.eventedRelistThresholdMs ?? EVENTED_PLEG_RELIST_THRESHOLD_MS,
     };
@@ -151,65 +162,68 @@ export class EventedPLEG extends EventEmitter<EventedPlegNotifications> {
       ...options,
       cache: this.cache,
       channel: this.channel,
-      relistPeriodMs: this.eventedTiming.periodMs,
-      relistThresholdMs: this.eventedTiming.thresholdMs,
+      relistPeriodMs: this.#eventedTiming.periodMs,
+      relistThresholdMs: this.#eventedTiming.thresholdMs,
     });
-    this.maxRetries = options.maxStreamRetries ?? EVENTED_PLEG_MAX_STREAM_RETRIES;
-    this.backoff = new Backoff({
+    this.#maxRetries = options.maxStreamRetries ?? EVENTED_PLEG_MAX_STREAM_RETRIES;
+    this.#backoff = new Backoff({
       initialMs: options.retryBackoff?.initialMs ?? 250,
       factor: options.retryBackoff?.factor ?? 2,
       jitter: options.retryBackoff?.jitter ?? 0.2,
       capMs: options.retryBackoff?.capMs ?? 30_000,
-      clock: this.clock,
-      ...(options.random === undefined ? {} : { random: options.random }),
+      clock: this.#clock,
+      ...definedFields({ random: options.random }),
     });
-    this.establishedAfterMs = options.streamEstablishedAfterMs ?? 1_000;
-    this.globalPeriodMs = options.globalCacheUpdatePeriodMs ?? 5_000;
+    this.#establishedAfterMs = options.streamEstablishedAfterMs ?? 1_000;
+    this.#globalPeriodMs = options.globalCacheUpdatePeriodMs ?? 5_000;
   }
 
   /** True once streaming was given up for relisting. */
   get fallenBack(): boolean {
-    return this.fellBack;
+    return this.#fellBack;
   }
 
   /** Consecutive stream failures so far. */
   get streamFailures(): number {
-    return this.failures;
+    return this.#failures;
   }
 
   /**
-   * Starts streaming and the safety-net relisting (which relists once at once). A no-op when
-   * running; after a fallback, only the relisting runs. `signal` stops both like {@link EventedPLEG.stop}.
+   * Starts streaming and the safety-net relisting (which relists once at once). Resolves as
+   * soon as both are scheduled; `signal` only matters when it is already aborted. A second
+   * call rejects.
    */
-  start(signal?: AbortSignal): void {
-    if (this.abort !== undefined || signal?.aborted) return;
-    const abort = new AbortController();
-    this.abort = abort;
-    signal?.addEventListener('abort', () => void this.stop(), { once: true });
-    if (this.fellBack) {
-      this.generic.start();
-      return;
-    }
-    this.generic.eventedInUse = true;
-    this.generic.setRelistTiming(this.eventedTiming);
-    this.generic.start();
-    this.globalTimer = this.clock.setInterval(
-      () => this.cache.updateTime(this.clock.now()),
-      this.globalPeriodMs,
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      () => this.#startStreaming(),
+      () => this.stop(),
     );
-    this.streamLoop = this.runStream(abort.signal);
+  }
+
+  async #startStreaming(): Promise<void> {
+    const abort = new AbortController();
+    this.#abort = abort;
+    this.generic.eventedInUse = true;
+    this.generic.setRelistTiming(this.#eventedTiming);
+    await this.generic.start();
+    this.#globalTimer = this.#clock.setInterval(
+      () => this.cache.updateTime(this.#clock.now()),
+      this.#globalPeriodMs,
+    );
+    this.#streamLoop = this.#runStream(abort.signal);
   }
 
   /** Stops streaming and relisting and waits for both to end. */
   async stop(): Promise<void> {
-    const abort = this.abort;
+    const abort = this.#abort;
     if (abort === undefined) return;
-    this.abort = undefined;
+    this.#abort = undefined;
     abort.abort();
-    this.globalTimer?.cancel();
-    this.globalTimer = undefined;
-    await Promise.all([this.streamLoop, this.generic.stop()]);
-    this.streamLoop = undefined;
+    this.#globalTimer?.cancel();
+    this.#globalTimer = undefined;
+    await Promise.all([this.#streamLoop, this.generic.stop()]);
+    this.#streamLoop = undefined;
   }
 
   /** Events as they are sent by either PLEG, until `signal` aborts. */
@@ -229,7 +243,7 @@ export class EventedPLEG extends EventEmitter<EventedPlegNotifications> {
         message: `EventedPLEG: pleg event channel capacity is full with ${this.channel.length} events`,
       };
     }
-    this.metrics.lastSeen(Math.floor(this.clock.now() / 1000));
+    this.#metrics.lastSeen(Math.floor(this.#clock.now() / 1000));
     return this.generic.healthy();
   }
 
@@ -238,20 +252,23 @@ export class EventedPLEG extends EventEmitter<EventedPlegNotifications> {
     return this.generic.relistPod(uid, signal);
   }
 
-  private async runStream(signal: AbortSignal): Promise<void> {
+  async #runStream(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      const error = await this.streamOnce(signal);
+      const error = await this.#streamOnce(signal);
       if (signal.aborted) return;
-      this.failures++;
-      this.metrics.eventedConnectionError();
-      this.log.debug({ err: error, failures: this.failures }, 'Evented PLEG: failed to get container events');
-      this.emit('streamError', error, this.failures);
-      if (isUnimplemented(error)) return this.fallBack('unimplemented', error);
-      if (this.failures >= this.maxRetries) return this.fallBack('max-retries', error);
+      this.#failures++;
+      this.#metrics.eventedConnectionError();
+      this.#log.debug(
+        { err: error, failures: this.#failures },
+        'Evented PLEG: failed to get container events',
+      );
+      this.emit('streamError', error, this.#failures);
+      if (isUnimplemented(error)) return this.#fallBack('unimplemented', error);
+      if (this.#failures >= this.#maxRetries) return this.#fallBack('max-retries', error);
       // Catch up on whatever the broken stream missed.
       await this.generic.relist(signal).catch(() => false);
       try {
-        await this.backoff.sleep(signal);
+        await this.#backoff.sleep(signal);
       } catch {
         return;
       }
@@ -259,21 +276,21 @@ export class EventedPLEG extends EventEmitter<EventedPlegNotifications> {
   }
 
   /** One stream attempt; resolves with why it ended (a clean end counts as a failure, as upstream's EOF). */
-  private async streamOnce(signal: AbortSignal): Promise<Error> {
+  async #streamOnce(signal: AbortSignal): Promise<Error> {
     let connected = false;
     const markConnected = (): void => {
       if (connected) return;
       connected = true;
-      this.failures = 0;
-      this.backoff.reset();
-      this.metrics.eventedConnectionSuccess();
+      this.#failures = 0;
+      this.#backoff.reset();
+      this.#metrics.eventedConnectionSuccess();
       this.emit('streamConnected');
     };
-    const timer = this.clock.setTimeout(markConnected, this.establishedAfterMs);
+    const timer = this.#clock.setTimeout(markConnected, this.#establishedAfterMs);
     try {
-      for await (const event of this.cri.runtime.getContainerEvents({}, { signal })) {
+      for await (const event of this.#cri.runtime.getContainerEvents({}, { signal })) {
         markConnected();
-        this.processCriEvent(event);
+        this.#processCriEvent(event);
       }
       return new Error('container events stream is closed');
     } catch (error) {
@@ -283,33 +300,35 @@ export class EventedPLEG extends EventEmitter<EventedPlegNotifications> {
     }
   }
 
-  private fallBack(reason: FallbackReason, error: Error): void {
-    this.fellBack = true;
-    this.globalTimer?.cancel();
-    this.globalTimer = undefined;
-    this.log.info(
+  #fallBack(reason: FallbackReason, error: Error): void {
+    this.#fellBack = true;
+    this.#globalTimer?.cancel();
+    this.#globalTimer = undefined;
+    this.#log.info(
       { reason, err: error },
       'Fall back to Generic PLEG relisting since Evented PLEG is not working',
     );
     // The safety-net loop is replaced by normal relisting (upstream: Stop, Update, Start).
-    void this.generic.stop().then(() => {
-      this.generic.eventedInUse = false;
-      this.generic.setRelistTiming(this.fallbackTiming);
-      if (this.abort !== undefined) this.generic.start();
-      this.emit('fallback', reason, error);
-    });
+    void this.generic
+      .restartLoop(() => {
+        this.generic.eventedInUse = false;
+        this.generic.setRelistTiming(this.#fallbackTiming);
+      })
+      .then(() => {
+        this.emit('fallback', reason, error);
+      });
   }
 
-  private processCriEvent(event: ContainerEventResponse): void {
+  #processCriEvent(event: ContainerEventResponse): void {
     const generated = podStatusFromContainerEvent(event);
     if (generated === undefined) {
       // The sandbox may already be gone; a relist catches up (as upstream).
-      this.log.error({ containerId: event.containerId }, 'Evented PLEG: event without pod sandbox status');
+      this.#log.error({ containerId: event.containerId }, 'Evented PLEG: event without pod sandbox status');
       return;
     }
     const uid = generated.id;
     const status = withPreservedPodIps(this.cache, uid, generated);
-    this.metrics.eventedLatency(Math.max(0, this.clock.now() - nsToMs(event.createdAt)) / 1000);
+    this.#metrics.eventedLatency(Math.max(0, this.#clock.now() - nsToMs(event.createdAt)) / 1000);
     let send: boolean;
     if (event.containerEventType === ContainerEventType.CONTAINER_DELETED_EVENT) {
       // Deleting the sandbox means every container is gone: forget the pod.
@@ -322,8 +341,8 @@ export class EventedPLEG extends EventEmitter<EventedPlegNotifications> {
     if (!send) return;
     const lifecycle = (type: PodLifecycleEvent['type']): void => {
       if (this.channel.send({ id: uid, type, data: event.containerId })) return;
-      this.metrics.discardEvent();
-      this.log.error({ podUid: uid, event: type }, 'Evented PLEG: event channel is full, discarding event');
+      this.#metrics.discardEvent();
+      this.#log.error({ podUid: uid, event: type }, 'Evented PLEG: event channel is full, discarding event');
     };
     switch (event.containerEventType) {
       case ContainerEventType.CONTAINER_STARTED_EVENT:

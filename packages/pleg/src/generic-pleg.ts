@@ -4,23 +4,35 @@
  * @module
  */
 import {
+  Channel,
   type Clock,
   formatGoDuration,
+  type Lifecycle,
   type Logger,
   noopLogger,
   realClock,
+  StartOnce,
   type Timer,
 } from '@nodeagent/core';
+import type { PodStatus, PodStatusSource, RuntimeLister, RuntimePod } from '@nodeagent/kubecontainer';
 import { EventEmitter } from 'eventemitter3';
 import { computePodEvents } from './compute-events.js';
-import { DEFAULT_PLEG_CHANNEL_CAPACITY, PlegEventChannel } from './event-channel.js';
 import type { PlegHealth, PodLifecycleEvent } from './events.js';
 import { mapLimit } from './map-limit.js';
 import { createPlegMetricsRecorder, type PlegMetricsOptions, type PlegMetricsRecorder } from './metrics.js';
-import type { PodStatus, PodStatusSource, RuntimePod } from './pod-status.js';
 import { PodStatusCache } from './pod-status-cache.js';
-import { withPreservedPodIps } from './pod-status-from-event.js';
-import type { RuntimeLister } from './runtime-lister.js';
+import { withPreservedPodIps } from './preserved-pod-ips.js';
+
+/** The kubelet's `plegChannelCapacity`: events buffered before new ones are dropped. */
+export const DEFAULT_PLEG_CHANNEL_CAPACITY = 1000;
+
+/**
+ * A bounded event buffer for a PLEG ({@link DEFAULT_PLEG_CHANNEL_CAPACITY} by default), to share
+ * between PLEGs through {@link GenericPlegOptions.channel}.
+ */
+export function newPlegEventChannel(capacity = DEFAULT_PLEG_CHANNEL_CAPACITY): Channel<PodLifecycleEvent> {
+  return new Channel<PodLifecycleEvent>({ capacity });
+}
 
 /** The kubelet's generic PLEG relist period (`genericPlegRelistPeriod`), ms. */
 export const GENERIC_PLEG_RELIST_PERIOD_MS = 1_000;
@@ -29,15 +41,18 @@ export const GENERIC_PLEG_RELIST_THRESHOLD_MS = 180_000;
 
 /** Options of {@link GenericPLEG}. */
 export interface GenericPlegOptions {
-  /** Lists the runtime's pods. See {@link criRuntimeLister}. */
+  /** Lists the runtime's pods (`criRuntimeLister` of `@nodeagent/kubecontainer` over CRI). */
   readonly lister: RuntimeLister;
-  /** Inspects changed pods. See {@link criPodStatusSource}. */
+  /** Inspects changed pods (`criPodStatusSource` of `@nodeagent/kubecontainer` over CRI). */
   readonly statusSource: PodStatusSource;
   /** The cache to write. @default a new {@link PodStatusCache} */
   readonly cache?: PodStatusCache;
-  /** The event buffer to send to (share one between a generic and an evented PLEG). @default a new one */
-  readonly channel?: PlegEventChannel;
-  /** Capacity of the event buffer when `channel` is not given. @default 1000 */
+  /**
+   * The event buffer to send to (share one between a generic and an evented PLEG); a bounded
+   * channel drops and counts sends when full. @default a new one of `channelCapacity`
+   */
+  readonly channel?: Channel<PodLifecycleEvent>;
+  /** Capacity of the event buffer when `channel` is not given. Minimum: 1. @default 1000 */
   readonly channelCapacity?: number;
   /** Time between the end of one relist and the start of the next, ms. @default 1000 */
   readonly relistPeriodMs?: number;
@@ -119,67 +134,67 @@ interface PodPlan {
  * ```ts
  * const cri = createCriClient('unix:///run/containerd/containerd.sock');
  * const pleg = new GenericPLEG({ lister: criRuntimeLister(cri), statusSource: criPodStatusSource(cri) });
- * pleg.start();
+ * await pleg.start();
  * for await (const event of pleg.events(signal)) console.log(event.type, event.id, event.data);
  * ```
  */
-export class GenericPLEG extends EventEmitter<GenericPlegNotifications> {
+export class GenericPLEG extends EventEmitter<GenericPlegNotifications> implements Lifecycle {
   /** The pod status cache this PLEG writes. */
   readonly cache: PodStatusCache;
   /** The event buffer this PLEG sends to. */
-  readonly channel: PlegEventChannel;
-  private readonly lister: RuntimeLister;
-  private readonly statusSource: PodStatusSource;
-  private readonly clock: Clock;
-  private readonly log: Logger;
-  private readonly metrics: PlegMetricsRecorder;
-  private readonly inspectConcurrency: number;
-  private periodMs: number;
-  private thresholdMs: number;
-  private readonly records = new Map<string, PodRecord>();
-  private podsToReinspect = new Map<string, RuntimePod | undefined>();
-  private relistTime: number | undefined;
-  private relistSeq = 0;
-  private tail: Promise<unknown> = Promise.resolve();
-  private timer: Timer | undefined;
-  private loopAbort: AbortController | undefined;
-  private inFlight: Promise<unknown> | undefined;
+  readonly channel: Channel<PodLifecycleEvent>;
+  readonly #once = new StartOnce('GenericPLEG');
+  readonly #lister: RuntimeLister;
+  readonly #statusSource: PodStatusSource;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #metrics: PlegMetricsRecorder;
+  readonly #inspectConcurrency: number;
+  #periodMs: number;
+  #thresholdMs: number;
+  readonly #records = new Map<string, PodRecord>();
+  #podsToReinspect = new Map<string, RuntimePod | undefined>();
+  #relistTime: number | undefined;
+  #relistSeq = 0;
+  #tail: Promise<unknown> = Promise.resolve();
+  #timer: Timer | undefined;
+  #loopAbort: AbortController | undefined;
+  #inFlight: Promise<unknown> | undefined;
   /** @internal Set by the evented PLEG while its stream is in use (cache writes may be refused). */
   eventedInUse = false;
 
   constructor(options: GenericPlegOptions) {
     super();
-    this.lister = options.lister;
-    this.statusSource = options.statusSource;
+    this.#lister = options.lister;
+    this.#statusSource = options.statusSource;
     this.cache = options.cache ?? new PodStatusCache();
-    this.channel =
-      options.channel ?? new PlegEventChannel(options.channelCapacity ?? DEFAULT_PLEG_CHANNEL_CAPACITY);
-    this.clock = options.clock ?? realClock;
-    this.log = (options.logger ?? noopLogger).child({ component: 'pleg' });
-    this.metrics = createPlegMetricsRecorder(options.metrics);
-    this.periodMs = options.relistPeriodMs ?? GENERIC_PLEG_RELIST_PERIOD_MS;
-    this.inspectConcurrency = Math.max(1, Math.floor(options.inspectConcurrency ?? 4));
-    this.thresholdMs = options.relistThresholdMs ?? GENERIC_PLEG_RELIST_THRESHOLD_MS;
+    this.channel = options.channel ?? newPlegEventChannel(options.channelCapacity);
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? noopLogger).child({ component: 'pleg' });
+    this.#metrics = createPlegMetricsRecorder(options.metrics);
+    this.#periodMs = options.relistPeriodMs ?? GENERIC_PLEG_RELIST_PERIOD_MS;
+    this.#inspectConcurrency = Math.max(1, Math.floor(options.inspectConcurrency ?? 4));
+    this.#thresholdMs = options.relistThresholdMs ?? GENERIC_PLEG_RELIST_THRESHOLD_MS;
   }
 
   /** Current relist period, ms. */
   get relistPeriodMs(): number {
-    return this.periodMs;
+    return this.#periodMs;
   }
 
   /** Current health threshold, ms. */
   get relistThresholdMs(): number {
-    return this.thresholdMs;
+    return this.#thresholdMs;
   }
 
   /** Start time of the last successful relist, ms since the epoch; `undefined` before the first. */
   get lastRelistTime(): number | undefined {
-    return this.relistTime;
+    return this.#relistTime;
   }
 
   /** Whether the relist loop is running. */
   get running(): boolean {
-    return this.loopAbort !== undefined;
+    return this.#loopAbort !== undefined;
   }
 
   /**
@@ -187,31 +202,54 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> {
    * the new period from its next wait.
    */
   setRelistTiming(timing: { readonly periodMs: number; readonly thresholdMs: number }): void {
-    this.periodMs = timing.periodMs;
-    this.thresholdMs = timing.thresholdMs;
+    this.#periodMs = timing.periodMs;
+    this.#thresholdMs = timing.thresholdMs;
   }
 
   /**
    * Starts relisting: the first relist at once, then `relistPeriodMs` after each one ends.
-   * A no-op when already running. `signal` stops the loop like {@link GenericPLEG.stop}.
+   * Resolves as soon as the loop is scheduled (readiness is {@link GenericPLEG.healthy});
+   * `signal` only matters when it is already aborted. A second call rejects.
    */
-  start(signal?: AbortSignal): void {
-    if (this.loopAbort !== undefined || signal?.aborted) return;
-    const abort = new AbortController();
-    this.loopAbort = abort;
-    signal?.addEventListener('abort', () => void this.stop(), { once: true });
-    this.schedule(0, abort.signal);
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => this.#startLoop(),
+      () => this.stop(),
+    );
   }
 
   /** Stops the loop and waits for a relist in progress to end (its CRI calls are cancelled). */
-  async stop(): Promise<void> {
-    const abort = this.loopAbort;
+  stop(): Promise<void> {
+    return this.#stopLoop();
+  }
+
+  /**
+   * @internal Stops the loop, runs `update`, and starts the loop again if it was running: the
+   * evented PLEG's fallback (upstream: Stop, Update, Start).
+   */
+  async restartLoop(update: () => void): Promise<void> {
+    const running = this.#loopAbort !== undefined;
+    await this.#stopLoop();
+    update();
+    if (running) this.#startLoop();
+  }
+
+  #startLoop(): void {
+    if (this.#loopAbort !== undefined) return;
+    const abort = new AbortController();
+    this.#loopAbort = abort;
+    this.#schedule(0, abort.signal);
+  }
+
+  async #stopLoop(): Promise<void> {
+    const abort = this.#loopAbort;
     if (abort === undefined) return;
-    this.loopAbort = undefined;
-    this.timer?.cancel();
-    this.timer = undefined;
+    this.#loopAbort = undefined;
+    this.#timer?.cancel();
+    this.#timer = undefined;
     abort.abort();
-    await this.inFlight?.catch(() => {});
+    await this.#inFlight?.catch(() => {});
   }
 
   /** Events as they are sent, until `signal` aborts (the shared buffer: each event goes to one reader). */
@@ -224,13 +262,13 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> {
    * last one is older than the threshold, with the kubelet's message. Sets `pleg_last_seen_seconds`.
    */
   healthy(): PlegHealth {
-    if (this.relistTime === undefined) return { ok: false, message: 'pleg has yet to be successful' };
-    this.metrics.lastSeen(Math.floor(this.relistTime / 1000));
-    const elapsedMs = this.clock.now() - this.relistTime;
-    if (elapsedMs > this.thresholdMs) {
+    if (this.#relistTime === undefined) return { ok: false, message: 'pleg has yet to be successful' };
+    this.#metrics.lastSeen(Math.floor(this.#relistTime / 1000));
+    const elapsedMs = this.#clock.now() - this.#relistTime;
+    if (elapsedMs > this.#thresholdMs) {
       return {
         ok: false,
-        message: `pleg was last seen active ${formatGoDuration(elapsedMs)} ago; threshold is ${formatGoDuration(this.thresholdMs)}`,
+        message: `pleg was last seen active ${formatGoDuration(elapsedMs)} ago; threshold is ${formatGoDuration(this.#thresholdMs)}`,
       };
     }
     return { ok: true, message: '' };
@@ -241,7 +279,7 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> {
    * relist time is not advanced, which eventually makes the PLEG unhealthy).
    */
   relist(signal?: AbortSignal): Promise<boolean> {
-    return this.serialize(() => this.doRelist(signal));
+    return this.#serialize(() => this.#doRelist(signal));
   }
 
   /**
@@ -250,24 +288,24 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> {
    * Skipped when a full relist starts after the request and before its turn (it covers the pod).
    */
   relistPod(uid: string, signal?: AbortSignal): Promise<void> {
-    const requestedAt = this.relistSeq;
-    return this.serialize(async () => {
-      if (this.relistSeq !== requestedAt) return;
-      const pod = this.lister.listPod
-        ? await this.lister.listPod(uid, signal)
-        : (await this.lister.listPods(signal)).find((p) => p.id === uid);
-      const record = this.records.get(uid) ?? { old: undefined, current: undefined };
+    const requestedAt = this.#relistSeq;
+    return this.#serialize(async () => {
+      if (this.#relistSeq !== requestedAt) return;
+      const pod = this.#lister.listPod
+        ? await this.#lister.listPod(uid, signal)
+        : (await this.#lister.listPods(signal)).find((p) => p.id === uid);
+      const record = this.#records.get(uid) ?? { old: undefined, current: undefined };
       record.current = pod;
-      this.records.set(uid, record);
-      const plan = this.plan(uid, true) as PodPlan;
-      const result = await this.inspect(plan.pod, uid, signal);
-      this.finish(plan, result, this.podsToReinspect, signal);
+      this.#records.set(uid, record);
+      const plan = this.#plan(uid, true) as PodPlan;
+      const result = await this.#inspect(plan.pod, uid, signal);
+      this.#finish(plan, result, this.#podsToReinspect, signal);
     });
   }
 
   /** Flags a pod for inspection at the next relist, which then sends it a `PodSync` (master's `RequestReinspect`). */
   requestReinspect(uid: string): void {
-    this.podsToReinspect.set(uid, this.records.get(uid)?.current ?? this.records.get(uid)?.old);
+    this.#podsToReinspect.set(uid, this.#records.get(uid)?.current ?? this.#records.get(uid)?.old);
   }
 
   /**
@@ -275,109 +313,109 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> {
    * A pod whose inspection fails is cached with the error.
    */
   updateCache(pod: RuntimePod, uid: string = pod.id, signal?: AbortSignal): Promise<UpdateCacheResult> {
-    return this.serialize(() => this.inspect(pod, uid, signal));
+    return this.#serialize(() => this.#inspect(pod, uid, signal));
   }
 
-  private schedule(delayMs: number, signal: AbortSignal): void {
-    this.timer = this.clock.setTimeout(() => {
-      this.timer = undefined;
+  #schedule(delayMs: number, signal: AbortSignal): void {
+    this.#timer = this.#clock.setTimeout(() => {
+      this.#timer = undefined;
       if (signal.aborted) return;
       const run = this.relist(signal).catch((error: unknown) => {
-        this.log.error({ err: error }, 'GenericPLEG: relist failed');
+        this.#log.error({ err: error }, 'GenericPLEG: relist failed');
       });
-      this.inFlight = run;
+      this.#inFlight = run;
       void run.then(() => {
-        if (this.inFlight === run) this.inFlight = undefined;
-        if (!signal.aborted) this.schedule(this.periodMs, signal);
+        if (this.#inFlight === run) this.#inFlight = undefined;
+        if (!signal.aborted) this.#schedule(this.#periodMs, signal);
       });
     }, delayMs);
   }
 
-  private serialize<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(fn, fn);
-    this.tail = run.catch(() => {});
+  #serialize<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#tail.then(fn, fn);
+    this.#tail = run.catch(() => {});
     return run;
   }
 
-  private async doRelist(signal: AbortSignal | undefined): Promise<boolean> {
-    this.relistSeq++;
-    const timestamp = this.clock.now();
-    if (this.relistTime !== undefined) this.metrics.relistInterval((timestamp - this.relistTime) / 1000);
+  async #doRelist(signal: AbortSignal | undefined): Promise<boolean> {
+    this.#relistSeq++;
+    const timestamp = this.#clock.now();
+    if (this.#relistTime !== undefined) this.#metrics.relistInterval((timestamp - this.#relistTime) / 1000);
     try {
       let pods: RuntimePod[];
       try {
-        pods = await this.lister.listPods(signal);
+        pods = await this.#lister.listPods(signal);
       } catch (error) {
         const err = asError(error);
         if (!signal?.aborted) {
-          this.log.error({ err }, 'GenericPLEG: Unable to retrieve pods');
+          this.#log.error({ err }, 'GenericPLEG: Unable to retrieve pods');
           this.emit('relistError', err);
         }
         return false;
       }
-      this.relistTime = timestamp;
-      this.setCurrent(pods);
+      this.#relistTime = timestamp;
+      this.#setCurrent(pods);
       const needsReinspection = new Map<string, RuntimePod | undefined>();
       let inspected = 0;
       let sent = 0;
       let dropped = 0;
       // Diff every pod first, inspect the changed ones (bounded concurrency), then send their
       // events in pod order.
-      const plans = [...this.records.keys()]
-        .map((uid) => this.plan(uid, false))
+      const plans = [...this.#records.keys()]
+        .map((uid) => this.#plan(uid, false))
         .filter((p): p is PodPlan => p !== undefined);
-      const results = await mapLimit(plans, this.inspectConcurrency, (p) =>
-        this.inspect(p.pod, p.uid, signal),
+      const results = await mapLimit(plans, this.#inspectConcurrency, (p) =>
+        this.#inspect(p.pod, p.uid, signal),
       );
       // Stopped mid-relist: leave the records as they are, the next relist sees the same diff.
       if (signal?.aborted) return false;
       for (const [i, p] of plans.entries()) {
-        const r = this.finish(p, results[i] as UpdateCacheResult, needsReinspection, signal);
+        const r = this.#finish(p, results[i] as UpdateCacheResult, needsReinspection, signal);
         inspected++;
         sent += r.sent;
         dropped += r.dropped;
       }
       // Pods flagged for re-inspection that no record covers any more.
-      for (const [uid, pod] of this.podsToReinspect) {
-        if (this.records.has(uid) || pod === undefined) continue;
+      for (const [uid, pod] of this.#podsToReinspect) {
+        if (this.#records.has(uid) || pod === undefined) continue;
         inspected++;
-        const result = await this.inspect(pod, uid, signal);
+        const result = await this.#inspect(pod, uid, signal);
         if (result.error !== undefined) needsReinspection.set(uid, pod);
       }
-      this.podsToReinspect = needsReinspection;
+      this.#podsToReinspect = needsReinspection;
       // Only after every changed pod is written: the whole cache is now as fresh as `timestamp`.
       this.cache.updateTime(timestamp);
-      const durationMs = this.clock.now() - timestamp;
+      const durationMs = this.#clock.now() - timestamp;
       this.emit('relist', { timestamp, durationMs, pods: pods.length, inspected, sent, dropped });
       return true;
     } finally {
-      this.metrics.relistDuration((this.clock.now() - timestamp) / 1000);
+      this.#metrics.relistDuration((this.#clock.now() - timestamp) / 1000);
     }
   }
 
   /** Marks every record absent, then sets the listed pods as current. */
-  private setCurrent(pods: readonly RuntimePod[]): void {
-    for (const record of this.records.values()) record.current = undefined;
+  #setCurrent(pods: readonly RuntimePod[]): void {
+    for (const record of this.#records.values()) record.current = undefined;
     for (const pod of pods) {
-      const record = this.records.get(pod.id);
-      if (record === undefined) this.records.set(pod.id, { old: undefined, current: pod });
+      const record = this.#records.get(pod.id);
+      if (record === undefined) this.#records.set(pod.id, { old: undefined, current: pod });
       else record.current = pod;
     }
   }
 
   /** The diff of one pod, or `undefined` when it needs no inspection. */
-  private plan(uid: string, forceInspect: boolean): PodPlan | undefined {
-    const record = this.records.get(uid);
+  #plan(uid: string, forceInspect: boolean): PodPlan | undefined {
+    const record = this.#records.get(uid);
     if (record === undefined) return undefined;
     const events = computePodEvents(uid, record.old, record.current);
-    const reinspect = this.podsToReinspect.has(uid);
+    const reinspect = this.#podsToReinspect.has(uid);
     // Nothing changed: the old view stays (it equals the current one as far as states go).
     if (events.length === 0 && !reinspect && !forceInspect) return undefined;
     return { uid, record, pod: record.current, events, reinspect };
   }
 
   /** Applies an inspection: advances the record and sends the events, or flags a re-inspection. */
-  private finish(
+  #finish(
     plan: PodPlan,
     result: UpdateCacheResult,
     needsReinspection: Map<string, RuntimePod | undefined>,
@@ -390,9 +428,9 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> {
       if (!signal?.aborted) this.emit('inspectError', uid, result.error);
       return { sent: 0, dropped: 0 };
     }
-    this.podsToReinspect.delete(uid);
+    this.#podsToReinspect.delete(uid);
     if (this.eventedInUse && !result.updated) return { sent: 0, dropped: 0 };
-    this.updateRecord(uid, record);
+    this.#updateRecord(uid, record);
     const events =
       plan.events.length === 0 && plan.reinspect
         ? [{ id: uid, type: 'PodSync' as const, data: '' }]
@@ -405,8 +443,8 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> {
       if (this.channel.send(event)) sent++;
       else {
         dropped++;
-        this.metrics.discardEvent();
-        this.log.error(
+        this.#metrics.discardEvent();
+        this.#log.error(
           { podUid: uid, event: event.type },
           'Event channel is full, discard this relist() cycle event',
         );
@@ -415,37 +453,33 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> {
     return { sent, dropped };
   }
 
-  private updateRecord(uid: string, record: PodRecord): void {
+  #updateRecord(uid: string, record: PodRecord): void {
     if (record.current === undefined) {
-      this.records.delete(uid);
+      this.#records.delete(uid);
       return;
     }
     record.old = record.current;
     record.current = undefined;
   }
 
-  private async inspect(
-    pod: RuntimePod | undefined,
-    uid: string,
-    signal?: AbortSignal,
-  ): Promise<UpdateCacheResult> {
+  async #inspect(pod: RuntimePod | undefined, uid: string, signal?: AbortSignal): Promise<UpdateCacheResult> {
     if (pod === undefined) {
       // Gone from the runtime: no visible container or sandbox is left.
       this.cache.delete(uid);
       return { status: undefined, updated: true, error: undefined };
     }
-    let timestamp = this.clock.now();
+    let timestamp = this.#clock.now();
     let status: PodStatus | undefined;
     let error: Error | undefined;
     try {
-      const fresh = await this.statusSource.getPodStatus(pod.id, pod.name, pod.namespace, signal);
+      const fresh = await this.#statusSource.getPodStatus(pod.id, pod.name, pod.namespace, signal);
       status = withPreservedPodIps(this.cache, uid, fresh);
       if (this.eventedInUse) timestamp = status.timestamp;
     } catch (err) {
       error = asError(err);
       // A cancelled inspection (stop) says nothing about the pod: keep what is cached.
       if (signal?.aborted) return { status: undefined, updated: false, error };
-      this.log.debug(
+      this.#log.debug(
         { err: error, podUid: uid, pod: `${pod.namespace}/${pod.name}` },
         'PLEG: inspecting pod failed',
       );

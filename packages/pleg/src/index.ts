@@ -3,19 +3,20 @@
  * {@link GenericPLEG} (1 s relist over CRI, per-container diff, the kubelet's events, bounded
  * buffer, 3-minute health check), an {@link EventedPLEG} over CRI `GetContainerEvents` that
  * falls back to relisting, and the {@link PodStatusCache} with `getNewerThan` reads that pod
- * workers wait on. Also the kubelet's runtime pod-status model ({@link PodStatus}) and its
- * CRI implementation ({@link criPodStatusSource}), shared with `@nodeagent/kuberuntime`.
+ * workers wait on. The runtime pod model it caches (`PodStatus`, `criPodStatusSource`,
+ * `criRuntimeLister`) is `@nodeagent/kubecontainer`; in-memory fakes are in
+ * `@nodeagent/pleg/testing`.
  *
  * @example
  * ```ts
  * import { createCriClient } from '@nodeagent/cri';
- * import { GenericPLEG, criPodStatusSource, criRuntimeLister } from '@nodeagent/pleg';
+ * import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
+ * import { GenericPLEG } from '@nodeagent/pleg';
  *
  * const cri = createCriClient('unix:///run/containerd/containerd.sock');
  * const pleg = new GenericPLEG({ lister: criRuntimeLister(cri), statusSource: criPodStatusSource(cri) });
- * const stop = new AbortController();
- * pleg.start(stop.signal);
- * for await (const event of pleg.events(stop.signal)) {
+ * await pleg.start();
+ * for await (const event of pleg.events()) {
  *   const { status } = pleg.cache.get(event.id);
  *   console.log(event.type, status.namespace, status.name, event.data.slice(0, 13));
  * }
@@ -23,16 +24,37 @@
  *
  * @packageDocumentation
  */
-export * from './compute-events.js';
-export * from './cri-convert.js';
-export * from './cri-pod-status-source.js';
-export * from './event-channel.js';
-export * from './evented-pleg.js';
-export * from './events.js';
-export * from './generic-pleg.js';
-export * from './labels.js';
+export {
+  computePodEvents,
+  generateEvents,
+  type PlegContainerState,
+  toPlegContainerState,
+} from './compute-events.js';
+export {
+  EVENTED_PLEG_MAX_STREAM_RETRIES,
+  EVENTED_PLEG_RELIST_PERIOD_MS,
+  EVENTED_PLEG_RELIST_THRESHOLD_MS,
+  EventedPLEG,
+  type EventedPlegNotifications,
+  type EventedPlegOptions,
+  type FallbackReason,
+} from './evented-pleg.js';
+export {
+  isSyncPodWorthy,
+  type PlegHealth,
+  type PodLifecycleEvent,
+  type PodLifecycleEventType,
+} from './events.js';
+export {
+  DEFAULT_PLEG_CHANNEL_CAPACITY,
+  GENERIC_PLEG_RELIST_PERIOD_MS,
+  GENERIC_PLEG_RELIST_THRESHOLD_MS,
+  GenericPLEG,
+  type GenericPlegNotifications,
+  type GenericPlegOptions,
+  newPlegEventChannel,
+  type RelistResult,
+  type UpdateCacheResult,
+} from './generic-pleg.js';
 export type { PlegMetricsOptions } from './metrics.js';
-export * from './pod-status.js';
-export * from './pod-status-cache.js';
-export * from './pod-status-from-event.js';
-export * from './runtime-lister.js';
+export { type CachedPodStatus, PodStatusCache, type PodStatusCacheOptions } from './pod-status-cache.js';

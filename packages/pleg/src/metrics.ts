@@ -1,6 +1,6 @@
 /**
  * PLEG metrics under the kubelet's names, on a prom-client registry the caller owns.
- * prom-client is an optional peer: only its types are imported; the caller passes the module.
+ * The caller passes the prom-client module (`MetricsOptions`); nothing here imports it.
  * Metrics are created on first use, and a metric already on the registry under the same name
  * (e.g. shared by a generic and an evented PLEG) is reused.
  *

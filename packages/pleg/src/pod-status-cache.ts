@@ -6,7 +6,7 @@
  * @module
  */
 import { abortReason } from '@nodeagent/core';
-import { emptyPodStatus, type PodStatus } from './pod-status.js';
+import { emptyPodStatus, type PodStatus } from '@nodeagent/kubecontainer';
 
 /** A cache read: the status, and the error of the inspection that produced it. */
 export interface CachedPodStatus {
@@ -48,13 +48,13 @@ interface Subscriber {
  * ```
  */
 export class PodStatusCache {
-  private readonly pods = new Map<string, Entry>();
-  private readonly subscribers = new Map<string, Subscriber[]>();
-  private globalTimestamp: number | undefined;
-  private readonly refuseOlderWrites: boolean;
+  readonly #pods = new Map<string, Entry>();
+  readonly #subscribers = new Map<string, Subscriber[]>();
+  #globalTimestamp: number | undefined;
+  readonly #refuseOlderWrites: boolean;
 
   constructor(options: PodStatusCacheOptions = {}) {
-    this.refuseOlderWrites = options.refuseOlderWrites ?? false;
+    this.#refuseOlderWrites = options.refuseOlderWrites ?? false;
   }
 
   /**
@@ -62,17 +62,17 @@ export class PodStatusCache {
    * ("not ready to serve").
    */
   get timestamp(): number | undefined {
-    return this.globalTimestamp;
+    return this.#globalTimestamp;
   }
 
   /** Number of cached pods. */
   get size(): number {
-    return this.pods.size;
+    return this.#pods.size;
   }
 
   /** UIDs of the cached pods. */
   uids(): string[] {
-    return [...this.pods.keys()];
+    return [...this.#pods.keys()];
   }
 
   /**
@@ -80,13 +80,13 @@ export class PodStatusCache {
    * every pod the runtime has, so a miss means the runtime has nothing of that pod.
    */
   get(uid: string): CachedPodStatus {
-    const entry = this.pods.get(uid);
+    const entry = this.#pods.get(uid);
     return entry === undefined ? { status: emptyPodStatus(uid), error: undefined } : toCached(uid, entry);
   }
 
   /** When the pod's entry was written, ms; `undefined` when not cached. */
   modifiedAt(uid: string): number | undefined {
-    return this.pods.get(uid)?.modified;
+    return this.#pods.get(uid)?.modified;
   }
 
   /**
@@ -95,16 +95,16 @@ export class PodStatusCache {
    * @returns false when refused because the cached entry is newer (`refuseOlderWrites` only).
    */
   set(uid: string, status: PodStatus | undefined, error: Error | undefined, timestampMs: number): boolean {
-    const cached = this.pods.get(uid);
-    if (this.refuseOlderWrites && cached !== undefined && cached.modified > timestampMs) return false;
-    this.pods.set(uid, { status, error, modified: timestampMs });
-    this.notify(uid, timestampMs);
+    const cached = this.#pods.get(uid);
+    if (this.#refuseOlderWrites && cached !== undefined && cached.modified > timestampMs) return false;
+    this.#pods.set(uid, { status, error, modified: timestampMs });
+    this.#notify(uid, timestampMs);
     return true;
   }
 
   /** Forgets a pod. Waiting readers are not woken (as upstream). */
   delete(uid: string): void {
-    this.pods.delete(uid);
+    this.#pods.delete(uid);
   }
 
   /**
@@ -112,8 +112,8 @@ export class PodStatusCache {
    * changed pod) and releases every waiting reader whose time is not after it.
    */
   updateTime(timestampMs: number): void {
-    this.globalTimestamp = timestampMs;
-    for (const uid of [...this.subscribers.keys()]) this.notify(uid, timestampMs);
+    this.#globalTimestamp = timestampMs;
+    for (const uid of [...this.#subscribers.keys()]) this.#notify(uid, timestampMs);
   }
 
   /**
@@ -123,12 +123,12 @@ export class PodStatusCache {
    * timestamp is not before `minTimeMs`. Rejects with the signal's reason when it aborts.
    */
   getNewerThan(uid: string, minTimeMs: number, signal?: AbortSignal): Promise<CachedPodStatus> {
-    const ready = this.getIfNewerThan(uid, minTimeMs);
+    const ready = this.#getIfNewerThan(uid, minTimeMs);
     if (ready !== undefined) return Promise.resolve(ready);
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     return new Promise<CachedPodStatus>((resolve, reject) => {
       const onAbort = (): void => {
-        this.unsubscribe(uid, subscriber);
+        this.#unsubscribe(uid, subscriber);
         reject(abortReason(signal as AbortSignal));
       };
       const subscriber: Subscriber = {
@@ -138,8 +138,8 @@ export class PodStatusCache {
           resolve(value);
         },
       };
-      const list = this.subscribers.get(uid);
-      if (list === undefined) this.subscribers.set(uid, [subscriber]);
+      const list = this.#subscribers.get(uid);
+      if (list === undefined) this.#subscribers.set(uid, [subscriber]);
       else list.push(subscriber);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
@@ -148,36 +148,36 @@ export class PodStatusCache {
   /** Number of readers waiting in {@link PodStatusCache.getNewerThan}. */
   get waiting(): number {
     let n = 0;
-    for (const list of this.subscribers.values()) n += list.length;
+    for (const list of this.#subscribers.values()) n += list.length;
     return n;
   }
 
-  private getIfNewerThan(uid: string, minTimeMs: number): CachedPodStatus | undefined {
-    const entry = this.pods.get(uid);
-    const globalIsNewer = this.globalTimestamp !== undefined && this.globalTimestamp > minTimeMs;
+  #getIfNewerThan(uid: string, minTimeMs: number): CachedPodStatus | undefined {
+    const entry = this.#pods.get(uid);
+    const globalIsNewer = this.#globalTimestamp !== undefined && this.#globalTimestamp > minTimeMs;
     if (entry === undefined)
       return globalIsNewer ? { status: emptyPodStatus(uid), error: undefined } : undefined;
     if (entry.modified > minTimeMs || globalIsNewer) return toCached(uid, entry);
     return undefined;
   }
 
-  private notify(uid: string, timestampMs: number): void {
-    const list = this.subscribers.get(uid);
+  #notify(uid: string, timestampMs: number): void {
+    const list = this.#subscribers.get(uid);
     if (list === undefined) return;
     const keep: Subscriber[] = [];
     const release: Subscriber[] = [];
     for (const s of list) (timestampMs < s.minTimeMs ? keep : release).push(s);
-    if (keep.length === 0) this.subscribers.delete(uid);
-    else this.subscribers.set(uid, keep);
+    if (keep.length === 0) this.#subscribers.delete(uid);
+    else this.#subscribers.set(uid, keep);
     for (const s of release) s.resolve(this.get(uid));
   }
 
-  private unsubscribe(uid: string, subscriber: Subscriber): void {
-    const list = this.subscribers.get(uid);
+  #unsubscribe(uid: string, subscriber: Subscriber): void {
+    const list = this.#subscribers.get(uid);
     if (list === undefined) return;
     const index = list.indexOf(subscriber);
     if (index >= 0) list.splice(index, 1);
-    if (list.length === 0) this.subscribers.delete(uid);
+    if (list.length === 0) this.#subscribers.delete(uid);
   }
 }
 

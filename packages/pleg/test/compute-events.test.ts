@@ -1,12 +1,10 @@
+import type { RuntimeContainer, RuntimeContainerState, RuntimePod } from '@nodeagent/kubecontainer';
 import { describe, expect, it } from 'vitest';
 import {
   computePodEvents,
   generateEvents,
   type PlegContainerState,
   type PodLifecycleEventType,
-  type RuntimeContainer,
-  type RuntimeContainerState,
-  type RuntimePod,
   toPlegContainerState,
 } from '../src/index.js';
 

@@ -1,12 +1,7 @@
+import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
 import * as promClient from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  criPodStatusSource,
-  criRuntimeLister,
-  EventedPLEG,
-  type EventedPlegOptions,
-  type FallbackReason,
-} from '../src/index.js';
+import { EventedPLEG, type EventedPlegOptions, type FallbackReason } from '../src/index.js';
 import { type Harness, kubeletContainer, kubeletPod, startHarness, until } from './helpers.js';
 
 describe('EventedPLEG over the fake runtime', () => {
@@ -42,7 +37,7 @@ describe('EventedPLEG over the fake runtime', () => {
   it('turns CRI events into PLEG events and cache entries, without relisting', async () => {
     h = await startHarness();
     const p = make();
-    p.start();
+    await p.start();
     expect(p.generic.relistPeriodMs).toBe(300_000);
     expect(p.generic.relistThresholdMs).toBe(600_000);
     await until(() => h.fake.calls('GetContainerEvents').length === 1, 'subscription');
@@ -93,7 +88,7 @@ describe('EventedPLEG over the fake runtime', () => {
   it('bumps the global cache stamp every 5 s while streaming', async () => {
     h = await startHarness();
     const p = make();
-    p.start();
+    await p.start();
     await h.clock.advance(0); // the safety-net relist runs once at start
     await until(() => p.generic.lastRelistTime !== undefined, 'first relist');
     const reader = p.cache.getNewerThan('nobody', h.clock.now());
@@ -115,7 +110,7 @@ describe('EventedPLEG over the fake runtime', () => {
     p.on('fallback', (reason) => {
       fallback = reason;
     });
-    p.start();
+    await p.start();
     await driveUntil(() => fallback !== undefined, 'fallback');
     expect(fallback).toBe('max-retries');
     expect(failures).toEqual([1, 2, 3, 4, 5]);
@@ -137,7 +132,7 @@ describe('EventedPLEG over the fake runtime', () => {
     const p = make();
     let connected = 0;
     p.on('streamConnected', () => connected++);
-    p.start();
+    await p.start();
     await driveUntil(() => connected === 1, 'connected');
     expect(p.streamFailures).toBe(0);
     expect(p.fallenBack).toBe(false);
@@ -149,7 +144,7 @@ describe('EventedPLEG over the fake runtime', () => {
     const p = make();
     const reasons: FallbackReason[] = [];
     p.on('fallback', (reason) => reasons.push(reason));
-    p.start();
+    await p.start();
     await until(() => reasons.length === 1, 'fallback');
     expect(reasons).toEqual(['unimplemented']);
     expect(h.fake.calls('GetContainerEvents')).toHaveLength(1);

@@ -1,24 +1,16 @@
+import { AlreadyStartedError, InvalidOptionsError } from '@nodeagent/core';
 import { FakeClock } from '@nodeagent/core/testing';
+import type { RuntimeLister, RuntimePod } from '@nodeagent/kubecontainer';
 import { describe, expect, it } from 'vitest';
-import { emptyPodStatus, GenericPLEG, type RuntimeLister, type RuntimePod } from '../src/index.js';
+import { GenericPLEG } from '../src/index.js';
+import { FakeRuntimeLister, fakePodStatusSource } from '../src/testing.js';
 
 /** An in-memory lister counting its calls, so loop timing is tested without sockets. */
-function countingLister(pods: () => RuntimePod[] = () => []): RuntimeLister & { calls: number[] } {
-  const calls: number[] = [];
-  return {
-    calls,
-    async listPods() {
-      calls.push(calls.length);
-      return pods();
-    },
-  };
+function countingLister(pods: RuntimePod[] = []): FakeRuntimeLister {
+  return new FakeRuntimeLister(pods);
 }
 
-const statusSource = {
-  async getPodStatus(uid: string, name: string, namespace: string) {
-    return emptyPodStatus(uid, name, namespace);
-  },
-};
+const statusSource = fakePodStatusSource();
 
 async function settle(): Promise<void> {
   for (let i = 0; i < 10; i++) await Promise.resolve();
@@ -30,7 +22,7 @@ describe('GenericPLEG loop', () => {
     const lister = countingLister();
     const pleg = new GenericPLEG({ lister, statusSource, clock });
     expect(clock.pendingTimers()).toBe(0);
-    pleg.start();
+    await pleg.start();
     await clock.advance(0);
     await settle();
     expect(lister.calls).toHaveLength(1);
@@ -50,12 +42,11 @@ describe('GenericPLEG loop', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
-  it('an abort signal stops the loop, and setRelistTiming changes the period', async () => {
+  it('stop() ends the loop, and setRelistTiming changes the period', async () => {
     const clock = new FakeClock();
     const lister = countingLister();
     const pleg = new GenericPLEG({ lister, statusSource, clock, relistPeriodMs: 300_000 });
-    const controller = new AbortController();
-    pleg.start(controller.signal);
+    await pleg.start();
     await clock.advance(0);
     await settle();
     await clock.advance(299_999);
@@ -68,7 +59,7 @@ describe('GenericPLEG loop', () => {
     await clock.advance(1000);
     await settle();
     expect(lister.calls).toHaveLength(3);
-    controller.abort();
+    await pleg.stop();
     await settle();
     expect(pleg.running).toBe(false);
   });
@@ -85,7 +76,7 @@ describe('GenericPLEG loop', () => {
     const pleg = new GenericPLEG({ lister, statusSource, clock });
     const errors: string[] = [];
     pleg.on('relistError', (e) => errors.push(e.message));
-    pleg.start();
+    await pleg.start();
     await clock.advance(0);
     await settle();
     const first = pleg.lastRelistTime;
@@ -101,5 +92,44 @@ describe('GenericPLEG loop', () => {
       message: `pleg was last seen active 3m20s ago; threshold is 3m0s`,
     });
     await pleg.stop();
+  });
+
+  it('start() resolves at once, rejects a second time and when the signal is already aborted', async () => {
+    const clock = new FakeClock();
+    const pleg = new GenericPLEG({ lister: countingLister(), statusSource, clock });
+    await pleg.start();
+    expect(pleg.running).toBe(true);
+    await expect(pleg.start()).rejects.toBeInstanceOf(AlreadyStartedError);
+    await pleg.stop();
+    await pleg.stop();
+    const aborted = new GenericPLEG({ lister: countingLister(), statusSource, clock });
+    await expect(aborted.start(AbortSignal.abort(new Error('gave up')))).rejects.toThrow('gave up');
+    expect(aborted.running).toBe(false);
+  });
+
+  it('an abort after start() resolved does not stop the loop', async () => {
+    const clock = new FakeClock();
+    const lister = countingLister();
+    const pleg = new GenericPLEG({ lister, statusSource, clock });
+    const controller = new AbortController();
+    await pleg.start(controller.signal);
+    controller.abort();
+    await clock.advance(0);
+    await settle();
+    await clock.advance(1000);
+    await settle();
+    expect(lister.calls).toHaveLength(2);
+    await pleg.stop();
+  });
+
+  it("buffers events in a channel of the kubelet's plegChannelCapacity (1000) and refuses nonsense", () => {
+    const pleg = new GenericPLEG({ lister: countingLister(), statusSource });
+    expect(pleg.channel.capacity).toBe(1000);
+    expect(
+      new GenericPLEG({ lister: countingLister(), statusSource, channelCapacity: 5 }).channel.capacity,
+    ).toBe(5);
+    expect(() => new GenericPLEG({ lister: countingLister(), statusSource, channelCapacity: 0 })).toThrow(
+      InvalidOptionsError,
+    );
   });
 });

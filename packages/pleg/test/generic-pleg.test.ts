@@ -1,8 +1,7 @@
+import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
 import * as promClient from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  criPodStatusSource,
-  criRuntimeLister,
   GenericPLEG,
   type GenericPlegOptions,
   type PodLifecycleEvent,
@@ -278,7 +277,7 @@ describe('GenericPLEG over the fake runtime', () => {
     h.fake.setLatency('ListContainers', 60_000);
     const relists: RelistResult[] = [];
     pleg.on('relist', (r) => relists.push(r));
-    pleg.start();
+    await pleg.start();
     await h.clock.advance(0);
     await new Promise((resolve) => setTimeout(resolve, 50));
     await pleg.stop();

@@ -1,5 +1,6 @@
+import { emptyPodStatus, type PodStatus } from '@nodeagent/kubecontainer';
 import { describe, expect, it } from 'vitest';
-import { emptyPodStatus, type PodStatus, PodStatusCache } from '../src/index.js';
+import { PodStatusCache } from '../src/index.js';
 
 const status = (uid: string, timestamp: number, ips: string[] = []): PodStatus => ({
   ...emptyPodStatus(uid, 'web', 'default', timestamp),

@@ -9,22 +9,19 @@ import {
   type PartialMessage,
   type PodSandboxConfig,
 } from '@nodeagent/cri';
-import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
-import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
-import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   CONTAINER_RESTART_COUNT_ANNOTATION,
   criPodStatusSource,
   criRuntimeLister,
-  EventedPLEG,
-  type FallbackReason,
-  GenericPLEG,
   KUBERNETES_CONTAINER_NAME_LABEL,
   KUBERNETES_POD_NAME_LABEL,
   KUBERNETES_POD_NAMESPACE_LABEL,
   KUBERNETES_POD_UID_LABEL,
-  type PodLifecycleEvent,
-} from '../src/index.js';
+} from '@nodeagent/kubecontainer';
+import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
+import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { EventedPLEG, type FallbackReason, GenericPLEG, type PodLifecycleEvent } from '../src/index.js';
 
 describeRealNode('PLEG on a real containerd', NODE_SANDBOX_REQUIREMENTS, () => {
   let node: NodeSandbox;
@@ -173,7 +170,7 @@ describeRealNode('PLEG on a real containerd', NODE_SANDBOX_REQUIREMENTS, () => {
     const config = await podConfig('loop');
     const uid = config.metadata?.uid ?? '';
     const stop = new AbortController();
-    pleg.start(stop.signal);
+    await pleg.start();
     const { podSandboxId } = await cri.runtime.runPodSandbox({ config });
     const job = await createContainer(podSandboxId, config, 'job', ['sh', '-c', 'sleep 1.5; exit 4']);
     await cri.runtime.startContainer({ containerId: job });
@@ -210,7 +207,7 @@ describeRealNode('PLEG on a real containerd', NODE_SANDBOX_REQUIREMENTS, () => {
     const fallback = new Promise<[FallbackReason, Error]>((resolve) =>
       pleg.once('fallback', (r, e) => resolve([r, e])),
     );
-    pleg.start();
+    await pleg.start();
     const [reason, error] = await fallback;
     expect(reason).toBe('unimplemented');
     expect(error.message).toMatch(/unimplemented|unknown method/i);

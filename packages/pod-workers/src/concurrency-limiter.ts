@@ -17,11 +17,15 @@ interface Slot {
 
 /** Runs callbacks under a concurrency limit. */
 export class ConcurrencyLimiter {
-  private readonly queue: PQueue | undefined;
+  readonly #queue: PQueue | undefined;
   /** Running callbacks in start order, so the first one is the oldest. */
-  private readonly slots = new Set<Slot>();
+  readonly #slots = new Set<Slot>();
   /** One timer for the oldest slot, instead of one per callback. */
-  private watchdog: Timer | undefined;
+  #watchdog: Timer | undefined;
+
+  readonly #clock: Clock;
+  readonly #maxSlotHoldMs: number;
+  readonly #onSlotReleased: (uid: string) => void;
 
   /**
    * @param concurrency the limit; `Infinity` runs everything at once without a queue.
@@ -30,16 +34,19 @@ export class ConcurrencyLimiter {
    */
   constructor(
     concurrency: number,
-    private readonly clock: Clock,
-    private readonly maxSlotHoldMs: number,
-    private readonly onSlotReleased: (uid: string) => void,
+    clock: Clock,
+    maxSlotHoldMs: number,
+    onSlotReleased: (uid: string) => void,
   ) {
-    this.queue = Number.isFinite(concurrency) ? new PQueue({ concurrency }) : undefined;
+    this.#clock = clock;
+    this.#maxSlotHoldMs = maxSlotHoldMs;
+    this.#onSlotReleased = onSlotReleased;
+    this.#queue = Number.isFinite(concurrency) ? new PQueue({ concurrency }) : undefined;
   }
 
   /** Callbacks waiting for a slot. */
   get waiting(): number {
-    return this.queue?.size ?? 0;
+    return this.#queue?.size ?? 0;
   }
 
   /**
@@ -47,14 +54,14 @@ export class ConcurrencyLimiter {
    * reason (without running `fn`) if `signal` aborts while waiting for a slot.
    */
   async run<T>(uid: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
-    const queue = this.queue;
+    const queue = this.#queue;
     if (queue === undefined) return fn();
     let result: Promise<T> | undefined;
     const task = queue.add(
       async () => {
         const running = (async () => fn())();
         result = running;
-        await this.holdSlot(uid, running);
+        await this.#holdSlot(uid, running);
       },
       { signal },
     );
@@ -70,41 +77,41 @@ export class ConcurrencyLimiter {
   }
 
   /** Resolves when `running` settles or the slot is released for running too long. */
-  private holdSlot(uid: string, running: Promise<unknown>): Promise<void> {
-    if (!Number.isFinite(this.maxSlotHoldMs)) return running.then(noop, noop);
+  #holdSlot(uid: string, running: Promise<unknown>): Promise<void> {
+    if (!Number.isFinite(this.#maxSlotHoldMs)) return running.then(noop, noop);
     return new Promise<void>((resolve) => {
-      const slot: Slot = { uid, startedAt: this.clock.now(), release: resolve };
-      this.slots.add(slot);
-      this.armWatchdog();
+      const slot: Slot = { uid, startedAt: this.#clock.now(), release: resolve };
+      this.#slots.add(slot);
+      this.#armWatchdog();
       running.then(
-        () => this.settle(slot),
-        () => this.settle(slot),
+        () => this.#settle(slot),
+        () => this.#settle(slot),
       );
     });
   }
 
-  private settle(slot: Slot): void {
-    if (this.slots.delete(slot)) slot.release();
+  #settle(slot: Slot): void {
+    if (this.#slots.delete(slot)) slot.release();
   }
 
-  private armWatchdog(): void {
-    if (this.watchdog !== undefined) return;
-    const oldest = this.slots.values().next().value;
+  #armWatchdog(): void {
+    if (this.#watchdog !== undefined) return;
+    const oldest = this.#slots.values().next().value;
     if (oldest === undefined) return;
-    const dueInMs = oldest.startedAt + this.maxSlotHoldMs - this.clock.now();
-    this.watchdog = this.clock.setTimeout(() => {
-      this.watchdog = undefined;
-      const now = this.clock.now();
-      for (const slot of this.slots) {
-        if (now - slot.startedAt < this.maxSlotHoldMs) break;
-        this.slots.delete(slot);
+    const dueInMs = oldest.startedAt + this.#maxSlotHoldMs - this.#clock.now();
+    this.#watchdog = this.#clock.setTimeout(() => {
+      this.#watchdog = undefined;
+      const now = this.#clock.now();
+      for (const slot of this.#slots) {
+        if (now - slot.startedAt < this.#maxSlotHoldMs) break;
+        this.#slots.delete(slot);
         slot.release();
-        this.onSlotReleased(slot.uid);
+        this.#onSlotReleased(slot.uid);
       }
-      this.armWatchdog();
+      this.#armWatchdog();
     }, dueInMs);
     // A pending watchdog must not keep the process alive on its own.
-    this.watchdog.unref();
+    this.#watchdog.unref();
   }
 }
 

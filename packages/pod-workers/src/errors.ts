@@ -13,15 +13,6 @@ export class InvalidPodUpdateError extends Error {
   }
 }
 
-/** Thrown by the {@link PodWorkers} constructor for options that cannot work. */
-export class InvalidPodWorkersOptionsError extends Error {
-  /** @param message what is wrong and what would be valid. */
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvalidPodWorkersOptionsError';
-  }
-}
-
 /**
  * Rejected by {@link PodWorkers.killPodAndWait} when the pod did not finish terminating in
  * time. The termination goes on in the background.

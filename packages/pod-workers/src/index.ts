@@ -28,7 +28,7 @@
  *
  * @packageDocumentation
  */
-export { InvalidPodUpdateError, InvalidPodWorkersOptionsError, KillPodTimeoutError } from './errors.js';
+export { InvalidPodUpdateError, KillPodTimeoutError } from './errors.js';
 export type { PodLifecycleState, PodSyncOperation, PodWorkersEvents } from './events.js';
 export {
   calculateEffectiveGracePeriod,

@@ -4,8 +4,8 @@
  * `kubelet_pod_worker_start_duration_seconds` and
  * `kubelet_working_pods{lifecycle,config,static}`.
  *
- * prom-client is an optional peer dependency: only its types are imported here, and the
- * caller passes the module (`import * as promClient from 'prom-client'`).
+ * Nothing here imports prom-client: the caller passes the module
+ * (`import * as promClient from 'prom-client'`) in `MetricsOptions`.
  *
  * @module
  */

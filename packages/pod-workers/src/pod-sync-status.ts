@@ -144,45 +144,45 @@ export class PodSyncStatus<R extends RunningPod> {
  * carrying no data). Closing it ends the worker loop waiting on it.
  */
 export class WakeSignal {
-  private pending = false;
-  private closed = false;
-  private waiter: ((open: boolean) => void) | undefined;
+  #pending = false;
+  #closed = false;
+  #waiter: ((open: boolean) => void) | undefined;
 
   /** Wakes the loop, or leaves one notification for its next wait. */
   notify(): void {
-    if (this.closed) return;
-    const waiter = this.waiter;
+    if (this.#closed) return;
+    const waiter = this.#waiter;
     if (waiter) {
-      this.waiter = undefined;
+      this.#waiter = undefined;
       waiter(true);
     } else {
-      this.pending = true;
+      this.#pending = true;
     }
   }
 
   /** Drops a pending notification (the update it announced was just consumed). */
   drain(): void {
-    this.pending = false;
+    this.#pending = false;
   }
 
   /** Ends the loop: its current or next wait resolves `false`. */
   close(): void {
-    this.closed = true;
-    this.pending = false;
-    const waiter = this.waiter;
-    this.waiter = undefined;
+    this.#closed = true;
+    this.#pending = false;
+    const waiter = this.#waiter;
+    this.#waiter = undefined;
     waiter?.(false);
   }
 
   /** Resolves `true` on a notification, `false` once closed. */
   wait(): Promise<boolean> {
-    if (this.closed) return Promise.resolve(false);
-    if (this.pending) {
-      this.pending = false;
+    if (this.#closed) return Promise.resolve(false);
+    if (this.#pending) {
+      this.#pending = false;
       return Promise.resolve(true);
     }
     return new Promise<boolean>((resolve) => {
-      this.waiter = resolve;
+      this.#waiter = resolve;
     });
   }
 }

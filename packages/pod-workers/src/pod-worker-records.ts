@@ -20,11 +20,14 @@ export class PodWorkerRecords<R extends RunningPod> {
   /** `syncKnownPods` has run: unknown UIDs count as gone. */
   podsSynced = false;
 
-  constructor(
-    private readonly clock: Clock,
-    private readonly log: Logger,
-    private readonly onState: (uid: string, state: PodLifecycleState) => void,
-  ) {
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #onState: (uid: string, state: PodLifecycleState) => void;
+
+  constructor(clock: Clock, log: Logger, onState: (uid: string, state: PodLifecycleState) => void) {
+    this.#clock = clock;
+    this.#log = log;
+    this.#onState = onState;
     this.staticPods = new StaticPodGate({
       isTerminationRequestedOrTerminated: (uid) => {
         const status = this.statuses.get(uid);
@@ -106,8 +109,8 @@ export class PodWorkerRecords<R extends RunningPod> {
     const status = this.statuses.get(uid);
     if (status === undefined) return;
     if (status.terminatingAt === undefined) {
-      status.terminatingAt = this.clock.now();
-      this.onState(uid, 'terminating');
+      status.terminatingAt = this.#clock.now();
+      this.#onState(uid, 'terminating');
     }
     status.startedTerminating = true;
     this.requeueLastPodUpdate(uid, status);
@@ -117,11 +120,11 @@ export class PodWorkerRecords<R extends RunningPod> {
   completeTerminating(uid: string): void {
     const status = this.statuses.get(uid);
     if (status === undefined) return;
-    status.terminatedAt = this.clock.now();
+    status.terminatedAt = this.#clock.now();
     const notify = status.notifyPostTerminating;
     status.notifyPostTerminating = [];
     status.statusPostTerminating = [];
-    this.onState(uid, 'terminated');
+    this.#onState(uid, 'terminated');
     for (const fn of notify) this.notifyCompleted(fn, uid);
     this.requeueLastPodUpdate(uid, status);
   }
@@ -130,11 +133,11 @@ export class PodWorkerRecords<R extends RunningPod> {
   completeTerminatingRuntimePod(uid: string): void {
     const status = this.statuses.get(uid);
     if (status === undefined) return;
-    status.terminatedAt = this.clock.now();
+    status.terminatedAt = this.#clock.now();
     status.finished = true;
     status.working = false;
-    this.onState(uid, 'terminated');
-    this.onState(uid, 'finished');
+    this.#onState(uid, 'terminated');
+    this.#onState(uid, 'finished');
     this.releaseStaticPod(uid, status);
     this.cleanupPodUpdates(uid);
   }
@@ -146,7 +149,7 @@ export class PodWorkerRecords<R extends RunningPod> {
     if (status === undefined) return;
     status.finished = true;
     status.working = false;
-    this.onState(uid, 'finished');
+    this.#onState(uid, 'finished');
     this.releaseStaticPod(uid, status);
   }
 
@@ -155,13 +158,13 @@ export class PodWorkerRecords<R extends RunningPod> {
     this.cleanupPodUpdates(uid);
     status.finished = true;
     status.working = false;
-    status.terminatedAt = this.clock.now();
+    status.terminatedAt = this.#clock.now();
     // Upstream leaves these waiting until their timeout; the pod never ran, so it is done.
     const notify = status.notifyPostTerminating;
     status.notifyPostTerminating = [];
     for (const fn of notify) this.notifyCompleted(fn, uid);
-    this.onState(uid, 'terminated');
-    this.onState(uid, 'finished');
+    this.#onState(uid, 'terminated');
+    this.#onState(uid, 'finished');
     this.releaseStaticPod(uid, status);
   }
 
@@ -201,7 +204,7 @@ export class PodWorkerRecords<R extends RunningPod> {
         else this.requeueLastPodUpdate(uid, status);
         return false;
       }
-      this.log.debug({ podUID: uid }, 'Pod is orphaned and has not been started, dropping it');
+      this.#log.debug({ podUID: uid }, 'Pod is orphaned and has not been started, dropping it');
       for (const fn of status.notifyPostTerminating) this.notifyCompleted(fn, uid);
     }
     this.statuses.delete(uid);
@@ -212,7 +215,7 @@ export class PodWorkerRecords<R extends RunningPod> {
 
   /** A running pod vanished from the desired set: terminate it with its grace so far, else 1 s. */
   terminateOrphan(uid: string, status: PodSyncStatus<R>): void {
-    status.terminatingAt = this.clock.now();
+    status.terminatingAt = this.#clock.now();
     if (status.gracePeriodSeconds === 0) status.gracePeriodSeconds = 1;
     const kill = { podTerminationGracePeriodSecondsOverride: status.gracePeriodSeconds };
     if (status.pendingUpdate) status.pendingUpdate.killOptions = kill;
@@ -220,11 +223,11 @@ export class PodWorkerRecords<R extends RunningPod> {
       status.activeUpdate.killOptions = kill;
       this.requeueLastPodUpdate(uid, status);
     }
-    this.log.info(
+    this.#log.info(
       { podUID: uid, gracePeriodSeconds: status.gracePeriodSeconds },
       'Pod is orphaned, terminating it',
     );
-    this.onState(uid, 'terminating');
+    this.#onState(uid, 'terminating');
     status.cancelSync('pod orphaned');
   }
 
@@ -233,7 +236,7 @@ export class PodWorkerRecords<R extends RunningPod> {
     try {
       fn();
     } catch (err) {
-      this.log.error({ podUID: uid, err }, 'Kill completion callback threw');
+      this.#log.error({ podUID: uid, err }, 'Kill completion callback threw');
     }
   }
 }

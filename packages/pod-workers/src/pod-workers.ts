@@ -8,10 +8,9 @@
  * @module
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
+import { type Clock, InvalidOptionsError, type Logger, noopLogger, realClock } from '@nodeagent/core';
 import { EventEmitter } from 'eventemitter3';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
-import { InvalidPodWorkersOptionsError } from './errors.js';
 import type { PodSyncOperation, PodWorkersEvents } from './events.js';
 import { calculateEffectiveGracePeriod } from './grace-period.js';
 import { type KillPodAndWaitOptions, killPodAndWait } from './kill-pod-and-wait.js';
@@ -55,83 +54,83 @@ import { runPodWorkerLoop, type StartPodSyncResult, type WorkerLoopHost } from '
  * ```
  */
 export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitter<PodWorkersEvents> {
-  private readonly syncer: PodSyncer<S, R>;
-  private readonly statusProvider: PodStatusProvider<S>;
-  private readonly clock: Clock;
-  private readonly log: Logger;
-  private readonly recorder: PodEventRecorder | undefined;
-  private readonly metrics: PodWorkerMetrics;
-  private readonly limiter: ConcurrencyLimiter;
-  private readonly workQueue: PodWorkQueue;
-  private readonly requeue: RequeuePolicy;
-  private readonly random: () => number;
-  private readonly backOffPeriodMs: number;
-  private readonly records: PodWorkerRecords<R>;
-  private readonly loopHost: WorkerLoopHost<S, R>;
+  readonly #syncer: PodSyncer<S, R>;
+  readonly #statusProvider: PodStatusProvider<S>;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #recorder: PodEventRecorder | undefined;
+  readonly #metrics: PodWorkerMetrics;
+  readonly #limiter: ConcurrencyLimiter;
+  readonly #workQueue: PodWorkQueue;
+  readonly #requeue: RequeuePolicy;
+  readonly #random: () => number;
+  readonly #backOffPeriodMs: number;
+  readonly #records: PodWorkerRecords<R>;
+  readonly #loopHost: WorkerLoopHost<S, R>;
 
   /** @param options see {@link PodWorkersOptions}. */
   constructor(options: PodWorkersOptions<S, R>) {
     super();
-    this.syncer = options.syncer;
-    this.statusProvider = options.statusProvider;
-    this.workQueue = options.workQueue;
-    this.clock = options.clock ?? realClock;
-    this.log = (options.logger ?? noopLogger).child({ component: 'pod-workers' });
-    this.recorder = options.recorder;
-    this.random = options.random ?? Math.random;
-    this.backOffPeriodMs = options.backOffPeriodMs ?? DEFAULT_BACK_OFF_PERIOD_MS;
+    this.#syncer = options.syncer;
+    this.#statusProvider = options.statusProvider;
+    this.#workQueue = options.workQueue;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? noopLogger).child({ component: 'pod-workers' });
+    this.#recorder = options.recorder;
+    this.#random = options.random ?? Math.random;
+    this.#backOffPeriodMs = options.backOffPeriodMs ?? DEFAULT_BACK_OFF_PERIOD_MS;
     const resyncIntervalMs = options.resyncIntervalMs ?? DEFAULT_RESYNC_INTERVAL_MS;
     const concurrency = options.concurrency ?? Number.POSITIVE_INFINITY;
     const maxSlotHoldMs = options.maxSlotHoldMs ?? 10_000;
     if (!(concurrency >= 1)) {
-      throw new InvalidPodWorkersOptionsError(`PodWorkers: concurrency must be >= 1, got ${concurrency}`);
+      throw new InvalidOptionsError('PodWorkers', `PodWorkers: concurrency must be >= 1, got ${concurrency}`);
     }
     for (const [name, value] of [
       ['resyncIntervalMs', resyncIntervalMs],
-      ['backOffPeriodMs', this.backOffPeriodMs],
+      ['backOffPeriodMs', this.#backOffPeriodMs],
       ['maxSlotHoldMs', maxSlotHoldMs],
     ] as const) {
       if (!(value >= 0))
-        throw new InvalidPodWorkersOptionsError(`PodWorkers: ${name} must be >= 0, got ${value}`);
+        throw new InvalidOptionsError('PodWorkers', `PodWorkers: ${name} must be >= 0, got ${value}`);
     }
-    this.requeue = new RequeuePolicy({
+    this.#requeue = new RequeuePolicy({
       resyncIntervalMs,
-      backOffPeriodMs: this.backOffPeriodMs,
+      backOffPeriodMs: this.#backOffPeriodMs,
       errorBackoff: options.errorBackoff,
-      clock: this.clock,
-      random: this.random,
+      clock: this.#clock,
+      random: this.#random,
     });
-    this.metrics = options.metrics ? createPodWorkerMetrics(options.metrics) : noopPodWorkerMetrics;
-    this.limiter = new ConcurrencyLimiter(concurrency, this.clock, maxSlotHoldMs, (uid) => {
-      this.log.warn(
+    this.#metrics = options.metrics ? createPodWorkerMetrics(options.metrics) : noopPodWorkerMetrics;
+    this.#limiter = new ConcurrencyLimiter(concurrency, this.#clock, maxSlotHoldMs, (uid) => {
+      this.#log.warn(
         { podUID: uid, maxSlotHoldMs },
         'Pod sync is slow, no longer counted against concurrency',
       );
-      this.emitSafe('slowSync', { uid });
+      this.#emitSafe('slowSync', { uid });
     });
-    this.records = new PodWorkerRecords<R>(this.clock, this.log, (uid, state) =>
-      this.emitSafe('stateChange', { uid, state }),
+    this.#records = new PodWorkerRecords<R>(this.#clock, this.#log, (uid, state) =>
+      this.#emitSafe('stateChange', { uid, state }),
     );
-    this.loopHost = {
-      syncer: this.syncer,
-      statusProvider: this.statusProvider,
-      limiter: this.limiter,
-      clock: this.clock,
-      log: this.log,
-      recorder: this.recorder,
-      startPodSync: (uid) => this.startPodSync(uid),
+    this.#loopHost = {
+      syncer: this.#syncer,
+      statusProvider: this.#statusProvider,
+      limiter: this.#limiter,
+      clock: this.#clock,
+      log: this.#log,
+      recorder: this.#recorder,
+      startPodSync: (uid) => this.#startPodSync(uid),
       endSync: (uid) => {
-        const status = this.records.statuses.get(uid);
+        const status = this.#records.statuses.get(uid);
         if (status !== undefined) status.syncInFlight = false;
       },
-      acknowledgeTerminating: (uid) => this.records.acknowledgeTerminating(uid),
-      completeSync: (uid) => this.records.completeSync(uid),
-      completeTerminating: (uid) => this.records.completeTerminating(uid),
-      completeTerminatingRuntimePod: (uid) => this.records.completeTerminatingRuntimePod(uid),
-      completeTerminated: (uid) => this.records.completeTerminated(uid),
-      completeWork: (uid, phaseTransition, err, operation, aborted) =>
-        this.completeWork(uid, phaseTransition, err, operation, aborted),
-      observeDuration: (operation, startTime) => this.observeDuration(operation, startTime),
+      acknowledgeTerminating: (uid) => this.#records.acknowledgeTerminating(uid),
+      completeSync: (uid) => this.#records.completeSync(uid),
+      completeTerminating: (uid) => this.#records.completeTerminating(uid),
+      completeTerminatingRuntimePod: (uid) => this.#records.completeTerminatingRuntimePod(uid),
+      completeTerminated: (uid) => this.#records.completeTerminated(uid),
+      completeWork: (uid, phaseTransition, err, operation, aborted, requeueAfterMs) =>
+        this.#completeWork(uid, phaseTransition, err, operation, aborted, requeueAfterMs),
+      observeDuration: (operation, startTime) => this.#observeDuration(operation, startTime),
     };
   }
 
@@ -143,13 +142,13 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
    * @throws `InvalidPodUpdateError` when the update names no pod or the pod has no UID.
    */
   updatePod(options: UpdatePodOptions<R>): void {
-    const accepted = acceptUpdate(options, this.log);
+    const accepted = acceptUpdate(options, this.#log);
     if (accepted === undefined) return;
     const { uid, name, namespace, isRuntimePod, update } = accepted;
     const runningPod = update.runningPod;
 
-    const now = this.clock.now();
-    let status = this.records.statuses.get(uid);
+    const now = this.#clock.now();
+    let status = this.#records.statuses.get(uid);
     const firstTime = status === undefined;
     if (status === undefined) {
       status = new PodSyncStatus<R>(buildPodFullName(name, namespace), now);
@@ -159,13 +158,13 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
       if (
         update.pod &&
         isPodPhaseTerminal(update.pod) &&
-        this.statusProvider.isRuntimeTerminal?.(uid) === true
+        this.#statusProvider.isRuntimeTerminal?.(uid) === true
       ) {
         status.terminatingAt = now;
         status.terminatedAt = now;
         status.startedTerminating = true;
       }
-      this.records.statuses.set(uid, status);
+      this.#records.statuses.set(uid, status);
     }
 
     // A runtime pod carries no spec: once a real pod is known, use it instead.
@@ -188,11 +187,11 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
     // fixed UID): forget it at the next syncKnownPods, after which the caller creates again.
     if (!firstTime && status.isTerminationRequested() && update.updateType === 'create') {
       status.restartRequested = true;
-      this.log.debug({ podUID: uid }, 'Pod is terminating but has been requested to restart with same UID');
+      this.#log.debug({ podUID: uid }, 'Pod is terminating but has been requested to restart with same UID');
       return;
     }
     if (status.finished) {
-      this.log.debug({ podUID: uid }, 'Pod is finished processing, no further updates');
+      this.#log.debug({ podUID: uid }, 'Pod is finished processing, no further updates');
       return;
     }
 
@@ -217,7 +216,7 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
     if (status.isTerminated()) {
       // A stale runtime-pod kill from housekeeping: ignore it until the worker finishes.
       if (isRuntimePod) return;
-      this.records.notifyCompleted(update.killOptions?.onCompleted, uid);
+      this.#records.notifyCompleted(update.killOptions?.onCompleted, uid);
       update.killOptions = undefined;
     } else if (status.isTerminationRequested()) {
       const kill = update.killOptions ?? {};
@@ -237,18 +236,18 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
       };
     } else if (update.killOptions !== undefined) {
       // Kill options mean nothing to a pod that is not terminating.
-      this.records.notifyCompleted(update.killOptions.onCompleted, uid);
+      this.#records.notifyCompleted(update.killOptions.onCompleted, uid);
       update.killOptions = undefined;
     }
 
-    let wake = this.records.wakes.get(uid);
+    let wake = this.#records.wakes.get(uid);
     if (wake === undefined) {
       wake = new WakeSignal();
-      this.records.wakes.set(uid, wake);
-      if (isStaticPod(pod)) this.records.staticPods.enqueue(status.fullname, uid);
+      this.#records.wakes.set(uid, wake);
+      if (isStaticPod(pod)) this.#records.staticPods.enqueue(status.fullname, uid);
       const ownWake = wake;
-      runPodWorkerLoop(this.loopHost, uid, ownWake).catch((err: unknown) => {
-        this.log.error({ podUID: uid, err }, 'Pod worker stopped unexpectedly');
+      runPodWorkerLoop(this.#loopHost, uid, ownWake).catch((err: unknown) => {
+        this.#log.error({ podUID: uid, err }, 'Pod worker stopped unexpectedly');
       });
     }
 
@@ -261,10 +260,10 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
     status.working = true;
     wake.notify();
 
-    if (becameTerminating) this.emitSafe('stateChange', { uid, state: 'terminating' });
+    if (becameTerminating) this.#emitSafe('stateChange', { uid, state: 'terminating' });
     if (becameTerminating || gracePeriodShortened) {
       const reason = becameTerminating ? 'pod termination requested' : 'grace period shortened';
-      if (status.cancelSync(reason)) this.log.debug({ podUID: uid, reason }, 'Cancelling current pod sync');
+      if (status.cancelSync(reason)) this.#log.debug({ podUID: uid, reason }, 'Cancelling current pod sync');
     }
   }
 
@@ -277,10 +276,10 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
   killPodAndWait(pod: V1Pod, options: KillPodAndWaitOptions = {}): Promise<void> {
     return killPodAndWait(
       {
-        clock: this.clock,
-        recorder: this.recorder,
+        clock: this.#clock,
+        recorder: this.#recorder,
         updatePod: (update) => this.updatePod(update),
-        onTimeout: (uid, timeoutSeconds) => this.emitSafe('exceededGracePeriod', { uid, timeoutSeconds }),
+        onTimeout: (uid, timeoutSeconds) => this.#emitSafe('exceededGracePeriod', { uid, timeoutSeconds }),
       },
       pod,
       options,
@@ -297,12 +296,12 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
   syncKnownPods(desiredPods: readonly V1Pod[]): Map<string, PodWorkerSync> {
     const known = new Set<string>();
     for (const pod of desiredPods) if (pod.metadata?.uid) known.add(pod.metadata.uid);
-    this.records.podsSynced = true;
+    this.#records.podsSynced = true;
     const workers = new Map<string, PodWorkerSync>();
-    for (const [uid, status] of this.records.statuses) {
+    for (const [uid, status] of this.#records.statuses) {
       const orphan = !known.has(uid);
-      if ((status.restartRequested || orphan) && this.records.removeTerminatedWorker(uid, status, orphan)) {
-        this.requeue.forget(uid);
+      if ((status.restartRequested || orphan) && this.#records.removeTerminatedWorker(uid, status, orphan)) {
+        this.#requeue.forget(uid);
         continue;
       }
       const pod = status.activeUpdate ? status.activeUpdate.pod : status.pendingUpdate?.pod;
@@ -313,28 +312,28 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
         static: pod !== undefined && isStaticPod(pod),
       });
     }
-    this.metrics.setWorkingPods(workers);
+    this.#metrics.setWorkingPods(workers);
     return workers;
   }
 
   /** The pod's worker reached `terminated` (false for unknown UIDs). */
   isPodKnownTerminated(uid: string): boolean {
-    return this.records.isPodKnownTerminated(uid);
+    return this.#records.isPodKnownTerminated(uid);
   }
 
   /** The pod may still have running containers (unknown UIDs: only until the first `syncKnownPods`). */
   couldHaveRunningContainers(uid: string): boolean {
-    return this.records.couldHaveRunningContainers(uid);
+    return this.#records.couldHaveRunningContainers(uid);
   }
 
   /** `syncTerminatedPod` completed (unknown UIDs: once `syncKnownPods` has run). */
   shouldPodBeFinished(uid: string): boolean {
-    return this.records.shouldPodBeFinished(uid);
+    return this.#records.shouldPodBeFinished(uid);
   }
 
   /** Termination was requested; the pod may still be starting (false for unknown UIDs). */
   isPodTerminationRequested(uid: string): boolean {
-    return this.records.isPodTerminationRequested(uid);
+    return this.#records.isPodTerminationRequested(uid);
   }
 
   /**
@@ -342,37 +341,37 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
    * (unknown UIDs: once `syncKnownPods` has run).
    */
   shouldPodContainersBeTerminating(uid: string): boolean {
-    return this.records.shouldPodContainersBeTerminating(uid);
+    return this.#records.shouldPodContainersBeTerminating(uid);
   }
 
   /** The pod's runtime parts (containers, sandbox) may be removed (unknown UIDs: once synced). */
   shouldPodRuntimeBeRemoved(uid: string): boolean {
-    return this.records.shouldPodRuntimeBeRemoved(uid);
+    return this.#records.shouldPodRuntimeBeRemoved(uid);
   }
 
   /** The pod's content (volumes, logs) may be removed: evicted, or deleted and terminated. */
   shouldPodContentBeRemoved(uid: string): boolean {
-    return this.records.shouldPodContentBeRemoved(uid);
+    return this.#records.shouldPodContentBeRemoved(uid);
   }
 
   /** The static pod that holds `podFullName` (`<name>_<namespace>`) is terminating (mirror pod handling). */
   isPodForMirrorPodTerminatingByFullName(podFullName: string): boolean {
-    return this.records.isPodForMirrorPodTerminatingByFullName(podFullName);
+    return this.#records.isPodForMirrorPodTerminatingByFullName(podFullName);
   }
 
   /** A read-only view of the pod's worker record, or `undefined` when the UID is unknown. */
   getPodSyncStatus(uid: string): PodSyncStatusSnapshot | undefined {
-    return this.records.getPodSyncStatus(uid);
+    return this.#records.getPodSyncStatus(uid);
   }
 
   /** The UIDs with a worker record. */
   knownPodUids(): string[] {
-    return this.records.knownPodUids();
+    return this.#records.knownPodUids();
   }
 
   /** the kubelet's `startPodSync`: consume the pending update, decide whether it may run. */
-  private startPodSync(uid: string): StartPodSyncResult<R> {
-    const status = this.records.statuses.get(uid);
+  #startPodSync(uid: string): StartPodSyncResult<R> {
+    const status = this.#records.statuses.get(uid);
     if (status === undefined) return { ok: false };
     const update = status.pendingUpdate;
     if (update === undefined) {
@@ -381,7 +380,7 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
     }
     const workType = status.workType();
     status.pendingUpdate = undefined;
-    this.records.wakes.get(uid)?.drain();
+    this.#records.wakes.get(uid)?.drain();
     if (status.abort === undefined || status.abort.signal.aborted) status.abort = new AbortController();
     const signal = status.abort.signal;
 
@@ -392,13 +391,13 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
     }
     if (update.pod === undefined) {
       status.mergeLastUpdate(update);
-      this.log.debug({ podUID: uid }, 'Running pod cannot start ever, programmer error');
+      this.#log.debug({ podUID: uid }, 'Running pod cannot start ever, programmer error');
       return { ok: true, canStart: false, canEverStart: false };
     }
-    const allowed = this.allowPodStart(uid, update.pod, status);
+    const allowed = this.#allowPodStart(uid, update.pod, status);
     if (!allowed.canEverStart) {
-      this.records.cleanupUnstartedPod(uid, status);
-      this.observeDuration('terminated', update.startTime);
+      this.#records.cleanupUnstartedPod(uid, status);
+      this.#observeDuration('terminated', update.startTime);
       return { ok: true, canStart: false, canEverStart: false };
     }
     if (!allowed.canStart) {
@@ -406,64 +405,62 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
       status.working = false;
       return { ok: true, canStart: false, canEverStart: true };
     }
-    status.startedAt = this.clock.now();
+    status.startedAt = this.#clock.now();
     if (update.startTime !== undefined)
-      this.metrics.observeWorkerStart((status.startedAt - update.startTime) / 1000);
+      this.#metrics.observeWorkerStart((status.startedAt - update.startTime) / 1000);
     status.mergeLastUpdate(update);
     status.syncInFlight = true;
     return { ok: true, canStart: true, canEverStart: true, update, workType, signal };
   }
 
   /** schedules the next sync, then wakes the worker again if an update is pending. */
-  private completeWork(
+  #completeWork(
     uid: string,
     phaseTransition: boolean,
     err: Error | undefined,
     operation: PodSyncOperation,
     aborted: boolean,
+    requeueAfterMs: number | undefined,
   ): void {
     // An aborted sync is requeued like a failed one (as upstream's context.Canceled), but its
     // pending update runs at once anyway and it does not count toward the error back-off.
     const { delayMs } = aborted
-      ? { delayMs: jitter(this.backOffPeriodMs, WORKER_BACK_OFF_PERIOD_JITTER_FACTOR, this.random) }
-      : this.requeue.delayFor(uid, phaseTransition, err);
-    this.workQueue.addAfter(uid, delayMs);
-    if (err !== undefined) this.emitSafe('syncError', { uid, operation, error: err, retryInMs: delayMs });
-    const status = this.records.statuses.get(uid);
+      ? { delayMs: jitter(this.#backOffPeriodMs, WORKER_BACK_OFF_PERIOD_JITTER_FACTOR, this.#random) }
+      : this.#requeue.delayFor(uid, phaseTransition, err, requeueAfterMs);
+    this.#workQueue.addAfter(uid, delayMs);
+    if (err !== undefined) this.#emitSafe('syncError', { uid, operation, error: err, retryInMs: delayMs });
+    const status = this.#records.statuses.get(uid);
     if (status === undefined) return;
-    if (status.pendingUpdate !== undefined) this.records.wakes.get(uid)?.notify();
+    if (status.pendingUpdate !== undefined) this.#records.wakes.get(uid)?.notify();
     else status.working = false;
   }
 
   /** `PodWorkerDuration`: `seconds` since the update's start time, if it has one. */
-  private observeDuration(operation: string, startTime: number | undefined): void {
+  #observeDuration(operation: string, startTime: number | undefined): void {
     if (startTime !== undefined)
-      this.metrics.observeWorkerDuration(operation, (this.clock.now() - startTime) / 1000);
+      this.#metrics.observeWorkerDuration(operation, (this.#clock.now() - startTime) / 1000);
   }
 
   /** emits, logging (never throwing) when a listener throws. */
-  private emitSafe<E extends keyof PodWorkersEvents>(
-    event: E,
-    ...args: Parameters<PodWorkersEvents[E]>
-  ): void {
+  #emitSafe<E extends keyof PodWorkersEvents>(event: E, ...args: Parameters<PodWorkersEvents[E]>): void {
     try {
       (this.emit as (e: E, ...a: Parameters<PodWorkersEvents[E]>) => boolean)(event, ...args);
     } catch (err) {
-      this.log.error({ err, event }, 'Pod workers event listener threw');
+      this.#log.error({ err, event }, 'Pod workers event listener threw');
     }
   }
 
-  private allowPodStart(
+  #allowPodStart(
     uid: string,
     pod: V1Pod,
     status: PodSyncStatus<R>,
   ): { canStart: boolean; canEverStart: boolean } {
     if (!isStaticPod(pod)) return { canStart: true, canEverStart: true };
     if (status.isTerminationRequested()) return { canStart: false, canEverStart: false };
-    if (!this.records.staticPods.tryStart(status.fullname, uid)) {
-      this.workQueue.addAfter(
+    if (!this.#records.staticPods.tryStart(status.fullname, uid)) {
+      this.#workQueue.addAfter(
         uid,
-        jitter(this.backOffPeriodMs, WORKER_BACK_OFF_PERIOD_JITTER_FACTOR, this.random),
+        jitter(this.#backOffPeriodMs, WORKER_BACK_OFF_PERIOD_JITTER_FACTOR, this.#random),
       );
       return { canStart: false, canEverStart: true };
     }

@@ -1,6 +1,7 @@
 /**
  * When a worker's pod is synced again after a sync (the kubelet's `completeWork`): at once
- * after a phase transition, after the resync interval after a success, after a short
+ * after a phase transition, after the resync interval after a success (sooner when the sync
+ * asked for it with `requeueAfterMs`, e.g. when a container's CrashLoopBackOff expires), after a short
  * back-off when the network is not ready, after the back-off period after any other error.
  * Every delay is jittered up by half, as `wait.Jitter(d, 0.5)`.
  *
@@ -38,8 +39,8 @@ export function jitter(durationMs: number, maxFactor: number, random: () => numb
   return durationMs + random() * maxFactor * durationMs;
 }
 
-/** Why a requeue happens. */
-export type RequeueReason = 'phase-transition' | 'success' | 'network-not-ready' | 'error';
+/** Why a requeue happens (`back-off`: a successful sync asked to be due sooner, see `SyncPodResult.requeueAfterMs`). */
+export type RequeueReason = 'phase-transition' | 'success' | 'back-off' | 'network-not-ready' | 'error';
 
 /** Whether `err` reports that the pod network is not ready yet (matched on the message, as upstream). */
 export function isNetworkNotReadyError(err: unknown): boolean {
@@ -66,17 +67,29 @@ export interface RequeuePolicyOptions {
  * @internal
  */
 export class RequeuePolicy {
-  private readonly backoffs = new Map<string, Backoff>();
+  readonly #backoffs = new Map<string, Backoff>();
 
-  constructor(private readonly options: RequeuePolicyOptions) {}
+  readonly #options: RequeuePolicyOptions;
+
+  constructor(options: RequeuePolicyOptions) {
+    this.#options = options;
+  }
 
   /** The reason and delay (ms) of the requeue after a sync of `uid` that ended this way. */
-  delayFor(uid: string, phaseTransition: boolean, err: unknown): { reason: RequeueReason; delayMs: number } {
-    const { random } = this.options;
+  delayFor(
+    uid: string,
+    phaseTransition: boolean,
+    err: unknown,
+    requeueAfterMs?: number,
+  ): { reason: RequeueReason; delayMs: number } {
+    const { random } = this.#options;
     if (phaseTransition) return { reason: 'phase-transition', delayMs: 0 };
     if (err === undefined) {
-      this.backoffs.get(uid)?.reset();
-      const delayMs = jitter(this.options.resyncIntervalMs, WORKER_RESYNC_INTERVAL_JITTER_FACTOR, random);
+      this.#backoffs.get(uid)?.reset();
+      const delayMs = jitter(this.#options.resyncIntervalMs, WORKER_RESYNC_INTERVAL_JITTER_FACTOR, random);
+      if (requeueAfterMs !== undefined && requeueAfterMs < delayMs) {
+        return { reason: 'back-off', delayMs: Math.max(0, requeueAfterMs) };
+      }
       return { reason: 'success', delayMs };
     }
     if (isNetworkNotReadyError(err)) {
@@ -87,30 +100,30 @@ export class RequeuePolicy {
       );
       return { reason: 'network-not-ready', delayMs };
     }
-    const backoffOptions = this.options.errorBackoff;
+    const backoffOptions = this.#options.errorBackoff;
     if (backoffOptions === undefined) {
-      const delayMs = jitter(this.options.backOffPeriodMs, WORKER_BACK_OFF_PERIOD_JITTER_FACTOR, random);
+      const delayMs = jitter(this.#options.backOffPeriodMs, WORKER_BACK_OFF_PERIOD_JITTER_FACTOR, random);
       return { reason: 'error', delayMs };
     }
-    let backoff = this.backoffs.get(uid);
+    let backoff = this.#backoffs.get(uid);
     if (backoff === undefined) {
       backoff = new Backoff({
-        initialMs: this.options.backOffPeriodMs,
+        initialMs: this.#options.backOffPeriodMs,
         capMs: DEFAULT_ERROR_BACKOFF_CAP_MS,
         jitter: WORKER_BACK_OFF_PERIOD_JITTER_FACTOR,
         // A success resets it explicitly; a time-based reset would fire between long retries.
         resetAfterMs: Number.POSITIVE_INFINITY,
         ...backoffOptions,
-        clock: this.options.clock,
+        clock: this.#options.clock,
         random,
       });
-      this.backoffs.set(uid, backoff);
+      this.#backoffs.set(uid, backoff);
     }
     return { reason: 'error', delayMs: backoff.next() };
   }
 
   /** Drops the back-off state of a forgotten pod. */
   forget(uid: string): void {
-    this.backoffs.delete(uid);
+    this.#backoffs.delete(uid);
   }
 }

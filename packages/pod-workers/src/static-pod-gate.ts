@@ -15,16 +15,20 @@ export interface StaticPodRecordView {
 
 /** The waiting lists and the started UID per full name. */
 export class StaticPodGate {
-  private readonly waiting = new Map<string, string[]>();
-  private readonly started = new Map<string, string>();
+  readonly #waiting = new Map<string, string[]>();
+  readonly #started = new Map<string, string>();
 
-  constructor(private readonly records: StaticPodRecordView) {}
+  readonly #records: StaticPodRecordView;
+
+  constructor(records: StaticPodRecordView) {
+    this.#records = records;
+  }
 
   /** Appends `uid` to the waiting list of `fullname` (when its worker is created). */
   enqueue(fullname: string, uid: string): void {
-    const list = this.waiting.get(fullname);
+    const list = this.#waiting.get(fullname);
     if (list) list.push(uid);
-    else this.waiting.set(fullname, [uid]);
+    else this.#waiting.set(fullname, [uid]);
   }
 
   /**
@@ -32,30 +36,30 @@ export class StaticPodGate {
    * first live UID waiting (dead ones are skipped). On success it holds the name.
    */
   tryStart(fullname: string, uid: string): boolean {
-    const holder = this.started.get(fullname);
+    const holder = this.#started.get(fullname);
     if (holder !== undefined) return holder === uid;
-    const list = this.waiting.get(fullname) ?? [];
+    const list = this.#waiting.get(fullname) ?? [];
     let rest = list;
     for (let i = 0; i < list.length; i++) {
       const waitingUid = list[i] as string;
-      const dead = this.records.isTerminationRequestedOrTerminated(waitingUid);
+      const dead = this.#records.isTerminationRequestedOrTerminated(waitingUid);
       if (dead === undefined || dead) continue;
       if (waitingUid !== uid) {
-        this.waiting.set(fullname, list.slice(i));
+        this.#waiting.set(fullname, list.slice(i));
         return false;
       }
       rest = list.slice(i + 1);
       break;
     }
-    if (rest.length > 0) this.waiting.set(fullname, rest);
-    else this.waiting.delete(fullname);
-    this.started.set(fullname, uid);
+    if (rest.length > 0) this.#waiting.set(fullname, rest);
+    else this.#waiting.delete(fullname);
+    this.#started.set(fullname, uid);
     return true;
   }
 
   /** The UID holding `fullname`, if any. */
   startedUid(fullname: string): string | undefined {
-    return this.started.get(fullname);
+    return this.#started.get(fullname);
   }
 
   /**
@@ -63,10 +67,10 @@ export class StaticPodGate {
    * woken), if any.
    */
   release(fullname: string, uid: string): string | undefined {
-    if (this.started.get(fullname) !== uid) return undefined;
-    this.started.delete(fullname);
-    for (const waitingUid of this.waiting.get(fullname) ?? []) {
-      if (this.records.isTerminationRequestedOrTerminated(waitingUid) === false) return waitingUid;
+    if (this.#started.get(fullname) !== uid) return undefined;
+    this.#started.delete(fullname);
+    for (const waitingUid of this.#waiting.get(fullname) ?? []) {
+      if (this.#records.isTerminationRequestedOrTerminated(waitingUid) === false) return waitingUid;
     }
     return undefined;
   }

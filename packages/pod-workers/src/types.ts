@@ -89,6 +89,13 @@ export interface SyncContext {
 export interface SyncPodResult {
   /** The pod reached a terminal phase by itself (all containers done, no restart): terminate it. */
   readonly isTerminal: boolean;
+  /**
+   * Sync the pod again after this many ms if that is sooner than the resync interval: the
+   * sync succeeded but something is due before then (a container whose CrashLoopBackOff or
+   * ImagePullBackOff expires; `KubeRuntimeManager.syncOutcome` computes it). Minimum: 0.
+   * @default the resync interval
+   */
+  readonly requeueAfterMs?: number | undefined;
 }
 
 /**

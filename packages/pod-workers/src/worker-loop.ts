@@ -56,12 +56,14 @@ export interface WorkerLoopHost<S, R extends RunningPod> {
     err: Error | undefined,
     operation: PodSyncOperation,
     aborted: boolean,
+    requeueAfterMs?: number,
   ): void;
   observeDuration(operation: string, startTime: number | undefined): void;
 }
 
 interface SyncOutcome {
   readonly isTerminal: boolean;
+  readonly requeueAfterMs: number | undefined;
   readonly failure: Error | undefined;
   readonly operation: PodSyncOperation;
 }
@@ -79,7 +81,14 @@ export async function runPodWorkerLoop<S, R extends RunningPod>(
     if (!start.canEverStart) return;
     if (!start.canStart) continue;
     const { update, workType, signal } = start;
-    const { isTerminal, failure, operation } = await syncOnce(host, uid, update, workType, signal, lastSync);
+    const { isTerminal, requeueAfterMs, failure, operation } = await syncOnce(
+      host,
+      uid,
+      update,
+      workType,
+      signal,
+      lastSync,
+    );
     host.endSync(uid);
 
     if (failure !== undefined && signal.aborted) {
@@ -111,7 +120,7 @@ export async function runPodWorkerLoop<S, R extends RunningPod>(
       host.completeSync(uid);
       phaseTransition = true;
     }
-    host.completeWork(uid, phaseTransition, failure, operation, false);
+    host.completeWork(uid, phaseTransition, failure, operation, false, requeueAfterMs);
     host.observeDuration(update.updateType, update.startTime);
   }
 }
@@ -128,6 +137,7 @@ async function syncOnce<S, R extends RunningPod>(
   const ctx = { signal };
   let operation: PodSyncOperation = 'getNewerThan';
   let isTerminal = false;
+  let requeueAfterMs: number | undefined;
   try {
     let podStatus: S | undefined;
     // A runtime-only pod is always terminating and needs no status.
@@ -172,14 +182,15 @@ async function syncOnce<S, R extends RunningPod>(
           syncer.syncPod(ctx, update.updateType, pod, update.mirrorPod, podStatus as S),
         );
         isTerminal = result?.isTerminal === true;
+        requeueAfterMs = result?.requeueAfterMs;
       }
     } finally {
       // As upstream: the next sync waits for a status newer than the end of this one.
       lastSync.atMs = host.clock.now();
     }
-    return { isTerminal, failure: undefined, operation };
+    return { isTerminal, requeueAfterMs, failure: undefined, operation };
   } catch (err) {
-    return { isTerminal: false, failure: toError(err), operation };
+    return { isTerminal: false, requeueAfterMs: undefined, failure: toError(err), operation };
   }
 }
 

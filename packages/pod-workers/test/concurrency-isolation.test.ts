@@ -1,5 +1,6 @@
+import { InvalidOptionsError } from '@nodeagent/core';
 import { describe, expect, it } from 'vitest';
-import { InvalidPodWorkersOptionsError, PodWorkers } from '../src/index.js';
+import { PodWorkers } from '../src/index.js';
 import { createHarness, deferred, makePod, untilAborted } from './harness.js';
 
 const N = 1_000;
@@ -80,6 +81,6 @@ describe('global concurrency limit', () => {
     const h = createHarness();
     expect(
       () => new PodWorkers({ syncer: h.syncer, statusProvider: h.cache, workQueue: h.queue, concurrency: 0 }),
-    ).toThrow(InvalidPodWorkersOptionsError);
+    ).toThrow(InvalidOptionsError);
   });
 });

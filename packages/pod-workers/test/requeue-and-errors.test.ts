@@ -23,6 +23,16 @@ describe('requeue timing', () => {
     expect(h.queue.lastFor('a')?.delayMs).toBeCloseTo(expectedMs, 6);
   });
 
+  it('requeues a successful sync sooner when it asks (a back-off expiring), never later than the resync', async () => {
+    const h = createHarness();
+    h.syncer.behavior = (c) => ({ isTerminal: false, requeueAfterMs: c.uid === 'soon' ? 4_000 : 90_000 });
+    h.workers.updatePod({ updateType: 'create', pod: makePod('soon') });
+    h.workers.updatePod({ updateType: 'create', pod: makePod('late') });
+    await h.settle();
+    expect(h.queue.lastFor('soon')?.delayMs).toBe(4_000);
+    expect(h.queue.lastFor('late')?.delayMs).toBe(60_000);
+  });
+
   it('honours resyncIntervalMs and backOffPeriodMs options', async () => {
     const h = createHarness({ resyncIntervalMs: 5_000, backOffPeriodMs: 2_000 });
     h.workers.updatePod({ updateType: 'create', pod: makePod('ok') });

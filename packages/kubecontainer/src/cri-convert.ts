@@ -1,11 +1,13 @@
 /**
  * Conversions from CRI messages to the kubelet's runtime model (upstream
- * `kuberuntime_container.go` `toKubeContainerStatus`, `toKubeContainer`, `sandboxToKubeContainer`).
+ * `kuberuntime_container.go` `toKubeContainerStatus`, `toKubeContainer`, `sandboxToKubeContainer`,
+ * and the evented PLEG's `GeneratePodStatus`).
  *
  * @module
  */
 import {
   type Container,
+  type ContainerEventResponse,
   ContainerState,
   type ContainerStatus,
   type PodSandbox,
@@ -13,7 +15,13 @@ import {
   type PodSandboxStatus,
 } from '@nodeagent/cri';
 import { KUBERNETES_CONTAINER_NAME_LABEL, parseContainerHash, parseRestartCount } from './labels.js';
-import type { ContainerRuntimeStatus, RuntimeContainer, RuntimeContainerState } from './pod-status.js';
+import type {
+  ContainerRuntimeStatus,
+  PodStatus,
+  RuntimeContainer,
+  RuntimeContainerState,
+} from './pod-status.js';
+import { sortContainerStatusesByCreationTime } from './status-order.js';
 
 /** Nanoseconds since the epoch (CRI int64) to milliseconds since the epoch. */
 export function nsToMs(ns: bigint): number {
@@ -114,19 +122,25 @@ export function sandboxIps(status: PodSandboxStatus): string[] {
   return [network.ip, ...network.additionalIps.map((p) => p.ip).filter((ip) => ip !== '')];
 }
 
-/** Newest first by creation time (upstream `podSandboxByCreated`, `containerStatusByCreated`). */
-export function byCreatedDesc<T extends { readonly createdAt: bigint | number }>(a: T, b: T): number {
-  return a.createdAt > b.createdAt ? -1 : a.createdAt < b.createdAt ? 1 : 0;
-}
-
 /**
- * Orders container statuses newest first: by creation time, then by restart count. Creation
- * times are whole milliseconds, so instances of a fast crash loop can tie; the restart count
- * (which only grows) then decides which one is current.
+ * The pod status a CRI container event carries (upstream `GeneratePodStatus`): its sandbox
+ * status (the only sandbox listed), the statuses of the sandbox's containers (newest first) and
+ * the sandbox's IPs; stamped with the event's `created_at`. `undefined` when the event has no
+ * sandbox status or metadata.
  */
-export function byNewestContainer(
-  a: Pick<ContainerRuntimeStatus, 'createdAt' | 'restartCount'>,
-  b: Pick<ContainerRuntimeStatus, 'createdAt' | 'restartCount'>,
-): number {
-  return b.createdAt - a.createdAt || b.restartCount - a.restartCount;
+export function podStatusFromContainerEvent(event: ContainerEventResponse): PodStatus | undefined {
+  const sandbox = event.podSandboxStatus;
+  const metadata = sandbox?.metadata;
+  if (sandbox === undefined || metadata === undefined) return undefined;
+  return {
+    id: metadata.uid,
+    name: metadata.name,
+    namespace: metadata.namespace,
+    ips: sandboxIps(sandbox),
+    containerStatuses: sortContainerStatusesByCreationTime(
+      event.containersStatuses.map(toContainerRuntimeStatus),
+    ),
+    sandboxStatuses: [sandbox],
+    timestamp: nsToMs(event.createdAt),
+  };
 }

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { type Clock, realClock } from '@nodeagent/core';
+import { type Clock, definedFields, realClock } from '@nodeagent/core';
 import {
   type CallOptions,
   type ContainerStatus,
@@ -13,9 +13,10 @@ import {
   type PodSandboxStatus,
   type RuntimeServiceApi,
 } from '@nodeagent/cri';
-import { byCreatedDesc, byNewestContainer, sandboxIps, toContainerRuntimeStatus } from './cri-convert.js';
+import { sandboxIps, toContainerRuntimeStatus } from './cri-convert.js';
 import { KUBERNETES_POD_UID_LABEL } from './labels.js';
 import type { ContainerRuntimeStatus, PodStatus, PodStatusSource } from './pod-status.js';
+import { byCreatedDesc, sortContainerStatusesByCreationTime } from './status-order.js';
 
 /** The CRI calls a {@link criPodStatusSource} makes (a `CriClient` fits). */
 export interface CriPodStatusRuntime {
@@ -100,9 +101,9 @@ export function criPodStatusSource(
           return { ...converted, message };
         }),
       );
-      const containerStatuses = statuses
-        .filter((s): s is ContainerRuntimeStatus => s !== undefined)
-        .sort(byNewestContainer);
+      const containerStatuses = sortContainerStatusesByCreationTime(
+        statuses.filter((s): s is ContainerRuntimeStatus => s !== undefined),
+      );
       return { id: uid, name, namespace, ips, containerStatuses, sandboxStatuses, timestamp };
     },
   };
@@ -117,10 +118,7 @@ async function skipNotFound<T>(call: Promise<T>): Promise<T | undefined> {
   }
 }
 
-/** Builds CRI call options without `undefined` members (exactOptionalPropertyTypes). */
+/** CRI call options without `undefined` members (exactOptionalPropertyTypes). */
 export function callOptions(timeoutMs: number | undefined, signal: AbortSignal | undefined): CallOptions {
-  return {
-    ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    ...(signal === undefined ? {} : { signal }),
-  };
+  return definedFields({ timeoutMs, signal });
 }

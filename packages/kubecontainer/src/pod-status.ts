@@ -1,6 +1,6 @@
 /**
  * The kubelet's runtime view of a pod (upstream `kubecontainer.PodStatus`, `kubecontainer.Pod`):
- * the model PLEG caches and `@nodeagent/kuberuntime` plans from.
+ * the model `@nodeagent/pleg` caches and `@nodeagent/kuberuntime` plans from.
  *
  * @module
  */

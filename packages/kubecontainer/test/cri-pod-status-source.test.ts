@@ -1,3 +1,4 @@
+import { FakeClock } from '@nodeagent/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   criPodStatusSource,
@@ -5,12 +6,24 @@ import {
   findContainerStatusByName,
   runningContainerStatuses,
 } from '../src/index.js';
-import { type Harness, kubeletContainer, kubeletPod, startHarness } from './helpers.js';
+import {
+  type FakeRuntimeHarness,
+  kubeletContainerConfig as kubeletContainer,
+  kubeletPodConfig as kubeletPod,
+  startFakeRuntime,
+} from '../src/testing.js';
 
 describe('criPodStatusSource and criRuntimeLister', () => {
-  let h: Harness;
+  let h: {
+    readonly fake: FakeRuntimeHarness['runtime'];
+    readonly cri: FakeRuntimeHarness['cri'];
+    readonly clock: FakeClock;
+    close(): Promise<void>;
+  };
   beforeEach(async () => {
-    h = await startHarness();
+    const clock = new FakeClock();
+    const { runtime, cri, stop } = await startFakeRuntime({ clock });
+    h = { fake: runtime, cri, clock, close: stop };
   });
   afterEach(() => h.close());
 

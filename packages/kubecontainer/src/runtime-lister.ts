@@ -5,10 +5,11 @@
  * @module
  */
 import type { RuntimeServiceApi } from '@nodeagent/cri';
-import { byCreatedDesc, sandboxToRuntimeContainer, toRuntimeContainer } from './cri-convert.js';
+import { sandboxToRuntimeContainer, toRuntimeContainer } from './cri-convert.js';
 import { callOptions } from './cri-pod-status-source.js';
 import { KUBERNETES_POD_UID_LABEL, podInfoFromLabels } from './labels.js';
 import type { RuntimeContainer, RuntimePod } from './pod-status.js';
+import { byCreatedDesc } from './status-order.js';
 
 /** Lists the runtime's pods for PLEG. */
 export interface RuntimeLister {

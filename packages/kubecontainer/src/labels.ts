@@ -1,7 +1,7 @@
 /**
  * The `io.kubernetes.*` label and annotation keys the kubelet puts on CRI sandboxes and
  * containers (upstream `pkg/kubelet/types/labels.go` and `pkg/kubelet/kuberuntime/labels.go`).
- * PLEG reads the pod identity from them; `@nodeagent/kuberuntime` writes them.
+ * `@nodeagent/pleg` reads the pod identity from them; `@nodeagent/kuberuntime` writes them.
  *
  * @module
  */

@@ -1,0 +1,75 @@
+/**
+ * The kubelet's runtime pod model (upstream `pkg/kubelet/container`): what the runtime knows
+ * about a pod ({@link PodStatus}, {@link ContainerRuntimeStatus}), what a relist sees
+ * ({@link RuntimePod}), the `io.kubernetes.*` label and annotation keys the kubelet writes on
+ * sandboxes and containers, the newest-first order of statuses, and the conversion from CRI
+ * messages ({@link criPodStatusSource}, {@link criRuntimeLister}). `@nodeagent/pleg` caches
+ * this model and `@nodeagent/kuberuntime` plans from it; both import it from here.
+ *
+ * @example
+ * ```ts
+ * import { createCriClient } from '@nodeagent/cri';
+ * import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
+ *
+ * const cri = createCriClient('unix:///run/containerd/containerd.sock');
+ * for (const pod of await criRuntimeLister(cri).listPods()) {
+ *   const status = await criPodStatusSource(cri).getPodStatus(pod.id, pod.name, pod.namespace);
+ *   console.log(pod.namespace, pod.name, status.ips, status.containerStatuses.map((c) => c.state));
+ * }
+ * ```
+ *
+ * @packageDocumentation
+ */
+export {
+  nsToMs,
+  podStatusFromContainerEvent,
+  sandboxIps,
+  sandboxToContainerState,
+  sandboxToRuntimeContainer,
+  toContainerRuntimeStatus,
+  toRuntimeContainer,
+  toRuntimeContainerState,
+} from './cri-convert.js';
+export {
+  type CriPodStatusRuntime,
+  type CriPodStatusSourceOptions,
+  criPodStatusSource,
+  type TerminationMessageReader,
+} from './cri-pod-status-source.js';
+export {
+  CONTAINER_HASH_ANNOTATION,
+  CONTAINER_PORTS_ANNOTATION,
+  CONTAINER_PRESTOP_HANDLER_ANNOTATION,
+  CONTAINER_RESTART_COUNT_ANNOTATION,
+  CONTAINER_TERMINATION_MESSAGE_PATH_ANNOTATION,
+  CONTAINER_TERMINATION_MESSAGE_POLICY_ANNOTATION,
+  formatContainerHash,
+  KUBERNETES_CONTAINER_NAME_LABEL,
+  KUBERNETES_POD_NAME_LABEL,
+  KUBERNETES_POD_NAMESPACE_LABEL,
+  KUBERNETES_POD_UID_LABEL,
+  type LabelledPodInfo,
+  POD_DELETION_GRACE_PERIOD_ANNOTATION,
+  POD_TERMINATION_GRACE_PERIOD_ANNOTATION,
+  parseContainerHash,
+  parseRestartCount,
+  podInfoFromLabels,
+} from './labels.js';
+export {
+  type ContainerRuntimeStatus,
+  emptyPodStatus,
+  findContainerStatusByName,
+  type PodStatus,
+  type PodStatusSource,
+  type RuntimeContainer,
+  type RuntimeContainerState,
+  type RuntimePod,
+  runningContainerStatuses,
+} from './pod-status.js';
+export {
+  type CriListerRuntime,
+  type CriRuntimeListerOptions,
+  criRuntimeLister,
+  type RuntimeLister,
+} from './runtime-lister.js';
+export { sortContainerStatusesByCreationTime } from './status-order.js';

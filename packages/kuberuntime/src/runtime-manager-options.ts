@@ -1,0 +1,62 @@
+/**
+ * Options of the `KubeRuntimeManager` (in their own module so the pieces it wires, such
+ * as the container starter, read them without importing the manager).
+ *
+ * @module
+ */
+import type { Clock, Logger, MetricsOptions } from '@nodeagent/core';
+import type { CriClient } from '@nodeagent/cri';
+import type { PodStatusSource } from '@nodeagent/kubecontainer';
+import type { EnvSources } from './env.js';
+import type { HandlerRunnerDeps } from './lifecycle-handlers.js';
+import type { PodActionsOptions } from './pod-actions.js';
+import type { PodStatusOptions } from './pod-status-options.js';
+import type { SandboxConfigOptions } from './sandbox-config.js';
+
+/** CrashLoopBackOff settings, ms. */
+export interface CrashLoopBackOffOptions {
+  /** First delay. @default 10_000 */
+  readonly initialMs?: number;
+  /** Cap (kubelet `maxContainerRestartPeriod`). @default 300_000 */
+  readonly maxMs?: number;
+  /** A container that ran this long before failing starts over at `initialMs`. @default 600_000 */
+  readonly resetAfterMs?: number;
+}
+
+/** Options of `KubeRuntimeManager`. */
+export interface KubeRuntimeManagerOptions extends SandboxConfigOptions {
+  /** The CRI runtime. */
+  readonly cri: CriClient;
+  /** @default realClock */
+  readonly clock?: Clock;
+  /** @default noopLogger */
+  readonly logger?: Logger;
+  /** Root of pod directories (emptyDir volumes, termination message files). @default "/var/lib/kubelet/pods" */
+  readonly podsRoot?: string;
+  /** CrashLoopBackOff: 10 s doubling to 5 min, reset after 10 min. */
+  readonly crashLoopBackOff?: CrashLoopBackOffOptions;
+  /** ImagePullBackOff: 10 s doubling to 5 min. */
+  readonly imagePullBackOff?: Omit<CrashLoopBackOffOptions, 'resetAfterMs'>;
+  /** Node memory capacity for OOM scores, bytes. @default os.totalmem() */
+  readonly memoryCapacityBytes?: bigint;
+  /** Node allocatable (the value of unset limits in `resourceFieldRef`). @default all CPUs, total memory */
+  readonly nodeAllocatable?: { readonly cpuMilli: bigint; readonly memoryBytes: bigint };
+  /** Node IPs (`status.hostIP(s)`). @default [] */
+  readonly hostIps?: readonly string[];
+  /** Use RuntimeDefault seccomp when unspecified (kubelet `seccompDefault`). @default false */
+  readonly seccompDefault?: boolean;
+  /** ConfigMap / Secret lookups for env. @default none (such references fail unless optional) */
+  readonly envSources?: EnvSources;
+  /** Probe results consulted by the pod actions and the status. */
+  readonly probes?: PodActionsOptions & PodStatusOptions['probes'];
+  /** Where pod statuses are read from. @default criPodStatusSource(cri) */
+  readonly podStatusSource?: PodStatusSource;
+  /** Metrics on a registry you own. @default none */
+  readonly metrics?: MetricsOptions;
+  /** CRI deadline of a call, ms (kubelet `runtimeRequestTimeout`). @default 120_000 */
+  readonly runtimeRequestTimeoutMs?: number;
+  /** HTTP GET for `httpGet` lifecycle hooks; resolves with the status code. @default node http(s) */
+  readonly httpGet?: HandlerRunnerDeps['httpGet'];
+  /** Whether the pod worker is already terminating the pod (a failed sandbox is then no error). */
+  readonly isPodTerminationRequested?: (uid: string) => boolean;
+}
