@@ -6,10 +6,8 @@
  * @module
  */
 
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { definedFields } from '@nodeagent/core';
 import { startMiniApiServer } from './server.js';
@@ -36,23 +34,10 @@ const USAGE = `Usage: mini-apiserver [options]
   -h, --help                   show this help
 `;
 
-/** This package's version, read from its package.json (from `src/` or `dist/`). */
+/** This package's version (its package.json, through the package's own `./package.json` export). */
 function packageVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === '@nodeagent/mini-apiserver' && pkg.version !== undefined) return pkg.version;
-    } catch {
-      // not here; go up
-    }
-    const up = dirname(dir);
-    if (up === dir) return 'unknown';
-    dir = up;
-  }
+  return (createRequire(import.meta.url)('@nodeagent/mini-apiserver/package.json') as { version: string })
+    .version;
 }
 
 /** A text sink such as `process.stdout`. */

@@ -6,8 +6,8 @@
  * @module
  */
 import { readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { InvalidDurationError, parseGoDuration } from '@nodeagent/core';
 import { parse as parseYaml } from 'yaml';
 
@@ -330,21 +330,7 @@ export function parseGlobalFlags(
   return { settings, rest };
 }
 
-/** This package's version, read from its package.json (from `src/` or `dist/`). */
+/** This package's version (its package.json, through the package's own `./package.json` export). */
 export function packageVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === '@nodeagent/cri' && pkg.version !== undefined) return pkg.version;
-    } catch {
-      // not here; go up
-    }
-    const up = dirname(dir);
-    if (up === dir) return 'unknown';
-    dir = up;
-  }
+  return (createRequire(import.meta.url)('@nodeagent/cri/package.json') as { version: string }).version;
 }
