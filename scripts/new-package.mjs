@@ -34,7 +34,7 @@ exportsMap['./package.json'] = './package.json';
 const internal = deps.filter((d) => !d.includes('@') || d.startsWith('@nodeagent/'));
 const pkg = {
   name: `@nodeagent/${name}`,
-  version: '0.1.0',
+  version: '0.0.0',
   description,
   license: 'Apache-2.0',
   type: 'module',
@@ -44,9 +44,13 @@ const pkg = {
   main: './dist/index.js',
   types: './dist/index.d.ts',
   files: ['dist', 'src', 'README.md'],
-  scripts: { build: 'tsup' },
+  scripts: {
+    build: 'tsup',
+    prepack: 'node ../../scripts/publish-manifest.mjs prepack',
+    postpack: 'node ../../scripts/publish-manifest.mjs postpack',
+  },
   dependencies: Object.fromEntries(
-    internal.map((d) => [d.startsWith('@nodeagent/') ? d : `@nodeagent/${d}`, '^0.1.0']),
+    internal.map((d) => [d.startsWith('@nodeagent/') ? d : `@nodeagent/${d}`, '^0.0.0']),
   ),
   publishConfig: { access: 'public' },
   repository: { type: 'git', url: 'git+https://github.com/nodeagent/nodeagent.git', directory: dir },

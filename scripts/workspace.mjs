@@ -3,19 +3,25 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** @returns {{ name: string, dir: string, json: any }[]} in dependency order */
-export function workspacePackages(root = process.cwd()) {
+/**
+ * @param {string} [root]
+ * @param {{ includeTestSupport?: boolean }} [options] also list the private `test/support` package
+ * @returns {{ name: string, dir: string, json: any }[]} in dependency order
+ */
+export function workspacePackages(root = process.cwd(), options = {}) {
   const pkgs = [];
+  const add = (/** @type {string} */ dir) => {
+    const file = join(dir, 'package.json');
+    if (!existsSync(file)) return;
+    const json = JSON.parse(readFileSync(file, 'utf8'));
+    pkgs.push({ name: json.name, dir, json });
+  };
   for (const base of ['packages', 'examples']) {
     const dir = join(root, base);
     if (!existsSync(dir)) continue;
-    for (const entry of readdirSync(dir).sort()) {
-      const file = join(dir, entry, 'package.json');
-      if (!existsSync(file)) continue;
-      const json = JSON.parse(readFileSync(file, 'utf8'));
-      pkgs.push({ name: json.name, dir: join(dir, entry), json });
-    }
+    for (const entry of readdirSync(dir).sort()) add(join(dir, entry));
   }
+  if (options.includeTestSupport) add(join(root, 'test', 'support'));
   const byName = new Map(pkgs.map((p) => [p.name, p]));
   const ordered = [];
   const state = new Map();

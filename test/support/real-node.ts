@@ -154,10 +154,22 @@ export function realNodeGate(
 }
 
 /**
+ * `NODEAGENT_TESTS=unit` selects the unit suites only: every real-node suite is skipped (even
+ * under `CI=true`). The Node.js version matrix (`scripts/node-matrix.sh`) runs that way, since
+ * the kernel and containerd suites do not depend on the Node.js version and run once.
+ */
+export const UNIT_ONLY_ENV = 'NODEAGENT_TESTS';
+
+/**
  * `describe(name, fn)` when every requirement is met. Otherwise: under `CI=true`, a suite with one
  * failing test naming what is missing; elsewhere `describe.skip` plus a console warning.
+ * Skipped without a word when `NODEAGENT_TESTS=unit` ({@link UNIT_ONLY_ENV}).
  */
 export function describeRealNode(name: string, reqs: readonly Requirement[], fn: () => void): void {
+  if (process.env[UNIT_ONLY_ENV] === 'unit') {
+    describe.skip(name, fn);
+    return;
+  }
   const gate = realNodeGate(name, realNodeMissing(reqs));
   switch (gate.action) {
     case 'run':

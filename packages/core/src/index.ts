@@ -59,7 +59,7 @@ export {
   type MetricsRegistry,
   type PromClientModule,
 } from './metrics.js';
-export { type Defined, definedFields } from './optional.js';
+export { type Defined, definedFields, type UndefinedKeys } from './optional.js';
 export { InvalidOptionsError } from './options-error.js';
 export { createPromMetricsProvider } from './prom-work-queue-metrics.js';
 export {

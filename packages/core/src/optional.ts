@@ -6,7 +6,7 @@
  */
 
 /** The keys of `T` whose type admits `undefined`. */
-type UndefinedKeys<T> = { [K in keyof T]-?: undefined extends T[K] ? K : never }[keyof T];
+export type UndefinedKeys<T> = { [K in keyof T]-?: undefined extends T[K] ? K : never }[keyof T];
 
 /** `T` with every field that may be `undefined` turned into an optional field without `undefined`. */
 export type Defined<T> = { [K in Exclude<keyof T, UndefinedKeys<T>>]: T[K] } & {

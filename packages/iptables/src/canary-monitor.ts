@@ -5,7 +5,15 @@
  *
  * @module
  */
-import { type Clock, type Logger, noopLogger, realClock, type Timer } from '@nodeagent/core';
+import {
+  type Clock,
+  type Lifecycle,
+  type Logger,
+  noopLogger,
+  realClock,
+  StartOnce,
+  type Timer,
+} from '@nodeagent/core';
 import { KUBE_PROXY_CANARY } from './chain-names.js';
 import type { IptablesExecutor } from './executor.js';
 
@@ -34,10 +42,12 @@ export interface CanaryMonitorOptions {
 }
 
 /** Polls the canary chains and reports flushes. Nothing runs until {@link start}. */
-export class CanaryMonitor {
+export class CanaryMonitor implements Lifecycle {
   readonly #o: Required<Omit<CanaryMonitorOptions, 'logger' | 'clock'>> & { clock: Clock; logger: Logger };
+  readonly #once = new StartOnce('CanaryMonitor');
   #timer: Timer | undefined;
-  #busy = false;
+  #busy: Promise<boolean> | undefined;
+  #stopped = false;
 
   /** @param options executor, callback and timing. */
   constructor(options: CanaryMonitorOptions) {
@@ -52,16 +62,29 @@ export class CanaryMonitor {
     };
   }
 
-  /** Creates the canaries (awaited) and starts polling. */
-  async start(): Promise<void> {
-    await this.#ensureAll();
-    this.#timer ??= this.#o.clock.setInterval(() => void this.check(), this.#o.intervalMs);
+  /**
+   * Creates the canaries and starts polling; resolves once the canaries exist. `signal`
+   * bounds only that wait (an abort rejects and leaves the monitor stopped). A second
+   * `start` rejects.
+   */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => {
+        await this.#ensureAll();
+        if (this.#stopped) return;
+        this.#timer ??= this.#o.clock.setInterval(() => void this.check(), this.#o.intervalMs);
+      },
+      () => this.stop(),
+    );
   }
 
-  /** Stops polling. */
-  stop(): void {
+  /** Stops polling; resolves once a poll in progress finished. Idempotent; safe before `start`. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
     this.#timer?.cancel();
     this.#timer = undefined;
+    await this.#busy;
   }
 
   async #ensureAll(): Promise<void> {
@@ -74,7 +97,16 @@ export class CanaryMonitor {
    */
   async check(): Promise<boolean> {
     if (this.#busy) return false;
-    this.#busy = true;
+    const poll = this.#poll();
+    this.#busy = poll;
+    try {
+      return await poll;
+    } finally {
+      this.#busy = undefined;
+    }
+  }
+
+  async #poll(): Promise<boolean> {
     try {
       for (const t of this.#o.tables) {
         if (!(await this.#o.executor.chainExists(t, this.#o.chain))) {
@@ -91,8 +123,6 @@ export class CanaryMonitor {
     } catch (err) {
       this.#o.logger.warn({ err }, 'iptables canary check failed');
       return false;
-    } finally {
-      this.#busy = false;
     }
   }
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import { CommandError } from '@nodeagent/core';
-import type { IpFamily } from './ip.js';
+import type { IPFamilyName } from '@nodeagent/proxy-state';
 
 /** Flags of one iptables-restore call. */
 export interface RestoreFlags {
@@ -40,7 +40,7 @@ export interface JumpRule {
 /** The kernel-facing operations the iptables backend needs. */
 export interface IptablesExecutor {
   /** Address family this executor drives (`iptables` vs `ip6tables`). */
-  readonly family: IpFamily;
+  readonly family: IPFamilyName;
   /** Applies a restore payload (atomically per table). @throws IptablesCommandError */
   restore(text: string, flags?: RestoreFlags): Promise<void>;
   /** The current rules as iptables-save text, of one table or all. */

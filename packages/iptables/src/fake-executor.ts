@@ -4,6 +4,8 @@
  *
  * @module
  */
+
+import type { IPFamilyName } from '@nodeagent/proxy-state';
 import {
   IptablesCommandError,
   type IptablesExecutor,
@@ -11,7 +13,6 @@ import {
   jumpRuleArgs,
   type RestoreFlags,
 } from './executor.js';
-import type { IpFamily } from './ip.js';
 import { type ParsedRule, parseRestoreText, parseRule, RestoreParseError } from './restore-parser.js';
 import type { IptablesTables } from './tracer.js';
 
@@ -46,7 +47,7 @@ function quoteArg(a: string): string {
 /** Options of {@link FakeIptablesExecutor}. */
 export interface FakeIptablesExecutorOptions {
   /** @default 'IPv4' */
-  readonly family?: IpFamily;
+  readonly family?: IPFamilyName;
 }
 
 /**
@@ -58,7 +59,7 @@ export interface FakeIptablesExecutorOptions {
  */
 export class FakeIptablesExecutor implements IptablesExecutor {
   /** @inheritdoc */
-  readonly family: IpFamily;
+  readonly family: IPFamilyName;
   readonly #tables = new Map<string, TableState>();
   /** Every restore call, in order (payload and flags). */
   readonly restores: { readonly text: string; readonly flags: RestoreFlags }[] = [];

@@ -49,7 +49,6 @@ export {
   kubeProxyJumpRules,
   type RestoreFlags,
 } from './executor.js';
-export { type IpFamily, joinHostPort, normalizeCIDR, normalizeIP } from './ip.js';
 export { IptablesSyncer, type IptablesSyncerOptions, type IptablesSyncResult } from './iptables-syncer.js';
 export { computeProbability, ProbabilityCache } from './probability.js';
 export {
@@ -61,7 +60,6 @@ export {
 } from './render.js';
 export { renderIptables, renderIptablesSnapshot, snapshotRenderOptions } from './render-iptables.js';
 export {
-  InvalidRenderOptionsError,
   type IptablesRenderOptions,
   type LocalTrafficDetector,
   type ResolvedRenderOptions,
@@ -86,7 +84,6 @@ export {
   sharedChainsText,
 } from './restore-text.js';
 export {
-  InvalidServicePortError,
   type IptablesEndpoint,
   type IptablesServicePort,
   type L4Protocol,

@@ -5,11 +5,11 @@
  * @module
  */
 import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
-import type { ProxySnapshot } from '@nodeagent/proxy-state';
+import type { InvalidServicePortError, ProxySnapshot } from '@nodeagent/proxy-state';
 import { type IptablesExecutor, type JumpRule, kubeProxyJumpRules } from './executor.js';
 import { IptablesRenderer } from './render.js';
 import type { IptablesRenderOptions } from './render-options.js';
-import type { InvalidServicePortError, IptablesServicePort } from './service-port.js';
+import type { IptablesServicePort } from './service-port.js';
 import { SnapshotAdapter, snapshotFamily } from './snapshot-input.js';
 import { type FullSyncReason, IptablesSyncPlanner, type IptablesSyncPlannerOptions } from './sync-planner.js';
 

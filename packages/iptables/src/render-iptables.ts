@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { definedFields } from '@nodeagent/core';
 import type { ProxySnapshot } from '@nodeagent/proxy-state';
 import { IptablesRenderer, type IptablesRuleset } from './render.js';
 import type { IptablesRenderOptions } from './render-options.js';
@@ -13,7 +14,7 @@ import { SnapshotAdapter, snapshotFamily } from './snapshot-input.js';
  * Renders the full iptables-restore payload (filter + nat) kube-proxy's iptables mode
  * writes for `snapshot`. The family comes from the snapshot and `nodeIP` defaults to the
  * snapshot node's first IP.
- * @throws InvalidRenderOptionsError for unusable options.
+ * @throws InvalidOptionsError for unusable options.
  */
 export function renderIptables(snapshot: ProxySnapshot, options: IptablesRenderOptions = {}): string {
   return restoreText(renderIptablesSnapshot(snapshot, options));
@@ -37,6 +38,6 @@ export function snapshotRenderOptions(
   return {
     ...options,
     ipFamily: snapshotFamily(snapshot),
-    ...(nodeIP !== undefined ? { nodeIP } : {}),
+    ...definedFields({ nodeIP }),
   };
 }

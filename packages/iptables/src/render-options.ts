@@ -3,8 +3,13 @@
  *
  * @module
  */
-import { DEFAULT_MASQUERADE_BIT, type ProxyRenderOptions } from '@nodeagent/proxy-state';
-import { formatCIDR, type IpFamily, parseCIDR } from './ip.js';
+import { InvalidOptionsError, parseCIDR } from '@nodeagent/core';
+import {
+  DEFAULT_MASQUERADE_BIT,
+  type IPFamilyName,
+  ipFamilyName,
+  type ProxyRenderOptions,
+} from '@nodeagent/proxy-state';
 
 export type { LocalTrafficDetector } from '@nodeagent/proxy-state';
 
@@ -14,7 +19,7 @@ export interface IptablesRenderOptions extends ProxyRenderOptions {
    * Address family of the ruleset (`iptables` vs `ip6tables`).
    * @default 'IPv4'
    */
-  readonly ipFamily?: IpFamily;
+  readonly ipFamily?: IPFamilyName;
   /**
    * The node's primary IP of this family; used to allow node-originated traffic through
    * `loadBalancerSourceRanges` that contain it.
@@ -57,7 +62,7 @@ export interface IptablesRenderOptions extends ProxyRenderOptions {
 
 /** Options with every default applied. */
 export interface ResolvedRenderOptions {
-  readonly ipFamily: IpFamily;
+  readonly ipFamily: IPFamilyName;
   readonly nodeIP: string | undefined;
   readonly masqueradeMark: string;
   readonly masqueradeAll: boolean;
@@ -72,11 +77,6 @@ export interface ResolvedRenderOptions {
   readonly largeClusterEndpointsThreshold: number;
 }
 
-/** A render option that cannot be used. */
-export class InvalidRenderOptionsError extends Error {
-  override readonly name = 'InvalidRenderOptionsError';
-}
-
 /**
  * The mark as upstream's tests and the golden fixture write it (`0x4000`). kube-proxy
  * itself formats it with Go's `%#08x` (`0x00004000`); the kernel stores the same value
@@ -88,17 +88,18 @@ function markHex(v: number): string {
 
 function checkInterface(name: string): void {
   if (!/^[A-Za-z0-9_.@:-]{1,15}$/.test(name)) {
-    throw new InvalidRenderOptionsError(
+    throw new InvalidOptionsError(
+      'IptablesRenderer',
       `interface name ${JSON.stringify(name)} is not a valid Linux interface name`,
     );
   }
 }
 
-/** Applies defaults and validates. @throws InvalidRenderOptionsError */
+/** Applies defaults and validates. @throws InvalidOptionsError */
 export function resolveRenderOptions(o: IptablesRenderOptions = {}): ResolvedRenderOptions {
   const bit = o.masqueradeBit ?? DEFAULT_MASQUERADE_BIT;
   if (!Number.isInteger(bit) || bit < 0 || bit > 31) {
-    throw new InvalidRenderOptionsError(`masqueradeBit ${bit} is out of range 0-31`);
+    throw new InvalidOptionsError('IptablesRenderer', `masqueradeBit ${bit} is out of range 0-31`);
   }
   const ipFamily = o.ipFamily ?? 'IPv4';
   const det = o.localDetector ?? { mode: 'None' };
@@ -107,13 +108,14 @@ export function resolveRenderOptions(o: IptablesRenderOptions = {}): ResolvedRen
   switch (det.mode) {
     case 'ClusterCIDR':
     case 'NodeCIDR': {
-      const c = parseCIDR(det.cidr);
-      if (!c || c.ip.family !== ipFamily) {
-        throw new InvalidRenderOptionsError(
+      const c = parseCIDR(det.cidr.trim());
+      if (!c || ipFamilyName(c.family) !== ipFamily) {
+        throw new InvalidOptionsError(
+          'IptablesRenderer',
           `localDetector cidr ${JSON.stringify(det.cidr)} is not an ${ipFamily} CIDR`,
         );
       }
-      const cidr = formatCIDR(c);
+      const cidr = c.cidr;
       ifLocal = `-s ${cidr}`;
       ifNotLocal = `! -s ${cidr}`;
       break;

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { InvalidServicePortError } from '@nodeagent/proxy-state';
 import { KUBE_MARK_MASQ, KUBE_NODEPORTS, KUBE_SERVICES, portProtoHash } from './chain-names.js';
 import { filterChains, filterHeadRules, filterTailRules, natHeadRules, natTailRules } from './fixed-rules.js';
 import { ProbabilityCache } from './probability.js';
@@ -17,7 +18,6 @@ import {
   resolveRenderOptions,
 } from './render-options.js';
 import {
-  InvalidServicePortError,
   type IptablesServicePort,
   type NormalizedServicePort,
   normalizeServicePort,
@@ -82,7 +82,7 @@ export class IptablesRenderer {
   #lastInput: NormalizedServicePort[] | undefined;
   #lastOrder: number[] | undefined;
 
-  /** @throws InvalidRenderOptionsError for unusable options. */
+  /** @throws InvalidOptionsError for unusable options. */
   constructor(options: IptablesRenderOptions = {}) {
     this.options = resolveRenderOptions(options);
   }

@@ -4,14 +4,12 @@
  *
  * @module
  */
+
+import { InvalidServicePortError } from '@nodeagent/proxy-state';
 import { EXT_PREFIX, endpointChainName, FW_PREFIX, SVC_PREFIX, SVL_PREFIX } from './chain-names.js';
 import { commentArg, isCleanComment, quoteComment } from './comment.js';
 import type { ResolvedRenderOptions } from './render-options.js';
-import {
-  InvalidServicePortError,
-  type NormalizedEndpoint,
-  type NormalizedServicePort,
-} from './service-port.js';
+import type { NormalizedEndpoint, NormalizedServicePort } from './service-port.js';
 
 /** Caches the per-port renderer uses (chain-name hashes, probability strings). */
 export interface RenderContext {

@@ -5,16 +5,17 @@
  *
  * @module
  */
+import { cidrValueContains, formatIPValue, parseCIDRValue, parseIPValue } from '@nodeagent/core';
 import {
-  cidrContains,
-  familyOf,
-  type IpFamily,
+  InvalidServicePortError,
+  type IPFamilyName,
+  ipFamilyName,
+  isValidPort,
   joinHostPort,
-  normalizeCIDR,
-  normalizeIP,
-  parseCIDR,
-  parseIP,
-} from './ip.js';
+} from '@nodeagent/proxy-state';
+
+/** Rule arguments keep `::ffff:a.b.c.d` as an IPv6 address (as kube-proxy's iptables proxier writes it). */
+const KEEP_V4_MAPPED = { keepV4Mapped: true } as const;
 
 /** Layer-4 protocol of a service port. */
 export type L4Protocol = 'TCP' | 'UDP' | 'SCTP';
@@ -71,18 +72,6 @@ export interface IptablesServicePort {
    * large-cluster threshold). Defaults to the larger of the two endpoint lists.
    */
   readonly totalEndpoints?: number;
-}
-
-/** A service port that could not be rendered; the others still are. */
-export class InvalidServicePortError extends Error {
-  override readonly name = 'InvalidServicePortError';
-  /** `ns/name:port` of the rejected service port. */
-  readonly servicePortName: string;
-  /** @param servicePortName `ns/name:port`; @param reason what is wrong and what is valid. */
-  constructor(servicePortName: string, reason: string) {
-    super(`service port ${JSON.stringify(servicePortName)} skipped: ${reason}`);
-    this.servicePortName = servicePortName;
-  }
 }
 
 /** `ns/name:port` (`ns/name` for an unnamed port), as kube-proxy's `ServicePortName.String()`. */
@@ -145,17 +134,13 @@ export interface NormalizedServicePort {
 
 const PROTOCOLS: Readonly<Record<string, string>> = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' };
 
-function isPort(n: unknown, allowZero: boolean): n is number {
-  return typeof n === 'number' && Number.isInteger(n) && n <= 65535 && (allowZero ? n >= 0 : n >= 1);
-}
-
 /**
  * Validates and normalises a service port for a ruleset of `family`.
  * @throws InvalidServicePortError naming the bad field.
  */
 export function normalizeServicePort(
   sp: IptablesServicePort,
-  family: IpFamily,
+  family: IPFamilyName,
   nodeIP: string | undefined,
 ): NormalizedServicePort {
   const nameString = servicePortNameString(sp);
@@ -165,17 +150,17 @@ export function normalizeServicePort(
   const proto =
     PROTOCOLS[sp.protocol] ?? fail(`unknown protocol ${JSON.stringify(sp.protocol)} (want TCP, UDP or SCTP)`);
   const ipOf = (s: string, what: string): string => {
-    const ip = normalizeIP(String(s));
-    if (ip === undefined) return fail(`${what} ${JSON.stringify(s)} is not an IP address`);
-    if (familyOf(ip) !== family) return fail(`${what} ${s} is not ${family}`);
-    return ip;
+    const value = parseIPValue(String(s).trim(), KEEP_V4_MAPPED);
+    if (value === null) return fail(`${what} ${JSON.stringify(s)} is not an IP address`);
+    if (ipFamilyName(value.family) !== family) return fail(`${what} ${s} is not ${family}`);
+    return formatIPValue(value);
   };
   const clusterIP = ipOf(sp.clusterIP, 'cluster IP');
-  if (!isPort(sp.port, false)) fail(`port ${String(sp.port)} is out of range 1-65535`);
+  if (!isValidPort(sp.port, false)) fail(`port ${String(sp.port)} is out of range 1-65535`);
   const nodePort = sp.nodePort ?? 0;
-  if (!isPort(nodePort, true)) fail(`nodePort ${String(nodePort)} is out of range 0-65535`);
+  if (!isValidPort(nodePort, true)) fail(`nodePort ${String(nodePort)} is out of range 0-65535`);
   const healthCheckNodePort = sp.healthCheckNodePort ?? 0;
-  if (!isPort(healthCheckNodePort, true))
+  if (!isValidPort(healthCheckNodePort, true))
     fail(`healthCheckNodePort ${String(healthCheckNodePort)} is out of range`);
   const affinity = sp.sessionAffinityTimeoutSeconds;
   if (affinity !== undefined && !(Number.isInteger(affinity) && affinity >= 1 && affinity <= 86400)) {
@@ -183,18 +168,18 @@ export function normalizeServicePort(
   }
   const externalIPs = (sp.externalIPs ?? []).map((s) => ipOf(s, 'external IP'));
   const loadBalancerVIPs = (sp.loadBalancerVIPs ?? []).map((s) => ipOf(s, 'load-balancer IP'));
-  const node = nodeIP === undefined ? undefined : parseIP(nodeIP);
+  const node = nodeIP === undefined ? null : parseIPValue(nodeIP.trim(), KEEP_V4_MAPPED);
   let sourceRangesContainNodeIP = false;
   const sourceRanges = (sp.loadBalancerSourceRanges ?? []).map((s) => {
-    const c = parseCIDR(String(s));
+    const c = parseCIDRValue(String(s).trim(), KEEP_V4_MAPPED);
     if (!c) return fail(`loadBalancerSourceRange ${JSON.stringify(s)} is not a CIDR`);
-    if (c.ip.family !== family) return fail(`loadBalancerSourceRange ${s} is not ${family}`);
-    if (node && cidrContains(c, node)) sourceRangesContainNodeIP = true;
-    return normalizeCIDR(s)!;
+    if (ipFamilyName(c.family) !== family) return fail(`loadBalancerSourceRange ${s} is not ${family}`);
+    if (node && cidrValueContains(c, node)) sourceRangesContainNodeIP = true;
+    return `${formatIPValue({ family: c.family, value: c.base })}/${c.prefixLength}`;
   });
   const endpoint = (e: IptablesEndpoint): NormalizedEndpoint => {
     const ip = ipOf(e.ip, 'endpoint IP');
-    if (!isPort(e.port, false)) fail(`endpoint ${e.ip} port ${String(e.port)} is out of range 1-65535`);
+    if (!isValidPort(e.port, false)) fail(`endpoint ${e.ip} port ${String(e.port)} is out of range 1-65535`);
     return { ip, port: e.port, hostPort: joinHostPort(ip, e.port) };
   };
   return {

@@ -3,12 +3,16 @@
  *
  * @module
  */
-import type { CategorizedEndpoints, ProxySnapshot, ServicePortInfo } from '@nodeagent/proxy-state';
-import type { IpFamily } from './ip.js';
+import type {
+  CategorizedEndpoints,
+  IPFamilyName,
+  ProxySnapshot,
+  ServicePortInfo,
+} from '@nodeagent/proxy-state';
 import type { IptablesServicePort } from './service-port.js';
 
 /** The renderer's family name for a snapshot family. */
-export function snapshotFamily(snapshot: Pick<ProxySnapshot, 'ipFamily'>): IpFamily {
+export function snapshotFamily(snapshot: Pick<ProxySnapshot, 'ipFamily'>): IPFamilyName {
   return snapshot.ipFamily === 6 ? 'IPv6' : 'IPv4';
 }
 

@@ -6,6 +6,7 @@
  * @module
  */
 import { CommandError, type RunCommandResult, runCommand } from '@nodeagent/core';
+import type { IPFamilyName } from '@nodeagent/proxy-state';
 import {
   IptablesCommandError,
   type IptablesExecutor,
@@ -13,7 +14,6 @@ import {
   jumpRuleArgs,
   type RestoreFlags,
 } from './executor.js';
-import type { IpFamily } from './ip.js';
 
 /** Options of {@link SpawnIptablesExecutor}. */
 export interface SpawnIptablesExecutorOptions {
@@ -21,7 +21,7 @@ export interface SpawnIptablesExecutorOptions {
    * Address family: `iptables*` for IPv4, `ip6tables*` for IPv6.
    * @default 'IPv4'
    */
-  readonly family?: IpFamily;
+  readonly family?: IPFamilyName;
   /**
    * Run every command inside this named network namespace (`/run/netns/<name>`).
    * @default undefined (the caller's namespace)
@@ -58,7 +58,7 @@ async function run(argv: readonly string[], input?: string): Promise<RunCommandR
 /** Drives the real iptables tools. */
 export class SpawnIptablesExecutor implements IptablesExecutor {
   /** @inheritdoc */
-  readonly family: IpFamily;
+  readonly family: IPFamilyName;
   readonly #prefix: readonly string[];
   readonly #wait: readonly string[];
   readonly #restoreBin: string;

@@ -6,8 +6,9 @@
  *
  * @module
  */
+
+import { cidrValueContains, type IPValue, parseCIDRValue, parseIPValue } from '@nodeagent/core';
 import type { TracePacket as BaseTracePacket, TraceResult as BaseTraceResult } from '@nodeagent/proxy-state';
-import { cidrContains, type ParsedIP, parseCIDR, parseIP } from './ip.js';
 import { type ParsedRule, parseRestoreText } from './restore-parser.js';
 
 /** Rules by table and chain (as a restore payload writes them or a fake executor holds them). */
@@ -52,7 +53,7 @@ interface Walk {
 
 class Tracer {
   readonly #tables: IptablesTables;
-  readonly #local: ParsedIP[];
+  readonly #local: IPValue[];
   readonly #pkt: TracePacket;
   readonly #proto: string;
 
@@ -61,24 +62,24 @@ class Tracer {
     this.#pkt = pkt;
     this.#proto = (pkt.protocol ?? 'TCP').toLowerCase();
     this.#local = ['127.0.0.1', '::1', ...(pkt.nodeIPs ?? [])].map((s) => {
-      const ip = parseIP(s);
+      const ip = parseAddress(s);
       if (!ip) throw new Error(`node IP ${JSON.stringify(s)} is not an IP address`);
       return ip;
     });
   }
 
-  #isLocal(ip: ParsedIP): boolean {
+  #isLocal(ip: IPValue): boolean {
     return this.#local.some((l) => l.family === ip.family && l.value === ip.value);
   }
 
-  #matchAddr(spec: string, ip: ParsedIP): boolean {
-    const cidr = spec.includes('/') ? parseCIDR(spec) : undefined;
-    if (cidr) return cidrContains(cidr, ip);
-    const exact = parseIP(spec);
-    return exact !== undefined && exact.family === ip.family && exact.value === ip.value;
+  #matchAddr(spec: string, ip: IPValue): boolean {
+    const cidr = spec.includes('/') ? parseCIDRValue(spec.trim(), KEEP_V4_MAPPED) : null;
+    if (cidr) return cidrValueContains(cidr, ip);
+    const exact = parseAddress(spec);
+    return exact !== null && exact.family === ip.family && exact.value === ip.value;
   }
 
-  #ruleMatches(rule: ParsedRule, src: ParsedIP, dst: ParsedIP, dport: number): boolean {
+  #ruleMatches(rule: ParsedRule, src: IPValue, dst: IPValue, dport: number): boolean {
     for (const [name, { value, negated }] of rule.params) {
       let m: boolean;
       switch (name) {
@@ -139,15 +140,7 @@ class Tracer {
   }
 
   /** Runs a chain; returns true if the packet reached a terminal verdict or DNAT. */
-  run(
-    table: string,
-    chain: string,
-    src: ParsedIP,
-    dst: ParsedIP,
-    dport: number,
-    w: Walk,
-    depth = 0,
-  ): boolean {
+  run(table: string, chain: string, src: IPValue, dst: IPValue, dport: number, w: Walk, depth = 0): boolean {
     if (depth > 64) throw new Error(`jump loop through ${table}/${chain}`);
     const rules = this.#tables.get(table)?.get(chain);
     if (!rules) return false;
@@ -189,8 +182,8 @@ function hostOf(hostPort: string): string {
  */
 export function tracePacket(rules: string | IptablesTables, pkt: TracePacket): TraceResult {
   const tables = typeof rules === 'string' ? tablesFromRestoreText(rules) : rules;
-  const src = parseIP(pkt.sourceIP);
-  let dst = parseIP(pkt.destIP);
+  const src = parseAddress(pkt.sourceIP);
+  let dst = parseAddress(pkt.destIP);
   if (!src) throw new Error(`source ${JSON.stringify(pkt.sourceIP)} is not an IP address`);
   if (!dst) throw new Error(`destination ${JSON.stringify(pkt.destIP)} is not an IP address`);
   const t = new Tracer(tables, pkt);
@@ -201,7 +194,7 @@ export function tracePacket(rules: string | IptablesTables, pkt: TracePacket): T
   else t.run('nat', 'KUBE-SERVICES', src, dst, pkt.destPort, w);
   const natOutputs = w.outputs.length;
   if (natOutputs > 0) {
-    const first = parseIP(hostOf(w.outputs[0]!));
+    const first = parseAddress(hostOf(w.outputs[0]!));
     if (first) dst = first;
   }
   for (const chain of ['KUBE-SERVICES', 'KUBE-EXTERNAL-SERVICES', 'KUBE-NODEPORTS', 'KUBE-PROXY-FIREWALL']) {
@@ -216,4 +209,12 @@ export function tracePacket(rules: string | IptablesTables, pkt: TracePacket): T
   else if (endpoints.length > 0) outcome = 'endpoints';
   else if (verdict) outcome = verdict;
   return { outcome, endpoints, masquerade: w.masq, outputs: w.outputs, matchedRules: w.matched };
+}
+
+/** Rule text keeps `::ffff:a.b.c.d` as IPv6 (an IPv6 ruleset's address), as iptables does. */
+const KEEP_V4_MAPPED = { keepV4Mapped: true } as const;
+
+/** An address of a rule or packet (surrounding whitespace ignored); null when invalid. */
+function parseAddress(text: string): IPValue | null {
+  return parseIPValue(text.trim(), KEEP_V4_MAPPED);
 }

@@ -1,12 +1,7 @@
+import { InvalidOptionsError } from '@nodeagent/core';
+import { InvalidServicePortError } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
-import {
-  InvalidRenderOptionsError,
-  InvalidServicePortError,
-  IptablesRenderer,
-  type IptablesServicePort,
-  restoreText,
-  tracePacket,
-} from '../src/index.js';
+import { IptablesRenderer, type IptablesServicePort, restoreText, tracePacket } from '../src/index.js';
 import { FakeIptablesExecutor } from '../src/testing.js';
 
 const good: IptablesServicePort = {
@@ -75,7 +70,7 @@ describe('bad input is isolated per service port', () => {
   });
 
   it('rejects unusable options with a typed error', () => {
-    expect(() => new IptablesRenderer({ masqueradeBit: 40 })).toThrow(InvalidRenderOptionsError);
+    expect(() => new IptablesRenderer({ masqueradeBit: 40 })).toThrow(InvalidOptionsError);
     expect(() => new IptablesRenderer({ localDetector: { mode: 'ClusterCIDR', cidr: 'fd00::/64' } })).toThrow(
       /not an IPv4 CIDR/,
     );

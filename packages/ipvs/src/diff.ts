@@ -12,7 +12,7 @@
  * @module
  */
 import {
-  type IpSet,
+  type IPSet,
   type IpvsState,
   type RealServer,
   realServerKey,
@@ -86,7 +86,7 @@ export interface IpvsDiff {
 }
 
 // bitmap:port sets have no family; hash sets grow their hashsize by themselves.
-function sameHeader(a: IpSet, b: IpSet): boolean {
+function sameHeader(a: IPSet, b: IPSet): boolean {
   if (a.type !== b.type) return false;
   return a.type === 'bitmap:port' ? a.portRange === b.portRange : a.family === b.family;
 }

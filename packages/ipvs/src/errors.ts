@@ -3,18 +3,7 @@
  *
  * @module
  */
-
-/** A service port that cannot be programmed (bad address, port or protocol); it was skipped. */
-export class InvalidServicePortError extends Error {
-  override readonly name = 'InvalidServicePortError';
-  /** The service port (`ns/svc:port`). */
-  readonly servicePort: string;
-  /** @param servicePort `ns/svc:port`; @param reason what is wrong. */
-  constructor(servicePort: string, reason: string) {
-    super(`service port ${JSON.stringify(servicePort)} skipped: ${reason}`);
-    this.servicePort = servicePort;
-  }
-}
+import type { InvalidServicePortError } from '@nodeagent/proxy-state';
 
 /** An endpoint that cannot be a real server (bad address or port); it was skipped. */
 export class InvalidEndpointError extends Error {

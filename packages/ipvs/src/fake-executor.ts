@@ -6,14 +6,14 @@
  *
  * @module
  */
+import { parseCIDR, parseIP } from '@nodeagent/core';
 import type { ConnectionCounts } from './diff.js';
 import { type IpvsExecutor, IpvsOperationError, type IpvsStatsSource } from './executor.js';
-import { canonicalCIDR, canonicalIP } from './ip.js';
-import { parseIpSetEntry } from './ipsets.js';
+import { parseIPSetEntry } from './ipsets.js';
 import {
   compareVirtualServers,
-  type IpSet,
-  type IpSetType,
+  type IPSet,
+  type IPSetType,
   type IpvsState,
   type RealServer,
   type RealServerId,
@@ -25,7 +25,7 @@ import {
   virtualServerKey,
   virtualServerSpec,
 } from './model.js';
-import type { IpSetHeader, IpvsOperation } from './operations.js';
+import type { IPSetHeader, IpvsOperation } from './operations.js';
 
 interface FakeVS {
   spec: VirtualServerSpec;
@@ -33,7 +33,7 @@ interface FakeVS {
 }
 
 interface FakeSet {
-  header: IpSetHeader;
+  header: IPSetHeader;
   entries: Set<string>;
 }
 
@@ -41,8 +41,8 @@ interface FakeSet {
 class Refused extends Error {}
 
 /** ipset's canonical text of an entry of `set`, or a refusal like ipset's. */
-function canonicalEntry(set: IpSetHeader, entry: string): string {
-  const p = parseIpSetEntry(set.type, entry);
+function canonicalEntry(set: IPSetHeader, entry: string): string {
+  const p = parseIPSetEntry(set.type, entry);
   const fam = set.family === 'inet6' ? 6 : 4;
   const syntax = () =>
     new Refused(`Syntax error: cannot parse ${JSON.stringify(entry)} as a ${set.type} element`);
@@ -52,22 +52,22 @@ function canonicalEntry(set: IpSetHeader, entry: string): string {
     if (p.port! < lo! || p.port! > hi!) throw new Refused('Element is out of the range of the set');
     return String(p.port);
   }
-  const ip = canonicalIP(p.ip!, fam);
-  if (ip === undefined) throw syntax();
-  if (set.type === 'hash:ip') return ip;
-  const base = `${ip},${p.protocol}:${p.port}`;
+  const ip = parseIP(p.ip!);
+  if (ip?.family !== fam) throw syntax();
+  if (set.type === 'hash:ip') return ip.ip;
+  const base = `${ip.ip},${p.protocol}:${p.port}`;
   if (set.type === 'hash:ip,port') return base;
   if (set.type === 'hash:ip,port,ip') {
-    const ip2 = canonicalIP(p.ip2!, fam);
-    if (ip2 === undefined) throw syntax();
-    return `${base},${ip2}`;
+    const ip2 = parseIP(p.ip2!);
+    if (ip2?.family !== fam) throw syntax();
+    return `${base},${ip2.ip}`;
   }
-  const net = canonicalCIDR(p.net!, fam);
-  if (net === undefined) throw syntax();
-  return `${base},${net}`;
+  const net = parseCIDR(p.net!);
+  if (net?.family !== fam) throw syntax();
+  return `${base},${net.cidr}`;
 }
 
-function sortEntries(type: IpSetType, entries: Iterable<string>): string[] {
+function sortEntries(type: IPSetType, entries: Iterable<string>): string[] {
   const list = [...entries];
   return type === 'bitmap:port' ? list.sort((a, b) => Number(a) - Number(b)) : list.sort();
 }
@@ -145,7 +145,7 @@ export class FakeIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
         ),
       }))
       .sort(compareVirtualServers);
-    const ipsets: IpSet[] = [...this.#sets.values()]
+    const ipsets: IPSet[] = [...this.#sets.values()]
       .map((s) => ({ ...s.header, entries: sortEntries(s.header.type, s.entries) }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return { virtualServers, boundAddresses: [...this.#addresses].sort(), ipsets };
@@ -184,7 +184,7 @@ export class FakeIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
   }
 
   #address(a: string, what: string): string {
-    const ip = canonicalIP(String(a));
+    const ip = parseIP(String(a))?.ip;
     if (ip === undefined) throw new Refused(`Invalid ${what} address ${JSON.stringify(a)}`);
     return ip;
   }

@@ -33,7 +33,6 @@ export {
 } from './diff.js';
 export {
   InvalidEndpointError,
-  InvalidServicePortError,
   type IpvsPlanError,
   VirtualServerConflictError,
 } from './errors.js';
@@ -46,7 +45,7 @@ export {
 export {
   IPSET_DEFINITIONS,
   IPSET_MAX_NAME_LENGTH,
-  type IpSetDefinition,
+  type IPSetDefinition,
   ipPortEntry,
   ipPortIpEntry,
   ipPortNetEntry,
@@ -68,16 +67,15 @@ export {
   KUBE_NODE_PORT_SCTP_HASH,
   KUBE_NODE_PORT_TCP,
   KUBE_NODE_PORT_UDP,
-  type ParsedIpSetEntry,
-  parseIpSetEntry,
+  type ParsedIPSetEntry,
+  parseIPSetEntry,
 } from './ipsets.js';
 export {
   compareVirtualServers,
-  type IpSet,
-  type IpSetType,
+  type IPSet,
+  type IPSetType,
   type IpvsProtocol,
   type IpvsState,
-  joinHostPort,
   type RealServer,
   type RealServerId,
   realServerKey,
@@ -91,21 +89,20 @@ export {
   virtualServerSpec,
 } from './model.js';
 export {
-  type IpSetHeader,
+  type IPSetHeader,
   type IpvsOperation,
   isIpsetOperation,
   type OperationBackend,
   operationBackend,
 } from './operations.js';
 export {
-  parseIpAddrShow,
-  parseIpsetSave,
+  parseIPAddrShow,
+  parseIPSetSave,
   parseIpvsadmList,
   parseIpvsadmSave,
   splitHostPort,
 } from './parse-tools.js';
 export {
-  InvalidIpvsOptionsError,
   type IpvsPlanOptions,
   type LocalTrafficDetector,
   type ResolvedIpvsPlanOptions,
@@ -114,8 +111,8 @@ export {
 export { type IpvsPlan, type PlannedVirtualServer, planIpvs, type VirtualServerKind } from './planner.js';
 export { IpvsReconciler, type IpvsReconcilerOptions, type IpvsSyncResult } from './reconciler.js';
 export {
-  checkIpSetEntry,
-  IpsetRenderError,
+  checkIPSetEntry,
+  IPSetRenderError,
   type IpsetRestoreOptions,
   ipsetCreateArgs,
   renderIpsetOperations,

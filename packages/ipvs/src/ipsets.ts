@@ -6,7 +6,7 @@
  * @module
  */
 import type { IPFamily } from '@nodeagent/proxy-state';
-import type { IpSetType } from './model.js';
+import type { IPSetType } from './model.js';
 
 /** ipset's maximum set-name length. */
 export const IPSET_MAX_NAME_LENGTH = 31;
@@ -47,17 +47,17 @@ export const KUBE_HEALTH_CHECK_NODE_PORT = 'KUBE-HEALTH-CHECK-NODE-PORT';
 export const KUBE_IPVS_IPS = 'KUBE-IPVS-IPS';
 
 /** One of kube-proxy's sets: base name, type and the comment of the iptables rules using it. */
-export interface IpSetDefinition {
+export interface IPSetDefinition {
   /** The IPv4 name (see {@link ipsetName} for IPv6). */
   readonly baseName: string;
   /** The set type. */
-  readonly type: IpSetType;
+  readonly type: IPSetType;
   /** The comment kube-proxy writes on iptables rules that match this set. */
   readonly comment: string;
 }
 
 /** kube-proxy's sets in the order it declares them. */
-export const IPSET_DEFINITIONS: readonly IpSetDefinition[] = [
+export const IPSET_DEFINITIONS: readonly IPSetDefinition[] = [
   {
     baseName: KUBE_LOOP_BACK,
     type: 'hash:ip,port,ip',
@@ -162,7 +162,7 @@ export function ipPortNetEntry(ip: string, protocol: string, port: number, cidr:
 }
 
 /** A parsed ipset entry (fields absent for types that do not have them). */
-export interface ParsedIpSetEntry {
+export interface ParsedIPSetEntry {
   /** The first IP (hash types). */
   readonly ip?: string;
   /** The protocol, lower case (types with a port, except bitmap:port). */
@@ -176,7 +176,7 @@ export interface ParsedIpSetEntry {
 }
 
 /** Parses an entry of a set of `type`; undefined when it does not have that type's shape. */
-export function parseIpSetEntry(type: IpSetType, entry: string): ParsedIpSetEntry | undefined {
+export function parseIPSetEntry(type: IPSetType, entry: string): ParsedIPSetEntry | undefined {
   const portOf = (s: string): number | undefined => {
     if (!/^[0-9]{1,5}$/.test(s)) return undefined;
     const n = Number(s);

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { joinHostPort } from '@nodeagent/proxy-state';
 
 /** The L4 protocols IPVS virtual servers are created for (as the Service API spells them). */
 export type IpvsProtocol = 'TCP' | 'UDP' | 'SCTP';
@@ -56,14 +57,14 @@ export interface VirtualServer extends VirtualServerSpec {
 }
 
 /** The ipset types kube-proxy's IPVS mode uses. */
-export type IpSetType = 'hash:ip' | 'hash:ip,port' | 'hash:ip,port,ip' | 'hash:ip,port,net' | 'bitmap:port';
+export type IPSetType = 'hash:ip' | 'hash:ip,port' | 'hash:ip,port,ip' | 'hash:ip,port,net' | 'bitmap:port';
 
 /** One ipset: its header and its entries (in ipset's own text form, e.g. `172.30.0.41,tcp:80`). */
-export interface IpSet {
+export interface IPSet {
   /** The set name (at most 31 characters). */
   readonly name: string;
   /** The set type. */
-  readonly type: IpSetType;
+  readonly type: IPSetType;
   /** `inet` or `inet6` (hash types only; bitmap:port sets ignore it). */
   readonly family: 'inet' | 'inet6';
   /** The hash size (hash types). */
@@ -83,12 +84,7 @@ export interface IpvsState {
   /** Addresses bound on the dummy interface (`kube-ipvs0`), sorted. */
   readonly boundAddresses: readonly string[];
   /** ipsets (the planner lists kube-proxy's sets in its order; executors list what exists). */
-  readonly ipsets: readonly IpSet[];
-}
-
-/** `ip:port`, IPv6 bracketed: how IPVS tools and kube-proxy print an address with a port. */
-export function joinHostPort(address: string, port: number): string {
-  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+  readonly ipsets: readonly IPSet[];
 }
 
 /** kube-proxy's `VirtualServer.String()`: `ip:port/PROTOCOL` (IPv6 bracketed). */

@@ -4,14 +4,14 @@
  *
  * @module
  */
-import type { IpSet, RealServer, RealServerId, VirtualServerId, VirtualServerSpec } from './model.js';
+import type { IPSet, RealServer, RealServerId, VirtualServerId, VirtualServerSpec } from './model.js';
 
 /** The header of a set to create (its entries are added by `ipset-add` operations). */
-export type IpSetHeader = Omit<IpSet, 'entries'>;
+export type IPSetHeader = Omit<IPSet, 'entries'>;
 
 /** One step of a reconciliation. */
 export type IpvsOperation =
-  | { readonly kind: 'create-ipset'; readonly set: IpSetHeader }
+  | { readonly kind: 'create-ipset'; readonly set: IPSetHeader }
   | { readonly kind: 'destroy-ipset'; readonly name: string }
   | { readonly kind: 'ipset-add'; readonly set: string; readonly entry: string }
   | { readonly kind: 'ipset-del'; readonly set: string; readonly entry: string }

@@ -5,11 +5,11 @@
  *
  * @module
  */
+import { parseIP } from '@nodeagent/core';
 import type { ConnectionCounts } from './diff.js';
-import { canonicalIP } from './ip.js';
 import {
-  type IpSet,
-  type IpSetType,
+  type IPSet,
+  type IPSetType,
   type IpvsProtocol,
   type RealServer,
   realServerKey,
@@ -22,7 +22,7 @@ import {
 export function splitHostPort(text: string): { address: string; port: number } | undefined {
   const m = /^\[([^\]]+)\]:([0-9]{1,5})$/.exec(text) ?? /^([^:[\]]+):([0-9]{1,5})$/.exec(text);
   if (!m) return undefined;
-  const address = canonicalIP(m[1]!);
+  const address = parseIP(m[1]!)?.ip;
   const port = Number(m[2]);
   return address === undefined || port > 65535 ? undefined : { address, port };
 }
@@ -136,8 +136,8 @@ const SET_TYPES = new Set<string>([
 ]);
 
 /** Parses `ipset save` output; sets of other types are left out. */
-export function parseIpsetSave(text: string): IpSet[] {
-  const sets = new Map<string, { set: Omit<IpSet, 'entries'>; entries: string[] }>();
+export function parseIPSetSave(text: string): IPSet[] {
+  const sets = new Map<string, { set: Omit<IPSet, 'entries'>; entries: string[] }>();
   for (const line of text.split('\n')) {
     const t = line.trim().split(/\s+/);
     if (t[0] === 'create' && t.length >= 3 && SET_TYPES.has(t[2]!)) {
@@ -148,7 +148,7 @@ export function parseIpsetSave(text: string): IpSet[] {
       sets.set(t[1]!, {
         set: {
           name: t[1]!,
-          type: t[2] as IpSetType,
+          type: t[2] as IPSetType,
           family: opt('family') === 'inet6' ? 'inet6' : 'inet',
           hashSize: Number(opt('hashsize') ?? 1024),
           maxElem: Number(opt('maxelem') ?? 65536),
@@ -167,10 +167,10 @@ export function parseIpsetSave(text: string): IpSet[] {
 }
 
 /** Parses `ip -o addr show dev X` output into canonical addresses. */
-export function parseIpAddrShow(text: string): string[] {
+export function parseIPAddrShow(text: string): string[] {
   const out: string[] = [];
   for (const m of text.matchAll(/\binet6?\s+([0-9a-fA-F.:]+)\/[0-9]+/g)) {
-    const ip = canonicalIP(m[1]!);
+    const ip = parseIP(m[1]!)?.ip;
     if (ip !== undefined) out.push(ip);
   }
   return [...new Set(out)].sort();

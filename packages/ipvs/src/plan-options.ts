@@ -4,12 +4,19 @@
  * @module
  */
 import {
+  cidrValueContains,
+  InvalidOptionsError,
+  parseCIDR,
+  parseCIDRValue,
+  parseIP,
+  parseIPValue,
+} from '@nodeagent/core';
+import {
   DEFAULT_MASQUERADE_BIT,
   type IPFamily,
   type LocalTrafficDetector,
   type ProxyRenderOptions,
 } from '@nodeagent/proxy-state';
-import { canonicalCIDR, canonicalIP, isLoopback } from './ip.js';
 
 export type { LocalTrafficDetector } from '@nodeagent/proxy-state';
 
@@ -80,17 +87,12 @@ export interface ResolvedIpvsPlanOptions {
   readonly ipsetMaxElem: number;
 }
 
-/** An option that cannot be used. */
-export class InvalidIpvsOptionsError extends Error {
-  override readonly name = 'InvalidIpvsOptionsError';
-}
-
 const INTERFACE_RE = /^[A-Za-z0-9_.@:-]{1,15}$/;
 const SCHEDULER_RE = /^[a-z][a-z0-9_]{0,15}$/;
 
 function positiveInt(name: string, v: number): number {
   if (!Number.isInteger(v) || v < 1 || v > 2 ** 31 - 1) {
-    throw new InvalidIpvsOptionsError(`${name} ${v} is not a positive 32-bit integer`);
+    throw new InvalidOptionsError('planIpvs', `${name} ${v} is not a positive 32-bit integer`);
   }
   return v;
 }
@@ -99,9 +101,11 @@ function checkDetector(det: LocalTrafficDetector, family: IPFamily): LocalTraffi
   switch (det.mode) {
     case 'ClusterCIDR':
     case 'NodeCIDR': {
-      const cidr = canonicalCIDR(det.cidr, family);
+      const parsed = parseCIDR(det.cidr);
+      const cidr = parsed?.family === family ? parsed.cidr : undefined;
       if (cidr === undefined) {
-        throw new InvalidIpvsOptionsError(
+        throw new InvalidOptionsError(
+          'planIpvs',
           `localDetector cidr ${JSON.stringify(det.cidr)} is not an IPv${family} CIDR`,
         );
       }
@@ -109,12 +113,16 @@ function checkDetector(det: LocalTrafficDetector, family: IPFamily): LocalTraffi
     }
     case 'BridgeInterface':
       if (!INTERFACE_RE.test(det.interfaceName)) {
-        throw new InvalidIpvsOptionsError(`interface name ${JSON.stringify(det.interfaceName)} is invalid`);
+        throw new InvalidOptionsError(
+          'planIpvs',
+          `interface name ${JSON.stringify(det.interfaceName)} is invalid`,
+        );
       }
       return det;
     case 'InterfaceNamePrefix':
       if (!INTERFACE_RE.test(det.interfacePrefix)) {
-        throw new InvalidIpvsOptionsError(
+        throw new InvalidOptionsError(
+          'planIpvs',
           `interface prefix ${JSON.stringify(det.interfacePrefix)} is invalid`,
         );
       }
@@ -126,9 +134,13 @@ function checkDetector(det: LocalTrafficDetector, family: IPFamily): LocalTraffi
 
 function ipsOf(name: string, list: readonly string[], family: IPFamily): string[] {
   return list.map((s) => {
-    const ip = canonicalIP(s, family);
+    const parsed = parseIP(s);
+    const ip = parsed?.family === family ? parsed.ip : undefined;
     if (ip === undefined)
-      throw new InvalidIpvsOptionsError(`${name}: ${JSON.stringify(s)} is not an IPv${family} address`);
+      throw new InvalidOptionsError(
+        'planIpvs',
+        `${name}: ${JSON.stringify(s)} is not an IPv${family} address`,
+      );
     return ip;
   });
 }
@@ -137,7 +149,7 @@ function ipsOf(name: string, list: readonly string[], family: IPFamily): string[
  * Applies defaults and validates.
  * @param family the snapshot's family; addresses of the other family are refused.
  * @param snapshotNodeIPs the node IPs of the snapshot (defaults for `nodeIP` / `nodePortIPs`).
- * @throws InvalidIpvsOptionsError
+ * @throws InvalidOptionsError
  */
 export function resolveIpvsPlanOptions(
   o: IpvsPlanOptions,
@@ -146,16 +158,19 @@ export function resolveIpvsPlanOptions(
 ): ResolvedIpvsPlanOptions {
   const bit = o.masqueradeBit ?? DEFAULT_MASQUERADE_BIT;
   if (!Number.isInteger(bit) || bit < 0 || bit > 31) {
-    throw new InvalidIpvsOptionsError(`masqueradeBit ${bit} is out of range 0-31`);
+    throw new InvalidOptionsError('planIpvs', `masqueradeBit ${bit} is out of range 0-31`);
   }
   const scheduler = o.scheduler ?? 'rr';
   if (!SCHEDULER_RE.test(scheduler)) {
-    throw new InvalidIpvsOptionsError(`scheduler ${JSON.stringify(scheduler)} is not a scheduler name`);
+    throw new InvalidOptionsError(
+      'planIpvs',
+      `scheduler ${JSON.stringify(scheduler)} is not a scheduler name`,
+    );
   }
   const nodeIPs = ipsOf('node IPs', snapshotNodeIPs, family);
   const nodeIP = o.nodeIP === undefined ? nodeIPs[0] : ipsOf('nodeIP', [o.nodeIP], family)[0];
   const nodePortIPs = [...new Set(ipsOf('nodePortIPs', o.nodePortIPs ?? nodeIPs, family))].filter(
-    (ip) => !isLoopback(ip),
+    (ip) => !isLoopbackIP(ip),
   );
   return {
     scheduler,
@@ -170,4 +185,12 @@ export function resolveIpvsPlanOptions(
     ipsetHashSize: positiveInt('ipsetHashSize', o.ipsetHashSize ?? 1024),
     ipsetMaxElem: positiveInt('ipsetMaxElem', o.ipsetMaxElem ?? 65536),
   };
+}
+
+const LOOPBACK_V4 = parseCIDRValue('127.0.0.0/8')!;
+
+/** True for 127.0.0.0/8 and ::1. */
+export function isLoopbackIP(ip: string): boolean {
+  const v = parseIPValue(ip);
+  return v !== null && (cidrValueContains(LOOPBACK_V4, v) || (v.family === 6 && v.value === 1n));
 }

@@ -4,14 +4,16 @@
  *
  * @module
  */
-import type { Endpoint, IPFamily, ProxySnapshot, ServicePortInfo } from '@nodeagent/proxy-state';
+import { cidrValueContains, parseCIDR, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
 import {
-  InvalidEndpointError,
+  type Endpoint,
   InvalidServicePortError,
-  type IpvsPlanError,
-  VirtualServerConflictError,
-} from './errors.js';
-import { canonicalCIDR, canonicalIP, cidrContains } from './ip.js';
+  type IPFamily,
+  isValidPort,
+  type ProxySnapshot,
+  type ServicePortInfo,
+} from '@nodeagent/proxy-state';
+import { InvalidEndpointError, type IpvsPlanError, VirtualServerConflictError } from './errors.js';
 import {
   IPSET_DEFINITIONS,
   ipPortEntry,
@@ -38,7 +40,7 @@ import {
 } from './ipsets.js';
 import {
   compareVirtualServers,
-  type IpSet,
+  type IPSet,
   type IpvsProtocol,
   type IpvsState,
   type RealServer,
@@ -82,10 +84,6 @@ export interface IpvsPlan extends IpvsState {
 
 const PROTOCOLS = new Set<string>(['TCP', 'UDP', 'SCTP']);
 
-function validPort(p: unknown, allowZero = false): p is number {
-  return typeof p === 'number' && Number.isInteger(p) && p >= (allowZero ? 0 : 1) && p <= 65535;
-}
-
 /** A service port with every address checked and canonical. */
 interface CheckedPort {
   readonly info: ServicePortInfo;
@@ -101,9 +99,9 @@ function checkServicePort(s: ServicePortInfo, family: IPFamily): CheckedPort {
     throw new InvalidServicePortError(String(s.nameString), reason);
   };
   if (!PROTOCOLS.has(s.protocol)) fail(`unknown protocol ${JSON.stringify(s.protocol)}`);
-  if (!validPort(s.port)) fail(`port ${JSON.stringify(s.port)} is out of range 1-65535`);
-  if (!validPort(s.nodePort, true)) fail(`nodePort ${JSON.stringify(s.nodePort)} is out of range 0-65535`);
-  if (!validPort(s.healthCheckNodePort, true)) {
+  if (!isValidPort(s.port)) fail(`port ${JSON.stringify(s.port)} is out of range 1-65535`);
+  if (!isValidPort(s.nodePort, true)) fail(`nodePort ${JSON.stringify(s.nodePort)} is out of range 0-65535`);
+  if (!isValidPort(s.healthCheckNodePort, true)) {
     fail(`healthCheckNodePort ${JSON.stringify(s.healthCheckNodePort)} is out of range 0-65535`);
   }
   if (s.sessionAffinityClientIP) {
@@ -111,20 +109,24 @@ function checkServicePort(s: ServicePortInfo, family: IPFamily): CheckedPort {
     if (!Number.isInteger(t) || t < 1 || t > 2 ** 31 - 1)
       fail(`session affinity timeout ${JSON.stringify(t)} is invalid`);
   }
-  const ip = (what: string, text: string): string =>
-    canonicalIP(String(text), family) ??
-    fail(`${what} ${JSON.stringify(text)} is not an IPv${family} address`);
+  const ip = (what: string, text: string): string => {
+    const parsed = parseIP(String(text));
+    return parsed?.family === family
+      ? parsed.ip
+      : fail(`${what} ${JSON.stringify(text)} is not an IPv${family} address`);
+  };
   return {
     info: s,
     protocol: s.protocol,
     clusterIP: ip('cluster IP', s.clusterIP),
     externalIPs: s.externalIPs.map((x) => ip('external IP', x)),
     lbIPs: s.loadBalancerVIPs.map((x) => ip('load-balancer IP', x)),
-    sourceRanges: s.loadBalancerSourceRanges.map(
-      (c) =>
-        canonicalCIDR(String(c).trim(), family) ??
-        fail(`source range ${JSON.stringify(c)} is not an IPv${family} CIDR`),
-    ),
+    sourceRanges: s.loadBalancerSourceRanges.map((c) => {
+      const parsed = parseCIDR(String(c).trim());
+      return parsed?.family === family
+        ? parsed.cidr
+        : fail(`source range ${JSON.stringify(c)} is not an IPv${family} CIDR`);
+    }),
   };
 }
 
@@ -152,7 +154,7 @@ class PlanBuilder {
   #realServers(eps: readonly Endpoint[], valid: ReadonlySet<string>): RealServer[] {
     return eps
       .filter((e) => valid.has(e.endpoint))
-      .map((e) => ({ address: canonicalIP(e.ip)!, port: e.port, weight: 1 }));
+      .map((e) => ({ address: parseIP(e.ip)!.ip, port: e.port, weight: 1 }));
   }
 
   #server(
@@ -193,7 +195,8 @@ class PlanBuilder {
     const all = snapshot.endpoints.get(s.nameString) ?? [];
     const valid = new Set<string>();
     for (const e of all) {
-      const ip = canonicalIP(String(e.ip), this.#family);
+      const parsed = parseIP(String(e.ip));
+      const ip = parsed?.family === this.#family ? parsed.ip : undefined;
       if (ip === undefined) {
         this.errors.push(
           new InvalidEndpointError(
@@ -202,7 +205,7 @@ class PlanBuilder {
             `${JSON.stringify(e.ip)} is not an IPv${this.#family} address`,
           ),
         );
-      } else if (!validPort(e.port)) {
+      } else if (!isValidPort(e.port)) {
         this.errors.push(
           new InvalidEndpointError(
             s.nameString,
@@ -245,7 +248,11 @@ class PlanBuilder {
         let allowFromNode = false;
         for (const cidr of p.sourceRanges) {
           this.#entry(KUBE_LOAD_BALANCER_SOURCE_CIDR, ipPortNetEntry(ip, proto, s.port, cidr));
-          if (this.#o.nodeIP !== undefined && cidrContains(cidr, this.#o.nodeIP)) allowFromNode = true;
+          if (
+            this.#o.nodeIP !== undefined &&
+            cidrValueContains(parseCIDRValue(cidr)!, parseIPValue(this.#o.nodeIP)!)
+          )
+            allowFromNode = true;
         }
         if (allowFromNode) this.#entry(KUBE_LOAD_BALANCER_SOURCE_IP, ipPortIpEntry(ip, proto, s.port, ip));
         else this.#noNodeAccess.push({ address: ip, protocol: proto, port: s.port });
@@ -279,10 +286,10 @@ class PlanBuilder {
     const family = this.#family;
     const boundAddresses = [...this.#bound].sort();
     for (const a of boundAddresses) this.#entry(KUBE_IPVS_IPS, a);
-    const byBase = new Map<string, IpSet>();
+    const byBase = new Map<string, IPSet>();
     const ipsets = IPSET_DEFINITIONS.map((d) => {
       const entries = [...this.#entries.get(d.baseName)!];
-      const set: IpSet = {
+      const set: IPSet = {
         name: ipsetName(d.baseName, family),
         type: d.type,
         family: family === 4 ? 'inet' : 'inet6',
@@ -317,7 +324,7 @@ class PlanBuilder {
  * const plan = planIpvs(v4, { localDetector: { mode: 'ClusterCIDR', cidr: '10.0.0.0/8' } });
  * plan.virtualServers[0]; // { address: '172.30.0.41', port: 80, protocol: 'TCP', scheduler: 'rr', realServers: [...] }
  * ```
- * @throws InvalidIpvsOptionsError when an option is unusable.
+ * @throws InvalidOptionsError when an option is unusable.
  */
 export function planIpvs(snapshot: ProxySnapshot, options: IpvsPlanOptions = {}): IpvsPlan {
   const family = snapshot.ipFamily;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { type Clock, type Logger, noopLogger, realClock, type Timer } from '@nodeagent/core';
+import { type Clock, definedFields, type Logger, noopLogger, realClock, type Timer } from '@nodeagent/core';
 import { type ConnectionCounts, diffIpvs, type TerminatingRealServer } from './diff.js';
 import type { IpvsExecutor, IpvsStatsSource } from './executor.js';
 import type { IpvsState } from './model.js';
@@ -105,7 +105,7 @@ export class IpvsReconciler {
       connections,
       nowMs: this.#clock.now(),
       gracefulTimeoutMs: this.#timeoutMs,
-      ...(this.#family === undefined ? {} : { ipFamily: this.#family }),
+      ...definedFields({ ipFamily: this.#family }),
     });
   }
 

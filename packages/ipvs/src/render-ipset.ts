@@ -4,18 +4,18 @@
  *
  * @module
  */
-import { canonicalCIDR, canonicalIP } from './ip.js';
-import { parseIpSetEntry } from './ipsets.js';
-import type { IpSet, IpSetType } from './model.js';
-import type { IpSetHeader, IpvsOperation } from './operations.js';
+import { parseCIDR, parseIP } from '@nodeagent/core';
+import { parseIPSetEntry } from './ipsets.js';
+import type { IPSet, IPSetType } from './model.js';
+import type { IPSetHeader, IpvsOperation } from './operations.js';
 
 /** A set or entry that cannot be written as ipset text (never produced by the planner). */
-export class IpsetRenderError extends Error {
-  override readonly name = 'IpsetRenderError';
+export class IPSetRenderError extends Error {
+  override readonly name = 'IPSetRenderError';
 }
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,30}$/;
-const TYPES = new Set<IpSetType>([
+const TYPES = new Set<IPSetType>([
   'hash:ip',
   'hash:ip,port',
   'hash:ip,port,ip',
@@ -25,28 +25,28 @@ const TYPES = new Set<IpSetType>([
 const RANGE_RE = /^([0-9]{1,5})-([0-9]{1,5})$/;
 
 function checkName(name: string): string {
-  if (!NAME_RE.test(name)) throw new IpsetRenderError(`${JSON.stringify(name)} is not a valid ipset name`);
+  if (!NAME_RE.test(name)) throw new IPSetRenderError(`${JSON.stringify(name)} is not a valid ipset name`);
   return name;
 }
 
 function positive(what: string, n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > 2 ** 31 - 1)
-    throw new IpsetRenderError(`${what} ${JSON.stringify(n)} is invalid`);
+    throw new IPSetRenderError(`${what} ${JSON.stringify(n)} is invalid`);
   return n;
 }
 
 /** The `create` arguments after the set name: type and its header options. */
-export function ipsetCreateArgs(set: IpSetHeader): string[] {
-  if (!TYPES.has(set.type)) throw new IpsetRenderError(`unknown ipset type ${JSON.stringify(set.type)}`);
+export function ipsetCreateArgs(set: IPSetHeader): string[] {
+  if (!TYPES.has(set.type)) throw new IPSetRenderError(`unknown ipset type ${JSON.stringify(set.type)}`);
   if (set.type === 'bitmap:port') {
     const m = RANGE_RE.exec(set.portRange);
     if (!m || Number(m[1]) > Number(m[2]) || Number(m[2]) > 65535) {
-      throw new IpsetRenderError(`port range ${JSON.stringify(set.portRange)} is invalid`);
+      throw new IPSetRenderError(`port range ${JSON.stringify(set.portRange)} is invalid`);
     }
     return [set.type, 'range', set.portRange];
   }
   if (set.family !== 'inet' && set.family !== 'inet6') {
-    throw new IpsetRenderError(`family ${JSON.stringify(set.family)} is invalid`);
+    throw new IPSetRenderError(`family ${JSON.stringify(set.family)} is invalid`);
   }
   return [
     set.type,
@@ -63,13 +63,13 @@ export function ipsetCreateArgs(set: IpSetHeader): string[] {
  * Checks that `entry` has the shape of `type` with valid addresses, so that no text can
  * reach ipset that would be read as another command. Returns the entry.
  */
-export function checkIpSetEntry(type: IpSetType, entry: string): string {
-  const p = parseIpSetEntry(type, String(entry));
-  const bad = () => new IpsetRenderError(`${JSON.stringify(entry)} is not a valid ${type} entry`);
+export function checkIPSetEntry(type: IPSetType, entry: string): string {
+  const p = parseIPSetEntry(type, String(entry));
+  const bad = () => new IPSetRenderError(`${JSON.stringify(entry)} is not a valid ${type} entry`);
   if (!p) throw bad();
-  if (p.ip !== undefined && canonicalIP(p.ip) === undefined) throw bad();
-  if (p.ip2 !== undefined && canonicalIP(p.ip2) === undefined) throw bad();
-  if (p.net !== undefined && canonicalCIDR(p.net) === undefined) throw bad();
+  if (p.ip !== undefined && parseIP(p.ip)?.ip === undefined) throw bad();
+  if (p.ip2 !== undefined && parseIP(p.ip2)?.ip === undefined) throw bad();
+  if (p.net !== undefined && parseCIDR(p.net)?.cidr === undefined) throw bad();
   return entry;
 }
 
@@ -88,13 +88,13 @@ export interface IpsetRestoreOptions {
  * -exist` (bitmap:port sets: `range 0-65535`), then `add NAME ENTRY -exist` per entry.
  * kube-proxy puts no comments on its sets or entries, so none are written.
  */
-export function renderIpsetRestore(sets: readonly IpSet[], options: IpsetRestoreOptions = {}): string {
+export function renderIpsetRestore(sets: readonly IPSet[], options: IpsetRestoreOptions = {}): string {
   const lines: string[] = [];
   for (const set of sets) {
     const name = checkName(set.name);
     lines.push(['create', name, ...ipsetCreateArgs(set), '-exist'].join(' '));
     if (options.flush) lines.push(`flush ${name}`);
-    for (const e of set.entries) lines.push(`add ${name} ${checkIpSetEntry(set.type, e)} -exist`);
+    for (const e of set.entries) lines.push(`add ${name} ${checkIPSetEntry(set.type, e)} -exist`);
   }
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
@@ -106,13 +106,13 @@ export function renderIpsetRestore(sets: readonly IpSet[], options: IpsetRestore
  */
 export function renderIpsetOperations(
   ops: readonly IpvsOperation[],
-  types: ReadonlyMap<string, IpSetType>,
+  types: ReadonlyMap<string, IPSetType>,
 ): string {
   const known = new Map(types);
   const lines: string[] = [];
-  const typeOf = (name: string): IpSetType => {
+  const typeOf = (name: string): IPSetType => {
     const t = known.get(name);
-    if (!t) throw new IpsetRenderError(`ipset ${JSON.stringify(name)} has no known type`);
+    if (!t) throw new IPSetRenderError(`ipset ${JSON.stringify(name)} has no known type`);
     return t;
   };
   for (const op of ops) {
@@ -125,10 +125,10 @@ export function renderIpsetOperations(
         lines.push(`destroy ${checkName(op.name)}`);
         break;
       case 'ipset-add':
-        lines.push(`add ${checkName(op.set)} ${checkIpSetEntry(typeOf(op.set), op.entry)}`);
+        lines.push(`add ${checkName(op.set)} ${checkIPSetEntry(typeOf(op.set), op.entry)}`);
         break;
       case 'ipset-del':
-        lines.push(`del ${checkName(op.set)} ${checkIpSetEntry(typeOf(op.set), op.entry)}`);
+        lines.push(`del ${checkName(op.set)} ${checkIPSetEntry(typeOf(op.set), op.entry)}`);
         break;
       default:
         break;

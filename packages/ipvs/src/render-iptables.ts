@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { canonicalCIDR, canonicalIP } from './ip.js';
+import { parseCIDR, parseIP } from '@nodeagent/core';
 import type { ResidualIptables, ResidualRule, RuleMatch, RuleTarget } from './residual-iptables.js';
 import {
   KUBE_FORWARD,
@@ -44,7 +44,7 @@ export function quoteComment(text: string): string {
 }
 
 function address(s: string): string {
-  const v = s.includes('/') ? canonicalCIDR(s) : canonicalIP(s);
+  const v = s.includes('/') ? parseCIDR(s)?.cidr : parseIP(s)?.ip;
   if (v === undefined) throw new IptablesRenderError(`${JSON.stringify(s)} is not an address or CIDR`);
   return s;
 }

@@ -4,14 +4,9 @@
  *
  * @module
  */
-import { canonicalIP } from './ip.js';
-import {
-  type IpvsState,
-  joinHostPort,
-  type RealServerId,
-  type VirtualServerId,
-  type VirtualServerSpec,
-} from './model.js';
+import { parseIP } from '@nodeagent/core';
+import { joinHostPort } from '@nodeagent/proxy-state';
+import type { IpvsState, RealServerId, VirtualServerId, VirtualServerSpec } from './model.js';
 import type { IpvsOperation } from './operations.js';
 
 /** Data that cannot be written as ipvsadm text (never produced by the planner). */
@@ -22,7 +17,7 @@ export class IpvsRenderError extends Error {
 const SCHEDULER_RE = /^[a-z][a-z0-9_]{0,15}$/;
 
 function address(a: string): string {
-  const ip = canonicalIP(String(a));
+  const ip = parseIP(String(a))?.ip;
   if (ip === undefined) throw new IpvsRenderError(`${JSON.stringify(a)} is not an IP address`);
   return ip;
 }

@@ -27,7 +27,7 @@ import {
   KUBE_NODE_PORT_TCP,
   KUBE_NODE_PORT_UDP,
 } from './ipsets.js';
-import type { IpSet } from './model.js';
+import type { IPSet } from './model.js';
 import type { LocalTrafficDetector, ResolvedIpvsPlanOptions } from './plan-options.js';
 
 /** nat `KUBE-SERVICES`: entered from PREROUTING and OUTPUT. */
@@ -249,7 +249,7 @@ const COMMENTS = new Map(IPSET_DEFINITIONS.map((d) => [d.baseName, d.comment]));
  * @param sets the plan's sets by base (IPv4) name.
  */
 export function buildResidualIptables(
-  sets: ReadonlyMap<string, IpSet>,
+  sets: ReadonlyMap<string, IPSet>,
   family: IPFamily,
   options: ResolvedIpvsPlanOptions,
   noNodeAccess: readonly NoNodeAccessEntry[],

@@ -10,13 +10,12 @@
  *
  * @module
  */
-import { CommandError, type RunCommandResult, runCommand } from '@nodeagent/core';
+import { CommandError, parseIP, type RunCommandResult, runCommand } from '@nodeagent/core';
 import type { ConnectionCounts } from './diff.js';
 import { IpvsCommandError, type IpvsExecutor, type IpvsStatsSource } from './executor.js';
-import { canonicalIP } from './ip.js';
-import type { IpSet, IpSetType, IpvsState, VirtualServer } from './model.js';
+import type { IPSet, IPSetType, IpvsState, VirtualServer } from './model.js';
 import { type IpvsOperation, operationBackend } from './operations.js';
-import { parseIpAddrShow, parseIpsetSave, parseIpvsadmList, parseIpvsadmSave } from './parse-tools.js';
+import { parseIPAddrShow, parseIPSetSave, parseIpvsadmList, parseIpvsadmSave } from './parse-tools.js';
 import { renderIpsetOperations } from './render-ipset.js';
 import { IpvsRenderError, renderIpvsadmOperations } from './render-ipvsadm.js';
 
@@ -60,7 +59,7 @@ export class SpawnIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
   readonly #ipvsadm: string;
   readonly #ipset: string;
   readonly #ip: string;
-  readonly #types = new Map<string, IpSetType>();
+  readonly #types = new Map<string, IPSetType>();
   #dummyEnsured = false;
 
   /** @param options namespace, dummy interface and binaries. */
@@ -99,8 +98,8 @@ export class SpawnIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
   }
 
   /** Every ipset (`ipset save`). */
-  async readIpsets(): Promise<IpSet[]> {
-    const sets = parseIpsetSave(await this.#check([this.#ipset, 'save']));
+  async readIpsets(): Promise<IPSet[]> {
+    const sets = parseIPSetSave(await this.#check([this.#ipset, 'save']));
     for (const s of sets) this.#types.set(s.name, s.type);
     return sets;
   }
@@ -108,7 +107,7 @@ export class SpawnIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
   /** Addresses on the dummy interface; none when it does not exist. */
   async readBoundAddresses(): Promise<string[]> {
     const r = await run([...this.#prefix, this.#ip, '-o', 'addr', 'show', 'dev', this.#dev]);
-    return r.code === 0 ? parseIpAddrShow(r.stdout) : [];
+    return r.code === 0 ? parseIPAddrShow(r.stdout) : [];
   }
 
   /** @inheritdoc */
@@ -154,7 +153,7 @@ export class SpawnIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
       } else {
         const lines = group.map((o) => {
           const text = o.kind === 'bind-address' || o.kind === 'unbind-address' ? o.address : '';
-          const a = canonicalIP(String(text));
+          const a = parseIP(String(text))?.ip;
           if (a === undefined) throw new IpvsRenderError(`${JSON.stringify(text)} is not an IP address`);
           const cidr = a.includes(':') ? `${a}/128` : `${a}/32`;
           return `address ${o.kind === 'bind-address' ? 'add' : 'del'} ${cidr} dev ${this.#dev}`;

@@ -7,10 +7,11 @@
  *
  * @module
  */
-import type { TracePacket, TraceResult } from '@nodeagent/proxy-state';
-import { canonicalIP, cidrContains, isLoopback, sameIP } from './ip.js';
-import { parseIpSetEntry } from './ipsets.js';
-import { type IpSet, joinHostPort, type VirtualServer } from './model.js';
+import { cidrValueContains, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
+import { joinHostPort, type TracePacket, type TraceResult } from '@nodeagent/proxy-state';
+import { parseIPSetEntry } from './ipsets.js';
+import type { IPSet, VirtualServer } from './model.js';
+import { isLoopbackIP } from './plan-options.js';
 import type { IpvsPlan } from './planner.js';
 import { ruleLine } from './render-iptables.js';
 import {
@@ -62,7 +63,7 @@ interface View {
 
 class Tracer {
   readonly #rules = new Map<string, ResidualRule[]>();
-  readonly #sets = new Map<string, IpSet>();
+  readonly #sets = new Map<string, IPSet>();
   readonly #local: string[];
   readonly #pkt: IpvsTracePacket;
   readonly #proto: string;
@@ -81,7 +82,7 @@ class Tracer {
   }
 
   isLocal(ip: string): boolean {
-    return isLoopback(ip) || this.#local.some((l) => sameIP(l, ip));
+    return isLoopbackIP(ip) || this.#local.some((l) => sameIP(l, ip));
   }
 
   #inSet(name: string, flags: readonly ('src' | 'dst')[], v: View): boolean {
@@ -91,7 +92,7 @@ class Tracer {
     // Only destination ports are known; a source-port dimension never matches.
     const port = (i: number) => (flags[i] === 'dst' ? v.dport : undefined);
     return set.entries.some((text) => {
-      const e = parseIpSetEntry(set.type, text);
+      const e = parseIPSetEntry(set.type, text);
       if (!e) return false;
       if (set.type === 'bitmap:port') return e.port === port(0);
       if (!sameIP(e.ip!, addr(0))) return false;
@@ -99,14 +100,14 @@ class Tracer {
       if (e.protocol !== this.#proto || e.port !== port(1)) return false;
       if (set.type === 'hash:ip,port') return true;
       if (set.type === 'hash:ip,port,ip') return sameIP(e.ip2!, addr(2));
-      return cidrContains(e.net!, addr(2));
+      return cidrContainsIP(e.net!, addr(2));
     });
   }
 
   #matches(m: RuleMatch, v: View): boolean {
     switch (m.kind) {
       case 'source':
-        return (m.cidr.includes('/') ? cidrContains(m.cidr, v.src) : sameIP(m.cidr, v.src)) !== m.negated;
+        return (m.cidr.includes('/') ? cidrContainsIP(m.cidr, v.src) : sameIP(m.cidr, v.src)) !== m.negated;
       case 'in-interface': {
         const ifc = this.#pkt.inInterface;
         const hit =
@@ -177,13 +178,13 @@ function firstBlocking(results: (Verdict | undefined)[]): Verdict | undefined {
  * @throws TypeError for addresses that are not IPs.
  */
 export function traceIpvs(plan: IpvsPlan, pkt: IpvsTracePacket): IpvsTraceResult {
-  const src = canonicalIP(pkt.sourceIP);
-  const dst = canonicalIP(pkt.destIP);
+  const src = parseIP(pkt.sourceIP)?.ip;
+  const dst = parseIP(pkt.destIP)?.ip;
   if (src === undefined) throw new TypeError(`source ${JSON.stringify(pkt.sourceIP)} is not an IP address`);
   if (dst === undefined)
     throw new TypeError(`destination ${JSON.stringify(pkt.destIP)} is not an IP address`);
   for (const ip of pkt.nodeIPs ?? []) {
-    if (canonicalIP(ip) === undefined)
+    if (parseIP(ip)?.ip === undefined)
       throw new TypeError(`node IP ${JSON.stringify(ip)} is not an IP address`);
   }
   const t = new Tracer(plan, pkt);
@@ -242,4 +243,18 @@ export function traceIpvs(plan: IpvsPlan, pkt: IpvsTracePacket): IpvsTraceResult
   }
   const endpoints = live.map((r) => joinHostPort(r.address, r.port)).sort();
   return { outcome: 'endpoints', endpoints, masquerade, ...base };
+}
+
+/** True when two IP texts denote the same address. */
+function sameIP(a: string, b: string): boolean {
+  const x = parseIP(a);
+  const y = parseIP(b);
+  return x !== null && y !== null && x.ip === y.ip;
+}
+
+/** True when the IP text `ip` lies inside the CIDR text `cidr`; invalid input is never contained. */
+function cidrContainsIP(cidr: string, ip: string): boolean {
+  const c = parseCIDRValue(cidr);
+  const a = parseIPValue(ip);
+  return c !== null && a !== null && cidrValueContains(c, a);
 }

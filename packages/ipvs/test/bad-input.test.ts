@@ -1,13 +1,13 @@
+import { InvalidOptionsError } from '@nodeagent/core';
 /** Invalid objects in a snapshot are skipped with a typed error; everything else is planned. */
-import type { Endpoint, ProxySnapshot, ServicePortInfo } from '@nodeagent/proxy-state';
-import { describe, expect, it } from 'vitest';
 import {
-  InvalidEndpointError,
-  InvalidIpvsOptionsError,
+  type Endpoint,
   InvalidServicePortError,
-  planIpvs,
-  VirtualServerConflictError,
-} from '../src/index.js';
+  type ProxySnapshot,
+  type ServicePortInfo,
+} from '@nodeagent/proxy-state';
+import { describe, expect, it } from 'vitest';
+import { InvalidEndpointError, planIpvs, VirtualServerConflictError } from '../src/index.js';
 import { slice, snapshot, svc } from './helpers.js';
 
 const p80 = [{ name: 'p80', port: 80 }];
@@ -58,7 +58,7 @@ describe('bad input isolation', () => {
       expect(p.errors.filter((e) => e instanceof InvalidServicePortError).map((e) => e.message)).toEqual([
         expect.stringMatching(message),
       ]);
-      expect((p.errors[0] as InvalidServicePortError).servicePort).toBe('ns2/bad:p80');
+      expect((p.errors[0] as InvalidServicePortError).servicePortName).toBe('ns2/bad:p80');
       expect(p.virtualServers.map((v) => v.servicePort)).toEqual(['ns1/good:p80']);
       expect(p.boundAddresses).toEqual(['172.30.0.41']);
     });
@@ -86,11 +86,11 @@ describe('bad input isolation', () => {
   });
 
   it('unusable options are refused', () => {
-    expect(() => planIpvs(base, { scheduler: 'rr -C' })).toThrow(InvalidIpvsOptionsError);
-    expect(() => planIpvs(base, { masqueradeBit: 32 })).toThrow(InvalidIpvsOptionsError);
-    expect(() => planIpvs(base, { nodePortIPs: ['fd00::1'] })).toThrow(InvalidIpvsOptionsError);
+    expect(() => planIpvs(base, { scheduler: 'rr -C' })).toThrow(InvalidOptionsError);
+    expect(() => planIpvs(base, { masqueradeBit: 32 })).toThrow(InvalidOptionsError);
+    expect(() => planIpvs(base, { nodePortIPs: ['fd00::1'] })).toThrow(InvalidOptionsError);
     expect(() =>
       planIpvs(base, { localDetector: { mode: 'BridgeInterface', interfaceName: 'br0 -j ACCEPT' } }),
-    ).toThrow(InvalidIpvsOptionsError);
+    ).toThrow(InvalidOptionsError);
   });
 });

@@ -3,6 +3,7 @@
  * the iptables backend (Local policy without local endpoints falls back to cluster endpoints
  * instead of DROP), the expectation says so.
  */
+import { packetFlowServices } from '@nodeagent/proxy-state/testing';
 import { describe, expect, it } from 'vitest';
 import { type IpvsTracePacket, traceIpvs } from '../src/index.js';
 import { type Cluster, NODE, NODE_IP, plan, slice, svc } from './helpers.js';
@@ -16,57 +17,7 @@ const remote = (ip: string) => ({ ip, node: 'other-node' });
 
 const cluster: Cluster = {
   services: [
-    svc('ns1', 'cip', { clusterIP: '172.30.0.41', ports: [{ name: 'p80', port: 80 }] }),
-    svc('ns2', 'np', {
-      type: 'NodePort',
-      clusterIP: '172.30.0.42',
-      ports: [{ name: 'p80', port: 80, nodePort: 3001 }],
-    }),
-    svc('ns3', 'np-local', {
-      type: 'NodePort',
-      clusterIP: '172.30.0.43',
-      externalTrafficPolicy: 'Local',
-      ports: [{ name: 'p80', port: 80, nodePort: 3003 }],
-    }),
-    svc('ns4', 'np-local-remote', {
-      type: 'NodePort',
-      clusterIP: '172.30.0.44',
-      externalTrafficPolicy: 'Local',
-      ports: [{ name: 'p80', port: 80, nodePort: 3004 }],
-    }),
-    svc('ns5', 'itp-local', {
-      clusterIP: '172.30.0.45',
-      internalTrafficPolicy: 'Local',
-      ports: [{ name: 'p80', port: 80 }],
-    }),
-    svc('ns6', 'itp-remote', {
-      clusterIP: '172.30.0.46',
-      internalTrafficPolicy: 'Local',
-      ports: [{ name: 'p80', port: 80 }],
-    }),
-    svc(
-      'ns7',
-      'lb',
-      {
-        type: 'LoadBalancer',
-        clusterIP: '172.30.0.47',
-        loadBalancerSourceRanges: ['203.0.113.0/25'],
-        externalIPs: ['192.168.99.11'],
-        ports: [{ name: 'p80', port: 80, nodePort: 3007 }],
-      },
-      { loadBalancer: { ingress: [{ ip: '1.2.3.4' }, { ip: '5.6.7.8', ipMode: 'Proxy' }] } },
-    ),
-    svc(
-      'ns8',
-      'empty',
-      {
-        type: 'LoadBalancer',
-        clusterIP: '172.30.0.48',
-        externalIPs: ['192.168.99.12'],
-        ports: [{ name: 'p80', port: 80, nodePort: 3008 }],
-      },
-      { loadBalancer: { ingress: [{ ip: '9.10.11.12' }] } },
-    ),
+    ...packetFlowServices(),
     svc(
       'ns9',
       'lb-local-hc',

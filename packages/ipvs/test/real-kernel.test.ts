@@ -12,10 +12,10 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   diffIpvs,
-  type IpSet,
+  type IPSet,
   type IpvsPlan,
   isIpsetOperation,
-  parseIpsetSave,
+  parseIPSetSave,
   planIpvs,
   renderIpsetRestore,
   renderResidualIptables,
@@ -61,9 +61,9 @@ describeRealNode(
         await reset();
         const p = plan(c.cluster, c.options ?? TEST_OPTIONS, c.family ?? 4);
         await load(p);
-        const saved = parseIpsetSave(await ns.execChecked(['ipset', 'save']));
+        const saved = parseIPSetSave(await ns.execChecked(['ipset', 'save']));
         // bitmap:port sets have no family; ipset save does not print one.
-        const sort = (s: IpSet[]) =>
+        const sort = (s: IPSet[]) =>
           [...s]
             .map((x) => (x.type === 'bitmap:port' ? { ...x, family: 'any' } : x))
             .sort((a, b) => (a.name < b.name ? -1 : 1));

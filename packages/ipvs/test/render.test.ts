@@ -1,13 +1,13 @@
 /** Renderer text forms, validation of hand-built data, and parsers of the tools' output. */
 import { describe, expect, it } from 'vitest';
 import {
-  IpsetRenderError,
+  IPSetRenderError,
   IptablesRenderError,
   IpvsRenderError,
   ipsetName,
   ipvsJumpRules,
-  parseIpAddrShow,
-  parseIpsetSave,
+  parseIPAddrShow,
+  parseIPSetSave,
   parseIpvsadmList,
   parseIpvsadmSave,
   quoteComment,
@@ -120,9 +120,9 @@ describe('ipset text', () => {
     for (const entry of ['1.2.3.4,tcp:80\nflush X', '1.2.3.4,tcp:80 -exist', 'x,tcp:80', '1.2.3.4,icmp:1']) {
       expect(() =>
         renderIpsetOperations([{ kind: 'ipset-add', set: 'KUBE-CLUSTER-IP', entry }], types),
-      ).toThrow(IpsetRenderError);
+      ).toThrow(IPSetRenderError);
     }
-    expect(() => renderIpsetRestore([{ ...set, name: 'A B' }])).toThrow(IpsetRenderError);
+    expect(() => renderIpsetRestore([{ ...set, name: 'A B' }])).toThrow(IPSetRenderError);
     expect(() => renderIpsetOperations([{ kind: 'ipset-add', set: 'UNKNOWN', entry: '1' }], types)).toThrow(
       /no known type/,
     );
@@ -140,7 +140,7 @@ describe('ipset text', () => {
       'add KUBE-CLUSTER-IP 172.30.0.43,tcp:80\nadd KUBE-CLUSTER-IP 172.30.0.41,tcp:80\n' +
       'create KUBE-NODE-PORT-TCP bitmap:port range 0-65535\nadd KUBE-NODE-PORT-TCP 30080\nadd KUBE-NODE-PORT-TCP 3001\n' +
       'create OTHER list:set size 8\n';
-    expect(parseIpsetSave(text)).toEqual([
+    expect(parseIPSetSave(text)).toEqual([
       { ...set, entries: ['172.30.0.41,tcp:80', '172.30.0.43,tcp:80'] },
       { ...set, name: 'KUBE-NODE-PORT-TCP', type: 'bitmap:port', entries: ['3001', '30080'] },
     ]);
@@ -207,7 +207,7 @@ describe('tool output parsers and the real executor’s calls', () => {
       ]),
     );
     expect(
-      parseIpAddrShow(
+      parseIPAddrShow(
         '7: kube-ipvs0    inet 172.30.0.41/32 scope global kube-ipvs0\\       valid_lft forever preferred_lft forever\n' +
           '7: kube-ipvs0    inet6 fd00::41/128 scope global \\       valid_lft forever preferred_lft forever\n',
       ),

@@ -18,10 +18,10 @@ import { createNetns } from '@nodeagent/test-support/netns';
 import { realNodeMissing } from '@nodeagent/test-support/real-node';
 import { afterAll, it } from 'vitest';
 import {
-  NftablesRenderer,
-  NftablesSyncer,
   type NftExecutor,
   type NftLayout,
+  NftRenderer,
+  NftSyncer,
   NftSyncPlanner,
   SpawnNftExecutor,
 } from '../src/index.js';
@@ -124,7 +124,7 @@ for (const n of SIZES) {
       for (let k = 0; k < 3; k++) {
         t0 = performance.now();
         const c0 = cpuNow();
-        const { ruleset } = new NftablesRenderer({ ...opts, layout }).render(snap);
+        const { ruleset } = new NftRenderer({ ...opts, layout }).render(snap);
         const text = new NftSyncPlanner().planFull(ruleset, 0).text;
         bytes = Buffer.byteLength(text);
         cpus.push(cpuNow() - c0);
@@ -134,7 +134,7 @@ for (const n of SIZES) {
       row['full tx'] = `${(bytes / 1e6).toFixed(1)} MB`;
 
       // One-service partial: checkout + render + plan against the mirror of a full sync.
-      const renderer = new NftablesRenderer({ ...opts, layout });
+      const renderer = new NftRenderer({ ...opts, layout });
       const planner = new NftSyncPlanner();
       planner.planFull(renderer.render(snap).ruleset, 0).commit();
       const pw: number[] = [];
@@ -161,7 +161,7 @@ for (const n of SIZES) {
       const ns = await createNetns('nftb');
       try {
         const exec = new TimingExecutor(new SpawnNftExecutor({ netns: ns.name }));
-        const syncer = new NftablesSyncer({ executor: exec, render: { ...opts, layout } });
+        const syncer = new NftSyncer({ executor: exec, render: { ...opts, layout } });
         const live = new ProxyState({ nodeName: 'node', nodeIPs: ['192.168.0.2'] });
         const chunk = layout === 'kube-proxy' && n > KP_SINGLE_MAX ? CHUNK : n;
         t0 = performance.now();

@@ -42,22 +42,20 @@ export type {
   SetSpec,
 } from './model.js';
 export { type NftCommand, NftSyntaxError, parseNftCommands } from './nft-commands.js';
+export { NftSyncer, type NftSyncerOptions, type NftSyncResult } from './nft-syncer.js';
 export { MAX_COMMENT_BYTES, quoteComment } from './nft-text.js';
-export { NftablesSyncer, type NftablesSyncerOptions, type NftSyncResult } from './nftables-syncer.js';
 export { NFT } from './render-base.js';
 export { renderNftables, renderNftablesRuleset, snapshotRenderOptions } from './render-nftables.js';
 export {
-  InvalidNftOptionsError,
   type LocalTrafficDetector,
-  type NftablesRenderOptions,
   type NftLayout,
+  type NftRenderOptions,
   type ResolvedNftOptions,
   resolveNftOptions,
 } from './render-options.js';
 export { type LbKind, lbChainName, OPT } from './render-port-optimized.js';
-export { NftablesRenderer, type RenderResult } from './renderer.js';
+export { NftRenderer, type RenderResult } from './renderer.js';
 export { RuleParseError } from './rule-parser.js';
-export { InvalidServicePortError } from './service-port-input.js';
 export { parseListObjects, SpawnNftExecutor, type SpawnNftExecutorOptions } from './spawn-executor.js';
 export {
   type ExistingObjects,

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { definedFields } from '@nodeagent/core';
 import type { ChainHook, NftFamily } from './model.js';
 
 /** One parsed command. */
@@ -123,7 +124,7 @@ function parseElement(body: string): { key: string; value?: string; comment?: st
   const sep = rest.indexOf(' : ');
   const key = (sep < 0 ? rest : rest.slice(0, sep)).trim();
   const value = sep < 0 ? undefined : rest.slice(sep + 3).trim();
-  return { key, ...(value !== undefined ? { value } : {}), ...(comment !== undefined ? { comment } : {}) };
+  return { key, ...definedFields({ value }), ...definedFields({ comment }) };
 }
 
 /** Parses a whole `nft -f` input. @throws NftSyntaxError */

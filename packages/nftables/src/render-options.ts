@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { DEFAULT_MASQUERADE_BIT, type ProxyRenderOptions, parseCIDR, parseIP } from '@nodeagent/proxy-state';
+import { InvalidOptionsError, parseCIDR, parseIP } from '@nodeagent/core';
+import { DEFAULT_MASQUERADE_BIT, type ProxyRenderOptions } from '@nodeagent/proxy-state';
 import type { NftFamily } from './model.js';
 
 /** Which ruleset layout to write. */
@@ -11,8 +12,8 @@ export type NftLayout = 'kube-proxy' | 'optimized';
 
 export type { LocalTrafficDetector } from '@nodeagent/proxy-state';
 
-/** Options of {@link NftablesRenderer}. */
-export interface NftablesRenderOptions extends ProxyRenderOptions {
+/** Options of {@link NftRenderer}. */
+export interface NftRenderOptions extends ProxyRenderOptions {
   /**
    * `kube-proxy` writes exactly kube-proxy's nftables layout; `optimized` writes a layout with
    * the same packet outcomes but a fixed set of chains and named maps (see the README).
@@ -67,44 +68,46 @@ export interface ResolvedNftOptions {
   readonly serviceCIDRs: readonly string[];
 }
 
-/** A render option that cannot be used. */
-export class InvalidNftOptionsError extends Error {
-  override readonly name = 'InvalidNftOptionsError';
-}
-
 function familyOf(ip: { readonly family: 4 | 6 } | null): NftFamily | undefined {
   return ip === null ? undefined : ip.family === 6 ? 'ip6' : 'ip';
 }
 
 function ifaceCheck(name: string): string {
   if (!/^[A-Za-z0-9_.@-]{1,15}$/.test(name)) {
-    throw new InvalidNftOptionsError(
+    throw new InvalidOptionsError(
+      'NftRenderer',
       `interface name ${JSON.stringify(name)} is not a valid Linux interface name`,
     );
   }
   return name;
 }
 
-/** Applies defaults and validates. @throws InvalidNftOptionsError */
-export function resolveNftOptions(o: NftablesRenderOptions = {}): ResolvedNftOptions {
+/** Applies defaults and validates. @throws InvalidOptionsError */
+export function resolveNftOptions(o: NftRenderOptions = {}): ResolvedNftOptions {
   const family = o.family ?? 'ip';
   const ipKw = family;
   const bit = o.masqueradeBit ?? DEFAULT_MASQUERADE_BIT;
   if (!Number.isInteger(bit) || bit < 0 || bit > 31)
-    throw new InvalidNftOptionsError(`masqueradeBit ${bit} is out of range 0-31`);
+    throw new InvalidOptionsError('NftRenderer', `masqueradeBit ${bit} is out of range 0-31`);
   const table = o.tableName ?? 'kube-proxy';
   if (!/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/.test(table))
-    throw new InvalidNftOptionsError(`table name ${JSON.stringify(table)} is not valid`);
+    throw new InvalidOptionsError('NftRenderer', `table name ${JSON.stringify(table)} is not valid`);
   const cidrOf = (text: string, what: string): string => {
     const c = parseCIDR(text);
     if (c === null || familyOf(c) !== family)
-      throw new InvalidNftOptionsError(`${what} ${JSON.stringify(text)} is not an ${family} CIDR`);
+      throw new InvalidOptionsError(
+        'NftRenderer',
+        `${what} ${JSON.stringify(text)} is not an ${family} CIDR`,
+      );
     return c.cidr;
   };
   const ipOf = (text: string, what: string): string => {
     const p = parseIP(text);
     if (p === null || familyOf(p) !== family)
-      throw new InvalidNftOptionsError(`${what} ${JSON.stringify(text)} is not an ${family} address`);
+      throw new InvalidOptionsError(
+        'NftRenderer',
+        `${what} ${JSON.stringify(text)} is not an ${family} address`,
+      );
     return p.ip;
   };
   let ifLocal: string | undefined;

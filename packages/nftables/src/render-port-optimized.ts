@@ -15,8 +15,9 @@
  *
  * @module
  */
+import { cidrValueContains } from '@nodeagent/core';
 import type { Endpoint } from '@nodeagent/proxy-state';
-import { netContains, parseNet } from './ip.js';
+import { cidrOrHostValue } from './ip.js';
 import type { ElementSpec, PortRender } from './model.js';
 import { NFT } from './render-base.js';
 import type { ResolvedNftOptions } from './render-options.js';
@@ -61,12 +62,12 @@ export function parseLbChainName(name: string): { kind: LbKind; n: number } | un
 /** Removes CIDRs contained in another one of the list (interval sets reject overlaps). */
 function disjointSources(sources: readonly string[]): string[] {
   const nets = [...new Set(sources)]
-    .map((s) => ({ s, n: parseNet(s) }))
+    .map((s) => ({ s, n: cidrOrHostValue(s) }))
     .filter((x): x is { s: string; n: NonNullable<typeof x.n> } => x.n !== null)
-    .sort((a, b) => a.n.bits - b.n.bits);
+    .sort((a, b) => a.n.prefixLength - b.n.prefixLength);
   const kept: typeof nets = [];
   for (const x of nets) {
-    if (!kept.some((k) => netContains(k.n, { family: x.n.family, value: x.n.base }))) kept.push(x);
+    if (!kept.some((k) => cidrValueContains(k.n, { family: x.n.family, value: x.n.base }))) kept.push(x);
   }
   return kept.map((k) => k.s).sort();
 }

@@ -6,20 +6,21 @@
  *
  * @module
  */
-import type {
-  CategorizedEndpoints,
-  Endpoint,
-  NodeInfo,
-  ProxySnapshot,
-  ServicePortInfo,
+import {
+  type CategorizedEndpoints,
+  type Endpoint,
+  InvalidServicePortError,
+  type NodeInfo,
+  type ProxySnapshot,
+  type ServicePortInfo,
 } from '@nodeagent/proxy-state';
 import type { ChainSpec, NftRuleset, PortRender, SetSpec } from './model.js';
 import { NFT, renderBase } from './render-base.js';
 import { lbChain, optimizedPostroutingRules, renderOptimizedBase } from './render-base-optimized.js';
-import { type NftablesRenderOptions, type ResolvedNftOptions, resolveNftOptions } from './render-options.js';
+import { type NftRenderOptions, type ResolvedNftOptions, resolveNftOptions } from './render-options.js';
 import { renderPortKubeProxy } from './render-port-kube-proxy.js';
 import { renderPortOptimized } from './render-port-optimized.js';
-import { InvalidServicePortError, portFacts } from './service-port-input.js';
+import { portFacts } from './service-port-input.js';
 
 /** A render result: the ruleset plus the ports skipped for bad input. */
 export interface RenderResult {
@@ -38,15 +39,15 @@ interface CacheEntry {
 }
 
 /** Renders snapshots of one family into kube-proxy's (or the optimized) nftables layout. */
-export class NftablesRenderer {
+export class NftRenderer {
   /** The resolved options. */
   readonly options: ResolvedNftOptions;
   readonly #cache = new WeakMap<ServicePortInfo, CacheEntry>();
   readonly #base: { chains: ChainSpec[]; sets: SetSpec[]; elements: NftRuleset['baseElements'] };
   readonly #lbChains = new Map<string, ChainSpec>();
 
-  /** @throws InvalidNftOptionsError for unusable options. */
-  constructor(options: NftablesRenderOptions = {}) {
+  /** @throws InvalidOptionsError for unusable options. */
+  constructor(options: NftRenderOptions = {}) {
     this.options = resolveNftOptions(options);
     const base = renderBase(this.options);
     if (this.options.layout === 'optimized') {

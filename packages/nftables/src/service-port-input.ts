@@ -4,25 +4,17 @@
  *
  * @module
  */
-import type { CategorizedEndpoints, Endpoint, ServicePortInfo } from '@nodeagent/proxy-state';
+import { cidrValueContains, parseIPValue } from '@nodeagent/core';
+import {
+  type CategorizedEndpoints,
+  type Endpoint,
+  InvalidServicePortError,
+  isValidPort,
+  type ServicePortInfo,
+} from '@nodeagent/proxy-state';
 import { SAFE_NAME_PART } from './chain-names.js';
-import { addrFamily, netContains, parseAddr, parseNet } from './ip.js';
+import { cidrOrHostValue } from './ip.js';
 import type { ResolvedNftOptions } from './render-options.js';
-
-/** A service port that cannot be rendered; only that port is skipped. */
-export class InvalidServicePortError extends Error {
-  override readonly name = 'InvalidServicePortError';
-  /** `ns/svc:port` of the skipped port. */
-  readonly servicePortName: string;
-  /** What is wrong, one entry per problem. */
-  readonly problems: readonly string[];
-  /** @param servicePortName the port; @param problems what is wrong. */
-  constructor(servicePortName: string, problems: readonly string[]) {
-    super(`service port ${JSON.stringify(servicePortName)} skipped: ${problems.join('; ')}`);
-    this.servicePortName = servicePortName;
-    this.problems = problems;
-  }
-}
 
 /** Everything the per-port renderers need, derived once. */
 export interface PortFacts {
@@ -43,10 +35,6 @@ export interface PortFacts {
 
 const PROTOS = new Set(['TCP', 'UDP', 'SCTP']);
 
-function portOk(p: number, allowZero: boolean): boolean {
-  return Number.isInteger(p) && p <= 65535 && (p >= 1 || (allowZero && p === 0));
-}
-
 /** Validates `info`/`cat` for a table of family `o.family` and derives the policy flags. @throws InvalidServicePortError */
 export function portFacts(
   info: ServicePortInfo,
@@ -66,22 +54,23 @@ export function portFacts(
   }
   if (!PROTOS.has(info.protocol))
     problems.push(`protocol ${JSON.stringify(info.protocol)} is not TCP, UDP or SCTP`);
-  if (!portOk(info.port, false)) problems.push(`port ${info.port} is out of range`);
-  if (!portOk(info.nodePort, true)) problems.push(`nodePort ${info.nodePort} is out of range`);
+  if (!isValidPort(info.port, false)) problems.push(`port ${info.port} is out of range`);
+  if (!isValidPort(info.nodePort, true)) problems.push(`nodePort ${info.nodePort} is out of range`);
   const addrOk = (ip: string, what: string) => {
-    if (addrFamily(ip) !== fam) problems.push(`${what} ${JSON.stringify(ip)} is not an IPv${fam} address`);
+    if (parseIPValue(ip)?.family !== fam)
+      problems.push(`${what} ${JSON.stringify(ip)} is not an IPv${fam} address`);
   };
   addrOk(info.clusterIP, 'clusterIP');
   for (const ip of info.externalIPs) addrOk(ip, 'externalIP');
   for (const ip of info.loadBalancerVIPs) addrOk(ip, 'loadBalancer IP');
   for (const c of info.loadBalancerSourceRanges) {
-    const n = parseNet(c);
+    const n = cidrOrHostValue(c);
     if (n === null || n.family !== fam)
       problems.push(`source range ${JSON.stringify(c)} is not an IPv${fam} CIDR`);
   }
   for (const e of cat.allReachableEndpoints) {
     addrOk(e.ip, 'endpoint');
-    if (!portOk(e.port, false)) problems.push(`endpoint port ${e.port} is out of range`);
+    if (!isValidPort(e.port, false)) problems.push(`endpoint port ${e.port} is out of range`);
   }
   if (problems.length > 0) throw new InvalidServicePortError(info.nameString, problems);
 
@@ -106,10 +95,10 @@ export function portFacts(
 /** The source-range list of a firewall: the ranges, plus the LB IPs when a range holds the node IP. */
 export function firewallSources(f: PortFacts, nodeIP: string | undefined): string[] {
   const sources = [...f.info.loadBalancerSourceRanges];
-  const node = nodeIP === undefined ? null : parseAddr(nodeIP);
+  const node = nodeIP === undefined ? null : parseIPValue(nodeIP);
   const holdsNode = (c: string) => {
-    const n = parseNet(c);
-    return node !== null && n !== null && netContains(n, node);
+    const n = cidrOrHostValue(c);
+    return node !== null && n !== null && cidrValueContains(n, node);
   };
   if (sources.some(holdsNode)) {
     sources.push(...f.info.loadBalancerVIPs);

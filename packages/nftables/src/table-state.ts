@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { definedFields } from '@nodeagent/core';
 import type { ChainHook, NftFamily } from './model.js';
 import { type NftCommand, parseNftCommands } from './nft-commands.js';
 
@@ -183,7 +184,7 @@ function applyCommand(tables: Map<string, NftTableState>, c: NftCommand, n: numb
             kind: c.obj,
             type: d.type,
             ...(d.flags ? { flags: d.flags } : {}),
-            ...(d.timeoutSeconds !== undefined ? { timeoutSeconds: d.timeoutSeconds } : {}),
+            ...definedFields({ timeoutSeconds: d.timeoutSeconds }),
             elements: new Map(),
           });
         }
@@ -217,8 +218,8 @@ function applyCommand(tables: Map<string, NftTableState>, c: NftCommand, n: numb
           continue;
         }
         s.elements.set(e.key, {
-          ...(e.value !== undefined ? { value: e.value } : {}),
-          ...(e.comment !== undefined ? { comment: e.comment } : {}),
+          ...definedFields({ value: e.value }),
+          ...definedFields({ comment: e.comment }),
         });
       }
       return;

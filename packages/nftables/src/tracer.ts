@@ -8,8 +8,9 @@
  *
  * @module
  */
+import { cidrValueContains, formatIPValue, type IPValue, parseIPValue } from '@nodeagent/core';
 import type { TracePacket as BaseTracePacket, TraceResult as BaseTraceResult } from '@nodeagent/proxy-state';
-import { type Addr, netContains, parseAddr, parseNet } from './ip.js';
+import { cidrOrHostValue } from './ip.js';
 import type { NftFamily } from './model.js';
 import { type Primary, parseRule, type Rhs, type Stmt } from './rule-parser.js';
 import { NftState, type NftTableState } from './table-state.js';
@@ -26,9 +27,9 @@ export interface TracePacket extends BaseTracePacket {
 export type TraceResult = BaseTraceResult;
 
 interface Pkt {
-  saddr: Addr;
+  saddr: IPValue;
   saddrText: string;
-  daddr: Addr;
+  daddr: IPValue;
   daddrText: string;
   proto: string;
   dport: number;
@@ -50,39 +51,45 @@ function clone(p: Pkt): Pkt {
 /** Traces packets over one table. */
 export class NftTracer {
   readonly #t: NftTableState;
-  readonly #local: Addr[];
-  readonly #loop: ReturnType<typeof parseNet>[];
+  readonly #local: IPValue[];
+  readonly #loop: ReturnType<typeof cidrOrHostValue>[];
 
   /** @param table the table; @param nodeIPs the node's addresses. */
   constructor(table: NftTableState, nodeIPs: readonly string[] = []) {
     this.#t = table;
-    this.#local = nodeIPs.map(parseAddr).filter((a): a is Addr => a !== null);
-    this.#loop = [parseNet('127.0.0.0/8'), parseNet('::1/128')];
+    this.#local = nodeIPs.map((ip) => parseIPValue(ip)).filter((a): a is IPValue => a !== null);
+    this.#loop = [cidrOrHostValue('127.0.0.0/8'), cidrOrHostValue('::1/128')];
   }
 
-  #isLocal(a: Addr): boolean {
+  #isLocal(a: IPValue): boolean {
     return (
       this.#local.some((l) => l.family === a.family && l.value === a.value) ||
-      this.#loop.some((n) => n !== null && netContains(n, a))
+      this.#loop.some((n) => n !== null && cidrValueContains(n, a))
     );
   }
 
   /** Traces one packet. @throws TypeError for unparsable addresses */
   trace(p: TracePacket): TraceResult {
-    const saddr = parseAddr(p.sourceIP);
-    const daddr = parseAddr(p.destIP);
+    const saddr = parseIPValue(p.sourceIP);
+    const daddr = parseIPValue(p.destIP);
     if (!saddr || !daddr) throw new TypeError(`bad packet addresses ${p.sourceIP} -> ${p.destIP}`);
-    const extra = (p.nodeIPs ?? []).map(parseAddr).filter((a): a is Addr => a !== null);
-    const tracer = extra.length > 0 ? new NftTracer(this.#t, [...this.#local, ...extra].map(addrText)) : this;
+    const extra = (p.nodeIPs ?? []).map((ip) => parseIPValue(ip)).filter((a): a is IPValue => a !== null);
+    const tracer =
+      extra.length > 0
+        ? new NftTracer(
+            this.#t,
+            [...this.#local, ...extra].map((a) => formatIPValue(a)),
+          )
+        : this;
     return tracer.#trace(p, saddr, daddr);
   }
 
-  #trace(p: TracePacket, saddr: Addr, daddr: Addr): TraceResult {
+  #trace(p: TracePacket, saddr: IPValue, daddr: IPValue): TraceResult {
     const start: Pkt = {
       saddr,
-      saddrText: addrText(saddr),
+      saddrText: formatIPValue(saddr),
       daddr,
-      daddrText: addrText(daddr),
+      daddrText: formatIPValue(daddr),
       proto: (p.protocol ?? 'TCP').toLowerCase(),
       dport: p.destPort,
       mark: 0,
@@ -238,11 +245,11 @@ export class NftTracer {
     const cut = to.lastIndexOf(':');
     let ip = to.slice(0, cut);
     if (ip.startsWith('[')) ip = ip.slice(1, -1);
-    const a = parseAddr(ip);
+    const a = parseIPValue(ip);
     const k = clone(pkt);
     if (a) {
       k.daddr = a;
-      k.daddrText = addrText(a);
+      k.daddrText = formatIPValue(a);
     }
     k.dport = Number(to.slice(cut + 1));
     k.ctDnat = true;
@@ -310,43 +317,18 @@ export class NftTracer {
   }
 }
 
-function addrText(a: Addr): string {
-  if (a.family === 4) return [24n, 16n, 8n, 0n].map((s) => String((a.value >> s) & 255n)).join('.');
-  const groups = Array.from({ length: 8 }, (_, i) =>
-    ((a.value >> BigInt(112 - 16 * i)) & 0xffffn).toString(16),
-  );
-  // RFC 5952: compress the longest run (>= 2) of zero groups.
-  let best = -1;
-  let bestLen = 0;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== '0') {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === '0') j++;
-    if (j - i > bestLen && j - i >= 2) {
-      best = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  if (best < 0) return groups.join(':');
-  return `${groups.slice(0, best).join(':')}::${groups.slice(best + bestLen).join(':')}`;
-}
-
 /** Whether a written value (IP, CIDR, number, name, `prefix*` wildcard) matches a packet value. */
 function valueMatches(written: string, actual: string): boolean {
   if (written === actual) return true;
   if (written.endsWith('*')) return actual.startsWith(written.slice(0, -1));
   if (written.includes('/')) {
-    const n = parseNet(written);
-    const a = parseAddr(actual);
-    return n !== null && a !== null && netContains(n, a);
+    const n = cidrOrHostValue(written);
+    const a = parseIPValue(actual);
+    return n !== null && a !== null && cidrValueContains(n, a);
   }
   if (/^0x[0-9a-f]+$/i.test(written) || /^[0-9]+$/.test(written)) return Number(written) === Number(actual);
-  const w = parseAddr(written);
-  const a = parseAddr(actual);
+  const w = parseIPValue(written);
+  const a = parseIPValue(actual);
   return w !== null && a !== null && w.family === a.family && w.value === a.value;
 }
 

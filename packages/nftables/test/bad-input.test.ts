@@ -1,12 +1,7 @@
 /** Bad input isolation and hostile names: the bad port is skipped with a typed error, the rest is programmed. */
+import { InvalidServicePortError } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
-import {
-  InvalidServicePortError,
-  NftablesRenderer,
-  quoteComment,
-  renderNftables,
-  tracePacket,
-} from '../src/index.js';
+import { NftRenderer, quoteComment, renderNftables, tracePacket } from '../src/index.js';
 import { FakeNftExecutor } from '../src/testing.js';
 import { slice, snapshot, svc, TEST_OPTIONS } from './helpers.js';
 
@@ -25,7 +20,7 @@ describe('bad input', () => {
         slices: [slice('ns', 'good', [{ name: 'p', port: 8080 }], [{ ip: '10.1.0.1' }])],
       };
       const { snap } = snapshot(c);
-      const { errors } = new NftablesRenderer({ ...TEST_OPTIONS, layout }).render(snap);
+      const { errors } = new NftRenderer({ ...TEST_OPTIONS, layout }).render(snap);
       expect(errors.every((e) => e instanceof InvalidServicePortError)).toBe(true);
       expect(errors.map((e) => e.servicePortName).sort()).toEqual(
         [...names.map((n, i) => `${n}/bad${i}:p`), 'ns/badport:x"y'].sort(),
@@ -46,9 +41,9 @@ describe('bad input', () => {
   });
 
   it('rejects bad options with a typed error', () => {
-    expect(() => new NftablesRenderer({ localDetector: { mode: 'ClusterCIDR', cidr: 'fd00::/64' } })).toThrow(
+    expect(() => new NftRenderer({ localDetector: { mode: 'ClusterCIDR', cidr: 'fd00::/64' } })).toThrow(
       /not an ip CIDR/,
     );
-    expect(() => new NftablesRenderer({ masqueradeBit: 40 })).toThrow(/out of range/);
+    expect(() => new NftRenderer({ masqueradeBit: 40 })).toThrow(/out of range/);
   });
 });

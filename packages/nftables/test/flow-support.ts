@@ -1,8 +1,8 @@
 /** Runs packet-flow cases through the tracer for both layouts. */
 import { expect } from 'vitest';
 import {
-  type NftablesRenderOptions,
   type NftLayout,
+  type NftRenderOptions,
   renderNftables,
   tableFromText,
   tracePacket,
@@ -25,7 +25,7 @@ export const LAYOUTS: readonly NftLayout[] = ['kube-proxy', 'optimized'];
 export function runFlows(
   c: Cluster,
   cases: FlowCase[],
-  options: NftablesRenderOptions = TEST_OPTIONS,
+  options: NftRenderOptions = TEST_OPTIONS,
   family: 4 | 6 = 4,
 ): void {
   const { snap } = snapshot(c, family);

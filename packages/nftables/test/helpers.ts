@@ -1,7 +1,7 @@
 /** Builders for Services / EndpointSlices and one-call snapshots, shared by the tests. */
 import type { ProxySnapshot } from '@nodeagent/proxy-state';
 import { type TestCluster, testCluster } from '@nodeagent/proxy-state/testing';
-import type { NftablesRenderOptions } from '../src/index.js';
+import type { NftRenderOptions } from '../src/index.js';
 
 export const NODE = 'test-node';
 export const NODE_IP = '192.168.0.2';
@@ -13,11 +13,11 @@ export const POD_CIDR = '10.0.0.0/8';
 export const POD_CIDR6 = 'fd00:10::/64';
 
 /** kube-proxy's unit-test defaults (pod CIDR detector). */
-export const TEST_OPTIONS: NftablesRenderOptions = {
+export const TEST_OPTIONS: NftRenderOptions = {
   localDetector: { mode: 'ClusterCIDR', cidr: POD_CIDR },
   serviceCIDRs: ['172.30.0.0/16'],
 };
-export const TEST_OPTIONS6: NftablesRenderOptions = {
+export const TEST_OPTIONS6: NftRenderOptions = {
   family: 'ip6',
   localDetector: { mode: 'ClusterCIDR', cidr: POD_CIDR6 },
   serviceCIDRs: ['fd00:10:96::/112'],

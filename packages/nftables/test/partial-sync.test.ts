@@ -7,7 +7,7 @@
 import { FakeClock } from '@nodeagent/core/testing';
 import { ProxyState } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
-import { NftablesSyncer, type NftLayout, renderNftables } from '../src/index.js';
+import { type NftLayout, NftSyncer, renderNftables } from '../src/index.js';
 import { dumpTable, FakeNftExecutor } from '../src/testing.js';
 import { LAYOUTS } from './flow-support.js';
 import { NODE, NODE_IP, slice, svc, TEST_OPTIONS } from './helpers.js';
@@ -16,7 +16,7 @@ function setup(layout: NftLayout) {
   const clock = new FakeClock();
   const exec = new FakeNftExecutor();
   const state = new ProxyState({ nodeName: NODE, nodeIPs: [NODE_IP] });
-  const syncer = new NftablesSyncer({
+  const syncer = new NftSyncer({
     executor: exec,
     clock,
     render: { ...TEST_OPTIONS, layout, nodeIP: NODE_IP },

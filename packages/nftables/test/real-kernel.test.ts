@@ -11,7 +11,7 @@ import { createNetns, createVethPair, listLeakedNetns, type Netns } from '@nodea
 import { describeRealNode } from '@nodeagent/test-support/real-node';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NftablesSyncer, renderNftables, SpawnNftExecutor } from '../src/index.js';
+import { NftSyncer, renderNftables, SpawnNftExecutor } from '../src/index.js';
 import { LAYOUTS } from './flow-support.js';
 import { slice, svc } from './helpers.js';
 import { connectFrom, meaningDiff, startNameServer, tableMeaning } from './kernel-support.js';
@@ -147,7 +147,7 @@ describeRealNode('nftables rules in a real kernel (network namespaces)', ['root'
 
   describe.each(LAYOUTS)('%s layout', (layout) => {
     let state: ProxyState;
-    let syncer: NftablesSyncer;
+    let syncer: NftSyncer;
     const eps = [
       { ip: '10.100.1.2', node: 'test-node' },
       { ip: '10.100.2.2', node: 'other' },
@@ -184,7 +184,7 @@ describeRealNode('nftables rules in a real kernel (network namespaces)', ['root'
         { type: 'NodePort', clusterIP: '172.30.0.14', ports: [{ name: 'http', port: 80, nodePort: 30081 }] },
         [{ ip: '10.100.2.2', node: 'other' }],
       );
-      syncer = new NftablesSyncer({ executor: new SpawnNftExecutor({ netns: node.name }), render });
+      syncer = new NftSyncer({ executor: new SpawnNftExecutor({ netns: node.name }), render });
       const r = await syncer.sync(state.checkout().v4);
       expect(r.full).toBe(true);
     });
@@ -237,7 +237,7 @@ describeRealNode('nftables rules in a real kernel (network namespaces)', ['root'
       );
       await check.exec(['nft', 'delete', 'table', 'ip', 'kube-proxy']);
       const freshExec = new SpawnNftExecutor({ netns: check.name });
-      const fresh = new NftablesSyncer({ executor: freshExec, render });
+      const fresh = new NftSyncer({ executor: freshExec, render });
       await fresh.sync(state.checkout().v4, true);
       expect(meaningDiff(ours, tableMeaning(await freshExec.listTableJson('ip', 'kube-proxy')))).toEqual([]);
     });

@@ -24,7 +24,7 @@
 import { spawnSync } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
 import { IptablesSyncer, SpawnIptablesExecutor } from '@nodeagent/iptables';
-import { NftablesSyncer, type NftLayout, SpawnNftExecutor } from '@nodeagent/nftables';
+import { type NftLayout, NftSyncer, SpawnNftExecutor } from '@nodeagent/nftables';
 import { ProxyState } from '@nodeagent/proxy-state';
 import { createNetns, createVethPair, type Netns } from '@nodeagent/test-support/netns';
 import { realNodeMissing } from '@nodeagent/test-support/real-node';
@@ -174,7 +174,7 @@ async function load(node: Netns, backend: Backend, n: number, snapState: ProxySt
     const r = await syncer.syncSnapshot(snapState.checkout().v4);
     return `${r.restoreCalls} restores`;
   }
-  const syncer = new NftablesSyncer({
+  const syncer = new NftSyncer({
     executor: new SpawnNftExecutor({ netns: node.name }),
     render: { ...opts, layout: backend },
   });

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { Lifecycle } from '@nodeagent/core';
 import type { IPFamily, ProxyCheckout } from '@nodeagent/proxy-state';
 
 /** How the proxier asks a backend to sync. */
@@ -72,16 +73,18 @@ export interface Backend {
   sync(checkout: ProxyCheckout, options: BackendSyncOptions): Promise<BackendSyncResult>;
   /** Removes every rule, chain, table, set or virtual server this backend owns. */
   cleanup(): Promise<void>;
-  /** Releases timers (e.g. IPVS drain checks, the iptables canary monitor). Optional. */
+  /**
+   * Releases timers (e.g. IPVS drain checks, the iptables canary monitor). Optional.
+   *
+   * A backend is a handle, not a {@link Lifecycle | long-running piece}: it has nothing to
+   * start (the proxier's first `sync` is its start, and whatever it runs in the background
+   * it starts after a successful sync), so it is released with `close()` rather than given
+   * `start`/`stop`. The proxier calls it from `stop()`.
+   */
   close?(): void;
   /**
    * Called once by the proxier's constructor with the way back to it. A backend must not
    * start timers here; it may start them after its first successful sync. Optional.
    */
   attach?(host: BackendHost): void;
-}
-
-/** The names of the IP families as the Kubernetes API and kube-proxy's metric labels write them. */
-export function familyName(family: IPFamily): 'IPv4' | 'IPv6' {
-  return family === 4 ? 'IPv4' : 'IPv6';
 }

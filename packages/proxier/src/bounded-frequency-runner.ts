@@ -6,10 +6,39 @@
  *
  * @module
  */
-import { type Clock, type Logger, noopLogger, realClock, type Timer } from '@nodeagent/core';
+import {
+  type Clock,
+  InvalidOptionsError,
+  type Logger,
+  noopLogger,
+  realClock,
+  StartOnce,
+  type Timer,
+} from '@nodeagent/core';
 
-/** Options of a {@link BoundedFrequencyRunner} besides its intervals. */
+/** Options of a {@link BoundedFrequencyRunner}. */
 export interface BoundedFrequencyRunnerOptions {
+  /** Used in logs and errors. */
+  readonly name: string;
+  /** The work; a rejection (or throw) counts as a failed run. */
+  readonly fn: () => unknown;
+  /**
+   * Least time between the END of one run and the start of the next (kube-proxy's
+   * `--iptables-min-sync-period`).
+   * @default 1000
+   */
+  readonly minIntervalMs?: number;
+  /**
+   * After a failed run, the next one starts no later than this (capped at `maxIntervalMs`;
+   * kube-proxy's `--iptables-sync-period`).
+   * @default 30000
+   */
+  readonly retryIntervalMs?: number;
+  /**
+   * A run happens at least this often. Must be ≥ `minIntervalMs`.
+   * @default 3600000
+   */
+  readonly maxIntervalMs?: number;
   /**
    * Time and timers.
    * @default realClock
@@ -24,11 +53,6 @@ export interface BoundedFrequencyRunnerOptions {
   readonly onError?: (error: unknown) => void;
 }
 
-/** Interval values that cannot work together. */
-export class InvalidRunnerIntervalsError extends Error {
-  override readonly name = 'InvalidRunnerIntervalsError';
-}
-
 type State = 'stopped' | 'idle' | 'running' | 'cooldown';
 
 /**
@@ -38,8 +62,14 @@ type State = 'stopped' | 'idle' | 'running' | 'cooldown';
  *
  * @example
  * ```ts
- * const runner = new BoundedFrequencyRunner('sync-proxy-rules', syncRules, 1_000, 30_000, 3_600_000);
- * runner.start(signal);
+ * const runner = new BoundedFrequencyRunner({
+ *   name: 'sync-proxy-rules',
+ *   fn: syncRules,
+ *   minIntervalMs: 1_000,
+ *   retryIntervalMs: 30_000,
+ *   maxIntervalMs: 3_600_000,
+ * });
+ * await runner.start();
  * runner.run(); // a change arrived: sync as soon as the min interval allows
  * ```
  */
@@ -54,7 +84,8 @@ export class BoundedFrequencyRunner {
   readonly #log: Logger;
   readonly #onError: ((error: unknown) => void) | undefined;
   #state: State = 'stopped';
-  #started = false;
+  readonly #once = new StartOnce('BoundedFrequencyRunner');
+  #stopped = false;
   /** A `run()` request not yet served. */
   #requested = false;
   /** The max/retry timer fired while a run or cooldown was in progress. */
@@ -65,32 +96,28 @@ export class BoundedFrequencyRunner {
   #runs = 0;
 
   /**
-   * @param name - Used in logs.
-   * @param fn - The work; a rejection (or throw) counts as a failed run.
-   * @param minIntervalMs - Least time between the end of one run and the start of the next.
-   * @param retryIntervalMs - After a failed run, the next one starts no later than this (capped at `maxIntervalMs`).
-   * @param maxIntervalMs - A run happens at least this often. Must be ≥ `minIntervalMs`.
-   * @param options - Clock, logger, error callback.
-   * @throws InvalidRunnerIntervalsError for negative intervals or `maxIntervalMs < minIntervalMs`.
+   * @param options - Name, work, intervals, clock, logger, error callback.
+   * @throws InvalidOptionsError for negative or non-finite intervals or `maxIntervalMs < minIntervalMs`.
    */
-  constructor(
-    name: string,
-    fn: () => unknown,
-    minIntervalMs: number,
-    retryIntervalMs: number,
-    maxIntervalMs: number,
-    options: BoundedFrequencyRunnerOptions = {},
-  ) {
+  constructor(options: BoundedFrequencyRunnerOptions) {
+    const { name, fn } = options;
+    const minIntervalMs = options.minIntervalMs ?? 1_000;
+    const retryIntervalMs = options.retryIntervalMs ?? 30_000;
+    const maxIntervalMs = options.maxIntervalMs ?? 3_600_000;
     for (const [k, v] of [
       ['minIntervalMs', minIntervalMs],
       ['retryIntervalMs', retryIntervalMs],
       ['maxIntervalMs', maxIntervalMs],
     ] as const) {
       if (!(v >= 0) || !Number.isFinite(v))
-        throw new InvalidRunnerIntervalsError(`${name}: ${k} must be a finite number ≥ 0, got ${v}`);
+        throw new InvalidOptionsError(
+          'BoundedFrequencyRunner',
+          `${name}: ${k} must be a finite number ≥ 0, got ${v}`,
+        );
     }
     if (maxIntervalMs < minIntervalMs) {
-      throw new InvalidRunnerIntervalsError(
+      throw new InvalidOptionsError(
+        'BoundedFrequencyRunner',
         `${name}: maxIntervalMs (${maxIntervalMs}) must be >= minIntervalMs (${minIntervalMs})`,
       );
     }
@@ -116,16 +143,21 @@ export class BoundedFrequencyRunner {
 
   /**
    * Starts the loop: arms the `maxIntervalMs` timer and serves {@link run} requests (also one
-   * made before `start`). Stops when `signal` aborts. Starting twice throws.
+   * made before `start`). Resolves at once (there is nothing to wait for); `signal` only
+   * matters when it is already aborted, which rejects and leaves the runner stopped. A
+   * second `start` rejects with `AlreadyStartedError`; {@link stop} ends the loop.
    */
-  start(signal?: AbortSignal): void {
-    if (this.#started) throw new Error(`runner ${this.name} was already started`);
-    this.#started = true;
-    if (signal?.aborted) return;
-    signal?.addEventListener('abort', () => void this.stop(), { once: true });
-    this.#state = 'idle';
-    this.#armNextRun(this.#maxMs);
-    if (this.#requested) this.#kick();
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => {
+        if (this.#stopped) return;
+        this.#state = 'idle';
+        this.#armNextRun(this.#maxMs);
+        if (this.#requested) this.#kick();
+      },
+      () => this.stop(),
+    );
   }
 
   /**
@@ -139,7 +171,7 @@ export class BoundedFrequencyRunner {
 
   /** Stops the loop; resolves once an executing run has finished. Idempotent. */
   async stop(): Promise<void> {
-    this.#started = true;
+    this.#stopped = true;
     this.#state = 'stopped';
     this.#nextRunTimer?.cancel();
     this.#minTimer?.cancel();

@@ -25,18 +25,16 @@
  *
  * @packageDocumentation
  */
-export {
-  type Backend,
-  type BackendHost,
-  type BackendSyncOptions,
-  type BackendSyncResult,
-  type FamilySyncResult,
-  familyName,
+export type {
+  Backend,
+  BackendHost,
+  BackendSyncOptions,
+  BackendSyncResult,
+  FamilySyncResult,
 } from './backend.js';
 export {
   BoundedFrequencyRunner,
   type BoundedFrequencyRunnerOptions,
-  InvalidRunnerIntervalsError,
 } from './bounded-frequency-runner.js';
 export {
   type ConntrackCleaner,

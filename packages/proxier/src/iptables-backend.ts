@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
+import { type Clock, definedFields, type Logger, noopLogger, realClock } from '@nodeagent/core';
 import {
   CanaryMonitor,
   type IptablesExecutor,
@@ -162,8 +162,8 @@ export class IptablesBackend implements Backend {
       render,
       clock: this.#clock,
       logger: this.#log.child({ ipFamily: st.family }),
-      ...(o.fullSyncMode !== undefined ? { fullSyncMode: o.fullSyncMode } : {}),
-      ...(o.maxRulesPerChunk !== undefined ? { maxRulesPerChunk: o.maxRulesPerChunk } : {}),
+      ...definedFields({ fullSyncMode: o.fullSyncMode }),
+      ...definedFields({ maxRulesPerChunk: o.maxRulesPerChunk }),
       ...(o.skipUnchangedSharedChains !== undefined
         ? { skipUnchangedSharedChains: o.skipUnchangedSharedChains }
         : {}),
@@ -205,7 +205,7 @@ export class IptablesBackend implements Backend {
       executor: st.options.executor,
       clock: this.#clock,
       logger: log,
-      ...(o?.intervalMs !== undefined ? { intervalMs: o.intervalMs } : {}),
+      ...definedFields({ intervalMs: o?.intervalMs }),
       onFlush: () => {
         // The tables were flushed under us: our chains and jump rules are likely gone too.
         st.flushed = true;
@@ -218,7 +218,6 @@ export class IptablesBackend implements Backend {
       await monitor.start();
     } catch (err) {
       // The rules are in place; only the watch is missing. Retried after the next sync.
-      monitor.stop();
       st.canary = undefined;
       log.warn({ err }, 'could not create the iptables canary chains; retrying after the next sync');
     }
@@ -228,7 +227,7 @@ export class IptablesBackend implements Backend {
   close(): void {
     this.#closed = true;
     for (const st of this.#state) {
-      st.canary?.stop();
+      void st.canary?.stop();
       st.canary = undefined;
     }
   }
@@ -237,7 +236,7 @@ export class IptablesBackend implements Backend {
   async cleanup(): Promise<void> {
     for (const st of this.#state) {
       // Stop watching first: removing our chains removes the canary too.
-      st.canary?.stop();
+      await st.canary?.stop();
       st.canary = undefined;
       await removeOwnedIptablesChains(
         st.options.executor,

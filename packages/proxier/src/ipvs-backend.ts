@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
+import { type Clock, definedFields, type Logger, noopLogger, realClock } from '@nodeagent/core';
 import type { IptablesExecutor } from '@nodeagent/iptables';
 import {
   IPSET_DEFINITIONS,
@@ -90,7 +90,7 @@ export class IpvsBackend implements Backend {
           logger: log.child({ ipFamily: family }),
           ipFamily: family,
           ...(o.stats ? { stats: o.stats } : {}),
-          ...(options.checkIntervalMs !== undefined ? { checkIntervalMs: options.checkIntervalMs } : {}),
+          ...definedFields({ checkIntervalMs: options.checkIntervalMs }),
           ...(options.gracefulTimeoutMs !== undefined
             ? { gracefulTimeoutMs: options.gracefulTimeoutMs }
             : {}),

@@ -5,8 +5,7 @@
  * @module
  */
 import { createMetricFactory, type MetricsOptions } from '@nodeagent/core';
-import type { ChangeCounts, IPFamily } from '@nodeagent/proxy-state';
-import { familyName } from './backend.js';
+import { type ChangeCounts, type IPFamily, ipFamilyName } from '@nodeagent/proxy-state';
 
 /** What the proxier reports; {@link noopProxierMetrics} without a registry. */
 export interface ProxierMetrics {
@@ -172,12 +171,12 @@ export function createProxierMetrics(options: ProxierMetricsOptions): ProxierMet
   let seenEndpoint = 0;
   return {
     syncDuration(family, full, seconds) {
-      const labels = { ip_family: familyName(family) };
+      const labels = { ip_family: ipFamilyName(family) };
       sync.observe(labels, seconds);
       (full ? syncFull : syncPartial).observe(labels, seconds);
     },
     lastSyncTimestamp(family, epochSeconds) {
-      lastSync.set({ ip_family: familyName(family) }, epochSeconds);
+      lastSync.set({ ip_family: ipFamilyName(family) }, epochSeconds);
     },
     lastQueuedTimestamp(epochSeconds) {
       lastQueued.set(epochSeconds);
@@ -194,13 +193,13 @@ export function createProxierMetrics(options: ProxierMetricsOptions): ProxierMet
       seenService = Math.max(seenService, counts.serviceChangesTotal);
     },
     iptablesRules(family, table, count) {
-      iptTotal.set({ table, ip_family: familyName(family) }, count);
+      iptTotal.set({ table, ip_family: ipFamilyName(family) }, count);
     },
     noLocalEndpoints(family, policy, count) {
-      noLocal.set({ traffic_policy: policy, ip_family: familyName(family) }, count);
+      noLocal.set({ traffic_policy: policy, ip_family: ipFamilyName(family) }, count);
     },
     syncFailure(family, kind, partial) {
-      const labels = { ip_family: familyName(family) };
+      const labels = { ip_family: ipFamilyName(family) };
       if (kind === 'nftables') nftFailures.inc(labels);
       else if (kind === 'iptables') {
         restoreFailures.inc(labels);

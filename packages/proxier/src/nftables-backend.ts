@@ -7,9 +7,9 @@
  */
 import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
 import {
-  type NftablesRenderOptions,
-  NftablesSyncer,
   type NftExecutor,
+  type NftRenderOptions,
+  NftSyncer,
   snapshotRenderOptions,
 } from '@nodeagent/nftables';
 import type { IPFamily, ProxyCheckout, ProxySnapshot } from '@nodeagent/proxy-state';
@@ -32,7 +32,7 @@ export interface NftablesBackendOptions {
    * `family` and (unless set) `nodeIP` come from each snapshot.
    * @default {}
    */
-  readonly render?: Omit<NftablesRenderOptions, 'family'>;
+  readonly render?: Omit<NftRenderOptions, 'family'>;
   /**
    * Delay before flushed stale chains are deleted (kernels before 6.2 keep them busy briefly).
    * @default 1000
@@ -47,7 +47,7 @@ export interface NftablesBackendOptions {
 interface FamilyState {
   readonly family: IPFamily;
   readonly executor: NftExecutor;
-  syncer: NftablesSyncer | undefined;
+  syncer: NftSyncer | undefined;
   nodeIP: string | undefined;
   needFull: boolean;
 }
@@ -86,7 +86,7 @@ export class NftablesBackend implements Backend {
   }
 
   /** The syncer of a family once created (after the first sync), for inspection. */
-  syncer(family: IPFamily): NftablesSyncer | undefined {
+  syncer(family: IPFamily): NftSyncer | undefined {
     return this.#state.find((s) => s.family === family)?.syncer;
   }
 
@@ -102,13 +102,13 @@ export class NftablesBackend implements Backend {
     return nextRunAtMs === undefined ? { families } : { families, nextRunAtMs };
   }
 
-  #syncerFor(st: FamilyState, snapshot: ProxySnapshot): NftablesSyncer {
+  #syncerFor(st: FamilyState, snapshot: ProxySnapshot): NftSyncer {
     const render = snapshotRenderOptions(snapshot, this.#options.render ?? {});
     if (st.syncer && render.nodeIP === st.nodeIP) return st.syncer;
     // A new node IP means a new renderer; its first (full) sync lists the table and removes
     // whatever the previous one left.
     st.needFull = st.syncer !== undefined;
-    st.syncer = new NftablesSyncer({
+    st.syncer = new NftSyncer({
       executor: st.executor,
       render,
       clock: this.#clock,

@@ -7,7 +7,16 @@
  * @module
  */
 import type { KubeConfig, V1EndpointSlice, V1Node, V1Service } from '@kubernetes/client-node';
-import { type Clock, type Logger, type MetricsOptions, noopLogger, realClock } from '@nodeagent/core';
+import {
+  type Clock,
+  definedFields,
+  type Lifecycle,
+  type Logger,
+  type MetricsOptions,
+  noopLogger,
+  realClock,
+  StartOnce,
+} from '@nodeagent/core';
 import {
   type FactoryInformerOptions,
   type HandlerRegistration,
@@ -115,7 +124,7 @@ export interface ProxierEvents {
  * await proxier.start(signal);
  * ```
  */
-export class Proxier extends EventEmitter<ProxierEvents> {
+export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
   /** The proxy-side state the informers feed. */
   readonly state: ProxyState;
   /** The backend. */
@@ -134,7 +143,7 @@ export class Proxier extends EventEmitter<ProxierEvents> {
   #factory: SharedInformerFactory | undefined;
   #registrations: HandlerRegistration[] = [];
   #initialized = false;
-  #started = false;
+  readonly #once = new StartOnce('Proxier');
   #stopped = false;
   #node: { readonly zone: string; readonly addresses: string } = { zone: '', addresses: '' };
 
@@ -151,10 +160,10 @@ export class Proxier extends EventEmitter<ProxierEvents> {
     const syncPeriodMs = options.syncPeriodMs ?? 30_000;
     this.state = new ProxyState({
       nodeName: options.nodeName,
-      ...(options.nodeIPs ? { nodeIPs: options.nodeIPs } : {}),
-      ...(options.preferSameTrafficDistribution !== undefined
-        ? { preferSameTrafficDistribution: options.preferSameTrafficDistribution }
-        : {}),
+      ...definedFields({
+        nodeIPs: options.nodeIPs,
+        preferSameTrafficDistribution: options.preferSameTrafficDistribution,
+      }),
       logger: this.#log,
     });
     const metrics: ProxierMetrics = {
@@ -169,9 +178,7 @@ export class Proxier extends EventEmitter<ProxierEvents> {
             clock: this.#clock,
             logger: this.#log,
             metrics,
-            ...(options.healthz?.bindAddress !== undefined
-              ? { bindAddress: options.healthz.bindAddress }
-              : {}),
+            ...definedFields({ bindAddress: options.healthz?.bindAddress }),
           });
     this.healthCheckServer =
       options.healthCheckNodePorts === false
@@ -195,14 +202,15 @@ export class Proxier extends EventEmitter<ProxierEvents> {
       emit: (event, ...args) => (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args),
       requestRun: () => this.runner.run(),
     });
-    this.runner = new BoundedFrequencyRunner(
-      'sync-proxy-rules',
-      () => this.#loop.sync(),
-      options.minSyncPeriodMs ?? 1_000,
-      syncPeriodMs,
-      options.fullSyncPeriodMs ?? 3_600_000,
-      { clock: this.#clock, logger: this.#log },
-    );
+    this.runner = new BoundedFrequencyRunner({
+      name: 'sync-proxy-rules',
+      fn: () => this.#loop.sync(),
+      minIntervalMs: options.minSyncPeriodMs ?? 1_000,
+      retryIntervalMs: syncPeriodMs,
+      maxIntervalMs: options.fullSyncPeriodMs ?? 3_600_000,
+      clock: this.#clock,
+      logger: this.#log,
+    });
     this.backend.attach?.({
       requestFullSync: (reason) => {
         this.#log.info({ reason }, 'backend requested a full sync');
@@ -229,19 +237,26 @@ export class Proxier extends EventEmitter<ProxierEvents> {
 
   /**
    * Starts metrics, the healthz server, the runner and the informers; resolves once the
-   * informers synced and the first sync was requested. Rejects when `signal` aborts first.
+   * informers synced and the first sync was requested. `signal` bounds only that wait: when
+   * it aborts first, `start` rejects with its reason and everything started is stopped;
+   * aborting it later does nothing (end the proxier with {@link stop}). A second `start`
+   * rejects with `AlreadyStartedError`.
    */
-  async start(signal?: AbortSignal): Promise<void> {
-    if (this.#started) throw new Error('Proxier already started');
-    this.#started = true;
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      () => this.#start(signal),
+      () => this.stop(),
+    );
+  }
+
+  async #start(signal: AbortSignal | undefined): Promise<void> {
     const o = this.#options;
     if (o.metrics) this.#metrics = createProxierMetrics(o.metrics);
-    signal?.addEventListener('abort', () => void this.stop(), { once: true });
-    await this.healthz?.start();
-    this.runner.start();
+    await this.healthz?.start(signal);
+    await this.runner.start();
     const factory = new SharedInformerFactory({
-      ...(o.kubeConfig ? { kubeConfig: o.kubeConfig } : {}),
-      ...(o.listerWatcherFor ? { listerWatcherFor: o.listerWatcherFor } : {}),
+      ...definedFields({ kubeConfig: o.kubeConfig, listerWatcherFor: o.listerWatcherFor }),
       defaults: { logger: this.#log, ...o.informer },
     });
     this.#factory = factory;

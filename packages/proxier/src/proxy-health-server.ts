@@ -9,9 +9,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { V1Node } from '@kubernetes/client-node';
-import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
-import type { IPFamily } from '@nodeagent/proxy-state';
-import { familyName } from './backend.js';
+import { type Clock, type Lifecycle, type Logger, noopLogger, realClock, StartOnce } from '@nodeagent/core';
+import { type IPFamily, ipFamilyName } from '@nodeagent/proxy-state';
 import { type BindAddress, closeServer, goTime, listen, parseBindAddress } from './http-util.js';
 import { noopProxierMetrics, type ProxierMetrics } from './metrics.js';
 
@@ -65,7 +64,7 @@ export interface ProxyHealthBody {
 }
 
 /** The health bookkeeping plus its HTTP endpoint. Nothing listens before {@link start}. */
-export class ProxyHealthServer {
+export class ProxyHealthServer implements Lifecycle {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #timeoutMs: number;
@@ -74,8 +73,10 @@ export class ProxyHealthServer {
   readonly #lastUpdated = new Map<IPFamily, number>();
   readonly #oldestQueued = new Map<IPFamily, number>();
   #nodeEligible = true;
+  readonly #once = new StartOnce('ProxyHealthServer');
   #server: Server | undefined;
   #port: number | undefined;
+  #stopped = false;
 
   /** @param options - Address, timeout, clock. @throws InvalidBindAddressError */
   constructor(options: ProxyHealthServerOptions = {}) {
@@ -89,7 +90,7 @@ export class ProxyHealthServer {
     this.#metrics = options.metrics ?? noopProxierMetrics;
   }
 
-  /** The port listened on (after {@link start}). */
+  /** The port listened on once {@link start} resolved (the bound one when `bindAddress` asks for port 0); undefined before. */
   get port(): number | undefined {
     return this.#port;
   }
@@ -144,7 +145,7 @@ export class ProxyHealthServer {
         healthy = false;
         lastUnhealthy ??= updatedAt;
       }
-      status[familyName(f)] = { lastUpdated: goTime(updatedAt), healthy: ok };
+      status[ipFamilyName(f)] = { lastUpdated: goTime(updatedAt), healthy: ok };
     }
     const verdict = withNode ? healthy && this.#nodeEligible : healthy;
     return {
@@ -157,18 +158,29 @@ export class ProxyHealthServer {
     };
   }
 
-  /** Starts listening; resolves with the bound port. */
-  async start(): Promise<number> {
-    if (this.#server) throw new Error('healthz server already started');
-    const server = createServer((req, res) => this.#handle(req, res));
-    this.#server = server;
-    this.#port = await listen(server, this.#address);
-    this.#log.info({ address: this.#address.host, port: this.#port }, 'healthz server listening');
-    return this.#port;
+  /**
+   * Starts listening; resolves once the server listens (then {@link port} is set). `signal`
+   * bounds only that wait. A second `start` rejects.
+   */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => {
+        if (this.#stopped) return;
+        const server = createServer((req, res) => this.#handle(req, res));
+        this.#server = server;
+        const port = await listen(server, this.#address);
+        if (this.#server !== server) return; // stopped meanwhile
+        this.#port = port;
+        this.#log.info({ address: this.#address.host, port }, 'healthz server listening');
+      },
+      () => this.stop(),
+    );
   }
 
-  /** Stops listening. */
+  /** Stops listening. Idempotent; safe before `start`. */
   async stop(): Promise<void> {
+    this.#stopped = true;
     const s = this.#server;
     this.#server = undefined;
     if (s) await closeServer(s);

@@ -38,7 +38,11 @@ interface Instance {
   endpoints: number;
 }
 
-/** Manages the per-service health-check HTTP servers. */
+/**
+ * Manages the per-service health-check HTTP servers. It is a handle (nothing to start: each
+ * {@link ServiceHealthServer.syncServices} opens and closes servers), released with
+ * {@link ServiceHealthServer.close}.
+ */
 export class ServiceHealthServer {
   readonly #options: ServiceHealthServerOptions;
   readonly #log: Logger;

@@ -1,6 +1,7 @@
+import { InvalidOptionsError } from '@nodeagent/core';
 import { FakeClock } from '@nodeagent/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BoundedFrequencyRunner, InvalidRunnerIntervalsError } from '../src/index.js';
+import { BoundedFrequencyRunner } from '../src/index.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -28,9 +29,9 @@ function harness(minMs: number, retryMs: number, maxMs: number, workMs = 0): Har
   let active = 0;
   let peak = 0;
   let failures = 0;
-  const runner = new BoundedFrequencyRunner(
-    'test',
-    async () => {
+  const runner = new BoundedFrequencyRunner({
+    name: 'test',
+    fn: async () => {
       starts.push(clock.now() - T0);
       active++;
       peak = Math.max(peak, active);
@@ -42,11 +43,11 @@ function harness(minMs: number, retryMs: number, maxMs: number, workMs = 0): Har
         throw new Error('injected');
       }
     },
-    minMs,
-    retryMs,
-    maxMs,
-    { clock },
-  );
+    minIntervalMs: minMs,
+    retryIntervalMs: retryMs,
+    maxIntervalMs: maxMs,
+    clock,
+  });
   runners.push(runner);
   return { clock, runner, starts, ends, maxConcurrent: () => peak, fail: (n) => (failures = n) };
 }
@@ -158,17 +159,18 @@ describe('BoundedFrequencyRunner', () => {
     const clock = new FakeClock({ startMs: T0 });
     const errors: unknown[] = [];
     let n = 0;
-    const runner = new BoundedFrequencyRunner(
-      'e',
-      () => {
+    const runner = new BoundedFrequencyRunner({
+      name: 'e',
+      fn: () => {
         n++;
         throw new Error(`boom ${n}`);
       },
-      0,
-      100,
-      1000,
-      { clock, onError: (e) => errors.push(e) },
-    );
+      minIntervalMs: 0,
+      retryIntervalMs: 100,
+      maxIntervalMs: 1000,
+      clock,
+      onError: (e) => errors.push(e),
+    });
     runners.push(runner);
     runner.start();
     runner.run();
@@ -203,11 +205,11 @@ describe('BoundedFrequencyRunner', () => {
     expect(h.ends).toEqual([500]);
   });
 
-  it('stops when the start signal aborts', async () => {
+  it('stays stopped when the start signal is already aborted (the signal bounds start only)', async () => {
     const h = harness(0, 100, 1000);
     const ac = new AbortController();
-    h.runner.start(ac.signal);
     ac.abort();
+    await expect(h.runner.start(ac.signal)).rejects.toThrow();
     await h.clock.advance(5000);
     expect(h.starts).toEqual([]);
   });
@@ -218,8 +220,15 @@ describe('BoundedFrequencyRunner', () => {
     [0, Number.NaN, 10],
     [0, 0, Number.POSITIVE_INFINITY],
   ])('rejects intervals min=%s retry=%s max=%s', (min, retry, max) => {
-    expect(() => new BoundedFrequencyRunner('bad', () => {}, min, retry, max)).toThrow(
-      InvalidRunnerIntervalsError,
-    );
+    expect(
+      () =>
+        new BoundedFrequencyRunner({
+          name: 'bad',
+          fn: () => {},
+          minIntervalMs: min,
+          retryIntervalMs: retry,
+          maxIntervalMs: max,
+        }),
+    ).toThrow(InvalidOptionsError);
   });
 });

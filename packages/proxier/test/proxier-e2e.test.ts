@@ -19,7 +19,7 @@ import {
 } from '@nodeagent/iptables';
 import { FakeIptablesExecutor } from '@nodeagent/iptables/testing';
 import {
-  NftablesSyncer,
+  NftSyncer,
   snapshotRenderOptions as nftRenderOptions,
   tracePacket as nftTrace,
 } from '@nodeagent/nftables';
@@ -85,7 +85,7 @@ const BACKENDS: Record<string, () => Harness> = {
       live: () => dumpTable(nft.state.table('ip', 'kube-proxy')),
       async fresh(snapshot) {
         const f = new FakeNftExecutor();
-        await new NftablesSyncer({
+        await new NftSyncer({
           executor: f,
           render: nftRenderOptions(snapshot, { localDetector: DETECTOR }),
         }).sync(snapshot);
@@ -392,5 +392,55 @@ describe('Proxier side channels: healthz, health-check node ports, conntrack, me
       'REJECT',
     );
     expect(proxier.healthz!.isHealthy()).toBe(true);
+  });
+});
+
+describe('Proxier lifecycle', () => {
+  it('the start signal bounds only readiness: aborting it later leaves the proxier running until stop()', async () => {
+    const server = await startMiniApiServer({ bookmarkIntervalMs: 0, autoCreateNamespaces: true });
+    cleanups.push(() => server.stop());
+    server.store.create('nodes', node(NODE, NODE_IP) as never);
+    const kc = new KubeConfig();
+    kc.loadFromString(server.kubeconfig);
+    const h = BACKENDS.iptables!();
+    const proxier = new Proxier({
+      nodeName: NODE,
+      backend: h.backend,
+      listerWatcherFor: (req) => new RestListerWatcher({ kubeConfig: kc, path: collectionPath(req) }),
+      minSyncPeriodMs: 10,
+      syncPeriodMs: 100,
+      healthz: { bindAddress: '127.0.0.1:0' },
+      healthCheckNodePorts: false,
+      conntrack: new FakeConntrackCleaner(),
+    });
+    cleanups.push(() => proxier.stop());
+    const ac = new AbortController();
+    await proxier.start(ac.signal);
+    ac.abort();
+    await expect(proxier.start()).rejects.toThrow(/already started/);
+    server.store.create('services', service('web', { clusterIP: '172.30.0.41' }) as never);
+    server.store.create('endpointslices', endpointSlice('web', [{ ip: '10.180.0.1' }]) as never);
+    await converged(server, h);
+    expect((await fetch(`http://127.0.0.1:${proxier.healthz!.port}/livez`)).status).toBe(200);
+    await proxier.stop();
+    await proxier.stop(); // idempotent
+    await expect(fetch(`http://127.0.0.1:${proxier.healthz!.port}/livez`)).rejects.toThrow();
+  });
+
+  it('an already-aborted start signal rejects and leaves nothing running', async () => {
+    const h = BACKENDS.iptables!();
+    const proxier = new Proxier({
+      nodeName: NODE,
+      backend: h.backend,
+      listerWatcherFor: () => {
+        throw new Error('not reached');
+      },
+      healthz: { bindAddress: '127.0.0.1:0' },
+      conntrack: false,
+    });
+    cleanups.push(() => proxier.stop());
+    await expect(proxier.start(AbortSignal.abort(new Error('gave up')))).rejects.toThrow('gave up');
+    expect(proxier.initialized).toBe(false);
+    expect(h.writes()).toBe(0);
   });
 });

@@ -22,7 +22,8 @@ async function start(
 ) {
   const hs = new ProxyHealthServer({ bindAddress: '127.0.0.1:0', healthTimeoutMs: 60_000, clock, ...extra });
   servers.push(hs);
-  const port = await hs.start();
+  await hs.start();
+  const port = hs.port!;
   const get = async (path: string) => {
     const res = await fetch(`http://127.0.0.1:${port}${path}`);
     return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };

@@ -5,8 +5,8 @@
  * @module
  */
 import type { V1EndpointSlice } from '@kubernetes/client-node';
+import { parseIP } from '@nodeagent/core';
 import { InvalidEndpointSliceError } from './errors.js';
-import { parseIP } from './ip.js';
 import { isIntInRange, isProtocol, objectIdentity } from './service-port-map.js';
 import { namespacedName } from './service-port-name.js';
 import type { IPFamily, Protocol } from './types.js';

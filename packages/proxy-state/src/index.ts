@@ -52,20 +52,14 @@ export {
   type SliceEndpoint,
   type SlicePort,
 } from './endpoint-slice-info.js';
-export { InvalidEndpointSliceError, InvalidServiceError, type ProxyStateError } from './errors.js';
 export {
-  type CIDRValue,
-  cidrValueContains,
-  formatIPValue,
-  type IPValue,
-  type IPValueOptions,
-  type ParsedCIDR,
-  type ParsedIP,
-  parseCIDR,
-  parseCIDRValue,
-  parseIP,
-  parseIPValue,
-} from './ip.js';
+  InvalidEndpointSliceError,
+  InvalidServiceError,
+  InvalidServicePortError,
+  isValidPort,
+  type ProxyStateError,
+} from './errors.js';
+export { joinHostPort } from './host-port.js';
 export { ManifestError, type ParsedManifests, parseManifests } from './parse-manifests.js';
 export {
   type ChangeCounts,
@@ -92,6 +86,7 @@ export type {
   CategorizedEndpoints,
   Endpoint,
   IPFamily,
+  IPFamilyName,
   NodeInfo,
   Protocol,
   ProxyCheckout,
@@ -100,3 +95,4 @@ export type {
   ServicePortName,
   TopologyMode,
 } from './types.js';
+export { ipFamilyName } from './types.js';

@@ -20,15 +20,25 @@ function lowerBound(sorted: readonly string[], key: string): number {
 
 /** An immutable key-sorted map view: `base` overridden by `overlay` (undefined = deleted), plus `added` keys. */
 class LayeredMap<V> implements ReadonlyMap<string, V> {
+  readonly #base: ReadonlyMap<string, V>;
+  readonly #overlay: ReadonlyMap<string, V | undefined>;
+  readonly #added: readonly string[];
+  readonly size: number;
+
   constructor(
-    private readonly base: ReadonlyMap<string, V>,
-    private readonly overlay: ReadonlyMap<string, V | undefined>,
-    private readonly added: readonly string[],
-    readonly size: number,
-  ) {}
+    base: ReadonlyMap<string, V>,
+    overlay: ReadonlyMap<string, V | undefined>,
+    added: readonly string[],
+    size: number,
+  ) {
+    this.#base = base;
+    this.#overlay = overlay;
+    this.#added = added;
+    this.size = size;
+  }
 
   get(key: string): V | undefined {
-    return this.overlay.has(key) ? this.overlay.get(key) : this.base.get(key);
+    return this.#overlay.has(key) ? this.#overlay.get(key) : this.#base.get(key);
   }
 
   has(key: string): boolean {
@@ -36,35 +46,35 @@ class LayeredMap<V> implements ReadonlyMap<string, V> {
   }
 
   entries(): MapIterator<[string, V]> {
-    return this.overlay.size === 0 ? this.base.entries() : this.#merged();
+    return this.#overlay.size === 0 ? this.#base.entries() : this.#merged();
   }
 
   *#merged(): MapIterator<[string, V]> {
-    const added = this.added;
+    const added = this.#added;
     let a = 0;
-    for (const [key, baseValue] of this.base) {
+    for (const [key, baseValue] of this.#base) {
       while (a < added.length && added[a]! < key) {
         const k = added[a++]!;
-        yield [k, this.overlay.get(k)!];
+        yield [k, this.#overlay.get(k)!];
       }
-      if (this.overlay.has(key)) {
-        const v = this.overlay.get(key);
+      if (this.#overlay.has(key)) {
+        const v = this.#overlay.get(key);
         if (v !== undefined) yield [key, v];
       } else yield [key, baseValue];
     }
     while (a < added.length) {
       const k = added[a++]!;
-      yield [k, this.overlay.get(k)!];
+      yield [k, this.#overlay.get(k)!];
     }
   }
 
   keys(): MapIterator<string> {
-    if (this.overlay.size === 0) return this.base.keys();
+    if (this.#overlay.size === 0) return this.#base.keys();
     return this.#mapped((k) => k);
   }
 
   values(): MapIterator<V> {
-    if (this.overlay.size === 0) return this.base.values();
+    if (this.#overlay.size === 0) return this.#base.values();
     return this.#mapped((_k, v) => v);
   }
 

@@ -6,12 +6,11 @@
  * @module
  */
 import type { V1EndpointSlice, V1Node, V1Service } from '@kubernetes/client-node';
-import { type Logger, noopLogger } from '@nodeagent/core';
+import { type Logger, noopLogger, parseIP } from '@nodeagent/core';
 import { ChangeTracker } from './change-tracker.js';
 import { EndpointSliceCache, endpointsMapKey } from './endpoint-slice-cache.js';
 import { type ParsedEndpointSlice, parseEndpointSlice } from './endpoint-slice-info.js';
 import { InvalidEndpointSliceError, InvalidServiceError, type ProxyStateError } from './errors.js';
-import { parseIP } from './ip.js';
 import { LayeredMapBuilder } from './layered-map.js';
 import { type CategorizeMemo, createProxySnapshot } from './proxy-snapshot.js';
 import {

@@ -5,8 +5,8 @@
  * @module
  */
 import type { V1Service } from '@kubernetes/client-node';
+import { parseCIDR, parseIP } from '@nodeagent/core';
 import { InvalidServiceError } from './errors.js';
-import { parseCIDR, parseIP } from './ip.js';
 import { namespacedName, servicePortNameString } from './service-port-name.js';
 import type { IPFamily, Protocol, ServicePortInfo } from './types.js';
 

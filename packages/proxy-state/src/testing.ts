@@ -20,7 +20,9 @@
  *
  * @packageDocumentation
  */
+
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { definedFields } from '@nodeagent/core';
 import { type BuiltProxySnapshots, buildProxySnapshots } from './build-snapshots.js';
 
 /** A Service manifest with `metadata.namespace`/`name`, the given spec and, if given, status. */
@@ -81,7 +83,7 @@ export function testEndpointSlice(
     metadata: { namespace, name: sliceName, labels: { 'kubernetes.io/service-name': serviceName } },
     addressType,
     ports: ports.map((p) => ({
-      ...(p.name !== undefined ? { name: p.name } : {}),
+      ...definedFields({ name: p.name }),
       port: p.port,
       protocol: p.protocol ?? 'TCP',
     })),
@@ -90,9 +92,9 @@ export function testEndpointSlice(
       ...(e.node ? { nodeName: e.node } : {}),
       ...(e.zone ? { zone: e.zone } : {}),
       conditions: {
-        ...(e.ready !== undefined ? { ready: e.ready } : {}),
-        ...(e.serving !== undefined ? { serving: e.serving } : {}),
-        ...(e.terminating !== undefined ? { terminating: e.terminating } : {}),
+        ...definedFields({ ready: e.ready }),
+        ...definedFields({ serving: e.serving }),
+        ...definedFields({ terminating: e.terminating }),
       },
       ...(e.forZones || e.forNodes
         ? {
@@ -135,4 +137,66 @@ export function testCluster(cluster: TestCluster, node: TestNode): BuiltProxySna
       ? { node: { metadata: { name: node.nodeName, labels: { ...cluster.nodeLabels } } } }
       : {}),
   });
+}
+
+/**
+ * The Services the iptables and IPVS packet-flow tests share (kube-proxy's test conventions:
+ * pod CIDR 10.0.0.0/8, node 192.168.0.2, external client 203.0.113.2, LB source range
+ * 203.0.113.0/25): `ns1/cip` (ClusterIP) to `ns8` (LoadBalancer with external IPs), one
+ * per traffic-policy case; each test adds its own after them.
+ */
+export function packetFlowServices(): V1Service[] {
+  return [
+    testService('ns1', 'cip', { clusterIP: '172.30.0.41', ports: [{ name: 'p80', port: 80 }] }),
+    testService('ns2', 'np', {
+      type: 'NodePort',
+      clusterIP: '172.30.0.42',
+      ports: [{ name: 'p80', port: 80, nodePort: 3001 }],
+    }),
+    testService('ns3', 'np-local', {
+      type: 'NodePort',
+      clusterIP: '172.30.0.43',
+      externalTrafficPolicy: 'Local',
+      ports: [{ name: 'p80', port: 80, nodePort: 3003 }],
+    }),
+    testService('ns4', 'np-local-remote', {
+      type: 'NodePort',
+      clusterIP: '172.30.0.44',
+      externalTrafficPolicy: 'Local',
+      ports: [{ name: 'p80', port: 80, nodePort: 3004 }],
+    }),
+    testService('ns5', 'itp-local', {
+      clusterIP: '172.30.0.45',
+      internalTrafficPolicy: 'Local',
+      ports: [{ name: 'p80', port: 80 }],
+    }),
+    testService('ns6', 'itp-remote', {
+      clusterIP: '172.30.0.46',
+      internalTrafficPolicy: 'Local',
+      ports: [{ name: 'p80', port: 80 }],
+    }),
+    testService(
+      'ns7',
+      'lb',
+      {
+        type: 'LoadBalancer',
+        clusterIP: '172.30.0.47',
+        loadBalancerSourceRanges: ['203.0.113.0/25'],
+        externalIPs: ['192.168.99.11'],
+        ports: [{ name: 'p80', port: 80, nodePort: 3007 }],
+      },
+      { loadBalancer: { ingress: [{ ip: '1.2.3.4' }, { ip: '5.6.7.8', ipMode: 'Proxy' }] } },
+    ),
+    testService(
+      'ns8',
+      'empty',
+      {
+        type: 'LoadBalancer',
+        clusterIP: '172.30.0.48',
+        externalIPs: ['192.168.99.12'],
+        ports: [{ name: 'p80', port: 80, nodePort: 3008 }],
+      },
+      { loadBalancer: { ingress: [{ ip: '9.10.11.12' }] } },
+    ),
+  ];
 }

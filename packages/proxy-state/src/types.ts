@@ -10,6 +10,14 @@ import type { IPFamily } from '@nodeagent/core';
 /** An IP family: 4 for IPv4, 6 for IPv6 (core's). Dual-stack services appear in both snapshots. */
 export type { IPFamily };
 
+/** An IP family as the Kubernetes API (`ipFamilies`) and kube-proxy's metric labels spell it. */
+export type IPFamilyName = 'IPv4' | 'IPv6';
+
+/** The API spelling of `family`: `'IPv4'` or `'IPv6'`. */
+export function ipFamilyName(family: IPFamily): IPFamilyName {
+  return family === 4 ? 'IPv4' : 'IPv6';
+}
+
 /** The L4 protocols a Service port or EndpointSlice port may carry (upper case, as the API spells them). */
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
 

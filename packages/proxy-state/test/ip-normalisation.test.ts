@@ -1,5 +1,6 @@
+import { parseCIDR, parseIP } from '@nodeagent/core';
 import { describe, expect, it } from 'vitest';
-import { endpointString, parseCIDR, parseIP, servicePortNameString } from '../src/index.js';
+import { endpointString, servicePortNameString } from '../src/index.js';
 
 describe('parseIP normalises like Go ParseIPSloppy + String()', () => {
   it.each([

@@ -20,8 +20,8 @@ import {
   SpawnIpvsExecutor,
 } from '@nodeagent/ipvs';
 import {
-  NftablesSyncer,
   NftCommandError,
+  NftSyncer,
   snapshotRenderOptions as nftSnapshotOptions,
   SpawnNftExecutor,
 } from '@nodeagent/nftables';
@@ -94,7 +94,7 @@ async function applyNftables(
   input: LoadedInput,
   netns: string,
 ): Promise<string> {
-  const syncer = new NftablesSyncer({
+  const syncer = new NftSyncer({
     executor: new SpawnNftExecutor({ netns }),
     render: nftSnapshotOptions(input.snapshot, rules.options),
     // One transaction: chains of an earlier apply are flushed and deleted in it.

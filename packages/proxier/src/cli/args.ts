@@ -5,8 +5,9 @@
  * @module
  */
 import { parseArgs } from 'node:util';
+import { parseCIDR, parseIP } from '@nodeagent/core';
 import type { NftLayout } from '@nodeagent/nftables';
-import { type IPFamily, parseCIDR, parseIP } from '@nodeagent/proxy-state';
+import type { IPFamily } from '@nodeagent/proxy-state';
 import { CliUsageError, oneLine } from './errors.js';
 
 /** The proxy backends the CLI can render, trace and apply. */

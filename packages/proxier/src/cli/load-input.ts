@@ -6,13 +6,13 @@
  */
 import { readFile as fsReadFile } from 'node:fs/promises';
 import type { V1Node } from '@kubernetes/client-node';
+import { definedFields, parseIP } from '@nodeagent/core';
 import {
   buildProxySnapshots,
   InvalidServiceError,
   type IPFamily,
   type ParsedManifests,
   type ProxySnapshot,
-  parseIP,
   parseManifests,
 } from '@nodeagent/proxy-state';
 import type { InputArgs } from './args.js';
@@ -132,7 +132,7 @@ export async function loadInput(
     nodeIPs,
     services,
     endpointSlices,
-    ...(node !== undefined ? { node } : {}),
+    ...definedFields({ node }),
   });
   for (const e of built.errors) {
     const key =

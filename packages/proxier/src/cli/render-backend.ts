@@ -20,7 +20,7 @@ import {
   SpawnIpvsExecutor,
 } from '@nodeagent/ipvs';
 import {
-  type NftablesRenderOptions,
+  type NftRenderOptions,
   type NftRuleset,
   NftSyncPlanner,
   renderNftablesRuleset,
@@ -48,7 +48,7 @@ export type BackendRules =
     }
   | {
       readonly backend: 'nftables';
-      readonly options: NftablesRenderOptions;
+      readonly options: NftRenderOptions;
       readonly ruleset: NftRuleset;
       /** The `nft -f` transaction a first sync writes (what `render` prints). */
       readonly text: string;
@@ -108,7 +108,7 @@ export async function renderBackend(b: BackendArgs, input: LoadedInput): Promise
       };
     }
     case 'nftables': {
-      const options: NftablesRenderOptions = { ...common, layout: b.nftablesLayout };
+      const options: NftRenderOptions = { ...common, layout: b.nftablesLayout };
       const { ruleset, errors } = renderNftablesRuleset(snapshot, options);
       return {
         backend: 'nftables',

@@ -13,6 +13,7 @@ import { defaultReadManifest, type LoadedInput, loadInput, type ReadManifest } f
 import { renderBackend } from './render-backend.js';
 import { formatTrace, formatTraceJson, traceRules } from './trace.js';
 import { USAGE } from './usage.js';
+import { proxierVersion } from './version.js';
 
 /** A text sink such as `process.stdout`. */
 export interface CliOutput {
@@ -114,7 +115,8 @@ async function run(cmd: Exclude<ParsedCommand, { command: 'help' }>, io: ProxyCl
 }
 
 /**
- * Runs `nodeagent-proxy` with `argv` (without the node and script paths) and resolves with
+ * Runs `nodeagent-proxy` with `argv` (without the node and script paths; `--version` prints
+ * the package version) and resolves with
  * the exit code: 0 done (invalid objects skipped, one `error:` line each on stderr), 1
  * nothing usable or a tool failed, 2 usage error (short usage on stderr). Never throws.
  *
@@ -129,6 +131,10 @@ async function run(cmd: Exclude<ParsedCommand, { command: 'help' }>, io: ProxyCl
 export async function runProxyCli(argv: readonly string[], io: ProxyCliIo): Promise<number> {
   const err = (line: string) => io.stderr.write(`${PREFIX}: ${line}\n`);
   try {
+    if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+      io.stdout.write(`${PREFIX} ${proxierVersion()}\n`);
+      return EXIT_CODES.ok;
+    }
     const cmd = parseCommandLine(argv, io.env);
     if (cmd.command === 'help') {
       io.stdout.write(USAGE[cmd.topic ?? '']);

@@ -40,7 +40,8 @@ Commands:
   trace    show where a packet goes through those rules
   apply    program the rules into a named network namespace
 
-nodeagent-proxy <command> --help shows the options of a command.
+nodeagent-proxy <command> --help shows the options of a command; nodeagent-proxy --version
+prints the version.
 ${EXIT}
 `,
   render: `Usage: nodeagent-proxy render -f <file|-> --node-name <name> --node-ip <ip> [options]

@@ -6,19 +6,18 @@
  * @module
  */
 import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
-import type { ProxySnapshot } from '@nodeagent/proxy-state';
+import type { InvalidServicePortError, ProxySnapshot } from '@nodeagent/proxy-state';
 import type { NftExecutor } from './executor.js';
-import type { NftablesRenderOptions } from './render-options.js';
-import { NftablesRenderer } from './renderer.js';
-import type { InvalidServicePortError } from './service-port-input.js';
+import type { NftRenderOptions } from './render-options.js';
+import { NftRenderer } from './renderer.js';
 import { NftSyncPlanner, type NftSyncPlannerOptions } from './sync-planner.js';
 
-/** Options of {@link NftablesSyncer}. */
-export interface NftablesSyncerOptions extends NftSyncPlannerOptions {
+/** Options of {@link NftSyncer}. */
+export interface NftSyncerOptions extends NftSyncPlannerOptions {
   /** Where the transactions go. */
   readonly executor: NftExecutor;
   /** Renderer options (layout, detector, mark, ...); the family must match the snapshots. */
-  readonly render?: NftablesRenderOptions;
+  readonly render?: NftRenderOptions;
   /**
    * A full sync at least this often.
    * @default 3600000 (1 hour)
@@ -53,9 +52,9 @@ export interface NftSyncResult {
 }
 
 /** Applies snapshots through an executor. Not re-entrant: the caller's loop serialises calls. */
-export class NftablesSyncer {
+export class NftSyncer {
   /** The renderer. */
-  readonly renderer: NftablesRenderer;
+  readonly renderer: NftRenderer;
   /** The planner holding the mirror. */
   readonly planner: NftSyncPlanner;
   readonly #executor: NftExecutor;
@@ -65,8 +64,8 @@ export class NftablesSyncer {
   #lastFullAt: number | undefined;
 
   /** @param options executor, renderer options, policy. */
-  constructor(options: NftablesSyncerOptions) {
-    this.renderer = new NftablesRenderer(options.render);
+  constructor(options: NftSyncerOptions) {
+    this.renderer = new NftRenderer(options.render);
     this.planner = new NftSyncPlanner(options);
     this.#executor = options.executor;
     this.#clock = options.clock ?? realClock;

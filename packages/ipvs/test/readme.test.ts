@@ -1,0 +1,6 @@
+import { describeReadmeExamples } from '@nodeagent/test-support/readme-examples';
+
+// What each ```ts block of the README prints when run as written.
+describeReadmeExamples(new URL('../README.md', import.meta.url), 'ipvs', [
+  /-a -t 172\.30\.0\.41:80 -r 10\.180\.0\.1:80 -m -w 1[\s\S]*endpoints \[ '10\.180\.0\.1:80' \]/,
+]);
