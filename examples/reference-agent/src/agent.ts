@@ -265,7 +265,7 @@ async function start(
   cleanups.push(() => lifecycle.stop());
   await lifecycle.start(lifetime.signal);
   cleanups.push(() => queue.shutDown());
-  cleanups.push(() => informers.shutdown());
+  cleanups.push(() => informers.stop());
   cleanups.push(() => lifetime.abort());
   await informers.start(lifetime.signal);
   log.info({ node: nodeName }, 'Pod informer synced, node agent running');

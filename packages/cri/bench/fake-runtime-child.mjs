@@ -12,7 +12,8 @@ const ops = {
   /** @param {{ options?: object }} args */
   async start({ options = {} }) {
     fake = new FakeRuntime(options);
-    return { endpoint: await fake.start() };
+    await fake.start();
+    return { endpoint: fake.endpoint };
   },
   /**
    * Seeds pods directly (no RPC): `pods` is `[{ sandbox: PodSandboxConfig, containers:

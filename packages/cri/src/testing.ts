@@ -13,7 +13,8 @@
  * const fake = new FakeRuntime({ clock, images: [{ ref: 'busybox:1.36' }] });
  * fake.addBehaviour({ name: 'job' }, { exitAfterMs: 5_000, exitCode: 3 }); // exits with 3 after 5 s
  * fake.injectError('PullImage', { code: 14, message: 'registry unavailable' }); // next pull fails
- * const endpoint = await fake.start(); // 'unix:///tmp/nodeagent-fake-cri-…/cri.sock'
+ * await fake.start();
+ * const endpoint = fake.endpoint; // 'unix:///tmp/nodeagent-fake-cri-…/cri.sock'
  * // … run the code under test against `endpoint`, then: await clock.advance(5_000) …
  * console.log(fake.callNames()); // ['Version', 'RunPodSandbox', …]
  * await fake.stop();

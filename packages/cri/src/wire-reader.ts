@@ -15,7 +15,7 @@ import { BinaryReader } from '@bufbuild/protobuf/wire';
  * same text for valid UTF-8, U+FFFD for invalid sequences (as the stock non-strict reader).
  */
 export class CriWireReader extends BinaryReader {
-  private readonly source: Buffer;
+  readonly #source: Buffer;
   /**
    * The generated decoders keep their recursion depth in this property of the reader; declaring
    * it here gives every reader the same shape from the start instead of adding it on first use.
@@ -24,7 +24,7 @@ export class CriWireReader extends BinaryReader {
 
   constructor(buf: Uint8Array) {
     super(buf);
-    this.source = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+    this.#source = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   }
 
   /**
@@ -38,6 +38,6 @@ export class CriWireReader extends BinaryReader {
     const end = start + len;
     if (end > this.len) throw new RangeError('premature EOF');
     this.pos = end;
-    return this.source.toString(undefined, start, end);
+    return this.#source.toString(undefined, start, end);
   }
 }

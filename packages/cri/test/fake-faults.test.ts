@@ -118,7 +118,8 @@ describe('FakeRuntime fault injection and call log', () => {
     const endpoint = h.fake.endpoint;
     await h.fake.stop();
     await expect(h.cri.runtime.version({}, { timeoutMs: 2000 })).rejects.toSatisfy(isUnavailable);
-    expect(await h.fake.start()).toBe(endpoint);
+    await h.fake.restart();
+    expect(h.fake.endpoint).toBe(endpoint);
     await h.cri.waitForReady({ timeoutMs: 10_000 });
     expect((await h.cri.runtime.listPodSandbox({})).items.map((s) => s.id)).toEqual([pod]);
   });
@@ -129,7 +130,8 @@ describe('FakeRuntime fault injection and call log', () => {
     const first = new FakeRuntime({ socketPath });
     const second = new FakeRuntime({ socketPath });
     try {
-      expect(await first.start()).toBe(`unix://${socketPath}`);
+      await first.start();
+      expect(first.endpoint).toBe(`unix://${socketPath}`);
       await expect(second.start()).rejects.toThrow(FakeRuntimeConfigError);
       await first.stop();
       expect(existsSync(dir)).toBe(true);

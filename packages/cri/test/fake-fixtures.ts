@@ -23,7 +23,8 @@ export interface FakeHarness {
 export async function startFake(options: FakeRuntimeOptions = {}): Promise<FakeHarness> {
   const clock = new FakeClock();
   const fake = new FakeRuntime({ clock, images: [{ ref: BUSYBOX }], ...options });
-  const endpoint = await fake.start();
+  await fake.start();
+  const endpoint = fake.endpoint;
   const cri = createCriClient(endpoint, { timeoutMs: 10_000 });
   return {
     fake,

@@ -44,47 +44,47 @@ export interface DeltaFIFOOptions<T extends KubeObject> {
 
 /** A per-key ordered delta queue. */
 export class DeltaFIFO<T extends KubeObject = KubeObject> {
-  private readonly items = new Map<string, Delta<T>[]>();
-  private readonly queue: string[] = [];
-  private queueHead = 0;
-  private readonly known: KnownObjects<T> | undefined;
-  private readonly keyOf: (obj: T | DeletedFinalStateUnknown<T>) => string;
-  private populated = false;
-  private initialPopulationCount = 0;
+  readonly #items = new Map<string, Delta<T>[]>();
+  readonly #queue: string[] = [];
+  #queueHead = 0;
+  readonly #known: KnownObjects<T> | undefined;
+  readonly #keyOf: (obj: T | DeletedFinalStateUnknown<T>) => string;
+  #populated = false;
+  #initialPopulationCount = 0;
 
   constructor(options: DeltaFIFOOptions<T> = {}) {
-    this.known = options.knownObjects;
-    this.keyOf = options.keyOf ?? objectKey;
+    this.#known = options.knownObjects;
+    this.#keyOf = options.keyOf ?? objectKey;
   }
 
   /** Number of keys waiting to be popped. */
   get length(): number {
-    return this.queue.length - this.queueHead;
+    return this.#queue.length - this.#queueHead;
   }
 
   /** True once the first `replace` happened and all of its changes were popped. */
   hasSynced(): boolean {
-    return this.populated && this.initialPopulationCount === 0;
+    return this.#populated && this.#initialPopulationCount === 0;
   }
 
   /** Records an add (from a watch event). */
   add(obj: T): void {
-    this.populated = true;
-    this.enqueue('Added', obj);
+    this.#populated = true;
+    this.#enqueue('Added', obj);
   }
 
   /** Records an update. */
   update(obj: T): void {
-    this.populated = true;
-    this.enqueue('Updated', obj);
+    this.#populated = true;
+    this.#enqueue('Updated', obj);
   }
 
   /** Records a delete. Ignored when neither the queue nor the known objects have the key. */
   delete(obj: T | DeletedFinalStateUnknown<T>): void {
-    this.populated = true;
-    const key = this.keyOf(obj);
-    if (!this.items.has(key) && this.known?.getByKey(key) === undefined) return;
-    this.enqueue('Deleted', obj);
+    this.#populated = true;
+    const key = this.#keyOf(obj);
+    if (!this.#items.has(key) && this.#known?.getByKey(key) === undefined) return;
+    this.#enqueue('Deleted', obj);
   }
 
   /**
@@ -94,80 +94,80 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> {
   replace(list: readonly T[]): void {
     const listed = new Set<string>();
     for (const obj of list) {
-      const key = this.keyOf(obj);
+      const key = this.#keyOf(obj);
       listed.add(key);
-      this.enqueueKey(key, 'Replaced', obj);
+      this.#enqueueKey(key, 'Replaced', obj);
     }
     let queuedDeletions = 0;
-    if (this.known) {
-      for (const key of this.known.listKeys()) {
+    if (this.#known) {
+      for (const key of this.#known.listKeys()) {
         if (listed.has(key)) continue;
-        const last = this.lastDelta(key);
+        const last = this.#lastDelta(key);
         if (last?.type === 'Deleted') continue;
-        const obj = this.known.getByKey(key);
+        const obj = this.#known.getByKey(key);
         if (obj === undefined) continue;
         queuedDeletions++;
-        this.enqueueKey(key, 'Deleted', tombstone(key, obj));
+        this.#enqueueKey(key, 'Deleted', tombstone(key, obj));
       }
     }
-    for (const [key, deltas] of this.items) {
+    for (const [key, deltas] of this.#items) {
       if (listed.has(key)) continue;
       const last = deltas[deltas.length - 1];
       if (!last || last.type === 'Deleted') continue;
       queuedDeletions++;
-      this.enqueueKey(key, 'Deleted', tombstone(key, unwrap(last.object)));
+      this.#enqueueKey(key, 'Deleted', tombstone(key, unwrap(last.object)));
     }
-    if (!this.populated) {
-      this.populated = true;
-      this.initialPopulationCount = listed.size + queuedDeletions;
+    if (!this.#populated) {
+      this.#populated = true;
+      this.#initialPopulationCount = listed.size + queuedDeletions;
     }
   }
 
   /** Queues a `Sync` of every known object that has no pending change (a resync). */
   resync(): void {
-    if (!this.known) return;
-    for (const key of this.known.listKeys()) {
-      if (this.items.has(key)) continue;
-      const obj = this.known.getByKey(key);
-      if (obj !== undefined) this.enqueueKey(key, 'Sync', obj);
+    if (!this.#known) return;
+    for (const key of this.#known.listKeys()) {
+      if (this.#items.has(key)) continue;
+      const obj = this.#known.getByKey(key);
+      if (obj !== undefined) this.#enqueueKey(key, 'Sync', obj);
     }
   }
 
   /** Removes and returns the oldest dirty key with all its deltas, or `undefined`. */
   pop(): PoppedDeltas<T> | undefined {
-    while (this.queueHead < this.queue.length) {
-      const key = this.queue[this.queueHead] as string;
-      this.queue[this.queueHead] = '';
-      this.queueHead++;
-      if (this.queueHead > 1024 && this.queueHead * 2 > this.queue.length) {
-        this.queue.splice(0, this.queueHead);
-        this.queueHead = 0;
+    while (this.#queueHead < this.#queue.length) {
+      const key = this.#queue[this.#queueHead] as string;
+      this.#queue[this.#queueHead] = '';
+      this.#queueHead++;
+      if (this.#queueHead > 1024 && this.#queueHead * 2 > this.#queue.length) {
+        this.#queue.splice(0, this.#queueHead);
+        this.#queueHead = 0;
       }
-      const deltas = this.items.get(key);
+      const deltas = this.#items.get(key);
       if (!deltas) continue;
-      this.items.delete(key);
-      const isInInitialList = this.initialPopulationCount > 0;
-      if (isInInitialList) this.initialPopulationCount--;
+      this.#items.delete(key);
+      const isInInitialList = this.#initialPopulationCount > 0;
+      if (isInInitialList) this.#initialPopulationCount--;
       return { key, deltas, isInInitialList };
     }
     return undefined;
   }
 
-  private lastDelta(key: string): Delta<T> | undefined {
-    const deltas = this.items.get(key);
+  #lastDelta(key: string): Delta<T> | undefined {
+    const deltas = this.#items.get(key);
     return deltas?.[deltas.length - 1];
   }
 
-  private enqueue(type: DeltaType, obj: T | DeletedFinalStateUnknown<T>): void {
-    this.enqueueKey(this.keyOf(obj), type, obj);
+  #enqueue(type: DeltaType, obj: T | DeletedFinalStateUnknown<T>): void {
+    this.#enqueueKey(this.#keyOf(obj), type, obj);
   }
 
-  private enqueueKey(key: string, type: DeltaType, obj: T | DeletedFinalStateUnknown<T>): void {
-    let deltas = this.items.get(key);
+  #enqueueKey(key: string, type: DeltaType, obj: T | DeletedFinalStateUnknown<T>): void {
+    let deltas = this.#items.get(key);
     if (!deltas) {
       deltas = [];
-      this.items.set(key, deltas);
-      this.queue.push(key);
+      this.#items.set(key, deltas);
+      this.#queue.push(key);
     }
     deltas.push({ type, object: obj });
     dedupDeletes(deltas);

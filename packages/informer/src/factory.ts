@@ -4,7 +4,18 @@
  *
  * @module
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type {
+  KubeConfig,
+  V1ConfigMap,
+  V1EndpointSlice,
+  V1Lease,
+  V1Namespace,
+  V1Node,
+  V1Pod,
+  V1Secret,
+  V1Service,
+} from '@kubernetes/client-node';
+import { definedFields, type Lifecycle, StartOnce } from '@nodeagent/core';
 import type { ListerWatcher } from './lister-watcher.js';
 import { collectionPath, type ResourceRef, RestListerWatcher } from './rest-lister-watcher.js';
 import { SharedInformer, type SharedInformerOptions } from './shared-informer.js';
@@ -22,7 +33,7 @@ export interface SharedInformerFactoryOptions {
   readonly listerWatcherFor?: (request: InformerRequest) => ListerWatcher;
   /** Required unless `listerWatcherFor` is given. */
   readonly kubeConfig?: KubeConfig;
-  /** Defaults applied to every informer (logger, clock, registry, backoff, transform, …). */
+  /** Defaults applied to every informer (logger, clock, metrics, backoff, transform, …). */
   readonly defaults?: FactoryInformerOptions;
 }
 
@@ -43,102 +54,123 @@ export const RESOURCES = {
 /** Namespace and selectors of a typed helper (`factory.pods({ fieldSelector })`). */
 export type ScopeOptions = Omit<InformerRequest, 'group' | 'version' | 'resource'>;
 
-/** Creates and shares informers; `start` starts every informer created so far. */
-export class SharedInformerFactory {
-  private readonly options: SharedInformerFactoryOptions;
-  private readonly informers = new Map<string, SharedInformer>();
-  private signal: AbortSignal | undefined;
+/**
+ * A client-node model type as the informer delivers it: plain API JSON typed with
+ * `@kubernetes/client-node`'s interface (`V1Pod`, ...). Note that timestamps are RFC 3339
+ * strings at run time, although client-node types them as `Date`.
+ */
+export type ApiObject<T> = T & KubeObject;
+
+/**
+ * Creates and shares informers. Lifecycle ({@link Lifecycle}): {@link SharedInformerFactory.start | start(signal?)}
+ * starts every informer created so far (and later ones on creation) and resolves when they
+ * synced; {@link SharedInformerFactory.stop | stop()} stops them all.
+ */
+export class SharedInformerFactory implements Lifecycle {
+  readonly #options: SharedInformerFactoryOptions;
+  readonly #informers = new Map<string, SharedInformer>();
+  readonly #once = new StartOnce('SharedInformerFactory');
+  #stopped = false;
 
   constructor(options: SharedInformerFactoryOptions) {
     if (!options.listerWatcherFor && !options.kubeConfig) {
       throw new TypeError('SharedInformerFactory needs kubeConfig or listerWatcherFor');
     }
-    this.options = options;
+    this.#options = options;
   }
 
   /** The informer for `request`, created on first use and shared afterwards. */
   informerFor<T extends KubeObject = KubeObject>(request: InformerRequest): SharedInformer<T> {
     const key = requestKey(request);
-    let informer = this.informers.get(key);
+    let informer = this.#informers.get(key);
     if (!informer) {
-      const lw = this.options.listerWatcherFor
-        ? this.options.listerWatcherFor(request)
+      const lw = this.#options.listerWatcherFor
+        ? this.#options.listerWatcherFor(request)
         : new RestListerWatcher({
-            kubeConfig: this.options.kubeConfig as KubeConfig,
+            kubeConfig: this.#options.kubeConfig as KubeConfig,
             path: collectionPath(request),
           });
       informer = new SharedInformer(lw, {
-        ...this.options.defaults,
+        ...this.#options.defaults,
         name: key,
-        ...(request.labelSelector !== undefined ? { labelSelector: request.labelSelector } : {}),
-        ...(request.fieldSelector !== undefined ? { fieldSelector: request.fieldSelector } : {}),
+        ...definedFields({ labelSelector: request.labelSelector, fieldSelector: request.fieldSelector }),
       });
-      this.informers.set(key, informer);
-      // Informers requested after start() start right away.
-      if (this.signal) void informer.start(this.signal).catch(() => {});
+      this.#informers.set(key, informer);
+      // Informers requested after start() start right away (and stop at once after stop()).
+      if (this.#stopped) void informer.stop();
+      else if (this.#once.started) void informer.start().catch(() => {});
     }
     return informer as unknown as SharedInformer<T>;
   }
 
   /** core/v1 pods; e.g. `pods({ fieldSelector: 'spec.nodeName=node-1' })`. */
-  pods<T extends KubeObject = KubeObject>(scope: ScopeOptions = {}): SharedInformer<T> {
+  pods<T extends KubeObject = ApiObject<V1Pod>>(scope: ScopeOptions = {}): SharedInformer<T> {
     return this.informerFor<T>({ ...RESOURCES.pods, ...scope });
   }
 
   /** core/v1 nodes. */
-  nodes<T extends KubeObject = KubeObject>(scope: ScopeOptions = {}): SharedInformer<T> {
+  nodes<T extends KubeObject = ApiObject<V1Node>>(scope: ScopeOptions = {}): SharedInformer<T> {
     return this.informerFor<T>({ ...RESOURCES.nodes, ...scope });
   }
 
   /** core/v1 services. */
-  services<T extends KubeObject = KubeObject>(scope: ScopeOptions = {}): SharedInformer<T> {
+  services<T extends KubeObject = ApiObject<V1Service>>(scope: ScopeOptions = {}): SharedInformer<T> {
     return this.informerFor<T>({ ...RESOURCES.services, ...scope });
   }
 
   /** discovery.k8s.io/v1 endpointslices. */
-  endpointSlices<T extends KubeObject = KubeObject>(scope: ScopeOptions = {}): SharedInformer<T> {
+  endpointSlices<T extends KubeObject = ApiObject<V1EndpointSlice>>(
+    scope: ScopeOptions = {},
+  ): SharedInformer<T> {
     return this.informerFor<T>({ ...RESOURCES.endpointSlices, ...scope });
   }
 
   /** core/v1 namespaces. */
-  namespaces<T extends KubeObject = KubeObject>(scope: ScopeOptions = {}): SharedInformer<T> {
+  namespaces<T extends KubeObject = ApiObject<V1Namespace>>(scope: ScopeOptions = {}): SharedInformer<T> {
     return this.informerFor<T>({ ...RESOURCES.namespaces, ...scope });
   }
 
   /** core/v1 configmaps. */
-  configMaps<T extends KubeObject = KubeObject>(scope: ScopeOptions = {}): SharedInformer<T> {
+  configMaps<T extends KubeObject = ApiObject<V1ConfigMap>>(scope: ScopeOptions = {}): SharedInformer<T> {
     return this.informerFor<T>({ ...RESOURCES.configMaps, ...scope });
   }
 
   /** core/v1 secrets. */
-  secrets<T extends KubeObject = KubeObject>(scope: ScopeOptions = {}): SharedInformer<T> {
+  secrets<T extends KubeObject = ApiObject<V1Secret>>(scope: ScopeOptions = {}): SharedInformer<T> {
     return this.informerFor<T>({ ...RESOURCES.secrets, ...scope });
   }
 
   /** coordination.k8s.io/v1 leases. */
-  leases<T extends KubeObject = KubeObject>(scope: ScopeOptions = {}): SharedInformer<T> {
+  leases<T extends KubeObject = ApiObject<V1Lease>>(scope: ScopeOptions = {}): SharedInformer<T> {
     return this.informerFor<T>({ ...RESOURCES.leases, ...scope });
   }
 
   /**
    * Starts every informer created so far (and later ones on creation); resolves when all
-   * of them synced. Rejects with `InformerStoppedError` when `signal` aborts first.
+   * of them synced. `signal` bounds only that wait: when it aborts first, every informer
+   * stops and `start` rejects with the signal's reason. A second call rejects.
    */
-  async start(signal: AbortSignal): Promise<void> {
-    this.signal = signal;
-    await Promise.all(
-      [...this.informers.values()].map((i) => (i.isStarted ? i.waitForSync(signal) : i.start(signal))),
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => {
+        await Promise.all(
+          [...this.#informers.values()].map((i) => (i.isStarted ? i.waitForSync() : i.start())),
+        );
+      },
+      () => this.stop(),
     );
   }
 
   /** Resolves when every informer created so far has synced. */
   async waitForCacheSync(signal?: AbortSignal): Promise<void> {
-    await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
+    await Promise.all([...this.#informers.values()].map((i) => i.waitForSync(signal)));
   }
 
-  /** Stops every informer. */
-  async shutdown(): Promise<void> {
-    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+  /** Stops every informer; resolves when their loops exited. Idempotent, safe before `start`. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await Promise.all([...this.#informers.values()].map((i) => i.stop()));
   }
 }
 

@@ -65,15 +65,15 @@ export type HandlerErrorSink = (
 export class ProcessorListener<T extends KubeObject> {
   readonly name: string;
   readonly resyncPeriodMs: number;
-  private readonly handler: EventHandler<T>;
-  private readonly onError: HandlerErrorSink;
-  private readonly clock: Clock;
-  private buffer: Notification<T>[] = [];
-  private head = 0;
-  private scheduled = false;
-  private stopped = false;
-  private pendingInitial = 0;
-  private nextResyncAt = 0;
+  readonly #handler: EventHandler<T>;
+  readonly #onError: HandlerErrorSink;
+  readonly #clock: Clock;
+  #buffer: Notification<T>[] = [];
+  #head = 0;
+  #scheduled = false;
+  #stopped = false;
+  #pendingInitial = 0;
+  #nextResyncAt = 0;
 
   constructor(
     name: string,
@@ -83,85 +83,85 @@ export class ProcessorListener<T extends KubeObject> {
     onError: HandlerErrorSink,
   ) {
     this.name = name;
-    this.handler = handler;
-    this.clock = clock;
-    this.onError = onError;
+    this.#handler = handler;
+    this.#clock = clock;
+    this.#onError = onError;
     this.resyncPeriodMs = resyncPeriodMs > 0 ? Math.max(MINIMUM_RESYNC_PERIOD_MS, resyncPeriodMs) : 0;
     this.determineNextResync();
   }
 
   /** Notifications buffered and not yet delivered (the one being processed included). */
   get pending(): number {
-    return this.buffer.length - this.head;
+    return this.#buffer.length - this.#head;
   }
 
   /** True when every initial-list notification has been processed. */
   initialDelivered(): boolean {
-    return this.pendingInitial === 0;
+    return this.#pendingInitial === 0;
   }
 
   /** Queues a notification; delivery happens asynchronously, never inside the caller's stack. */
   add(n: Notification<T>): void {
-    if (this.stopped) return;
-    if (n.kind === 'add' && n.initial) this.pendingInitial++;
-    this.buffer.push(n);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      queueMicrotask(() => void this.run());
+    if (this.#stopped) return;
+    if (n.kind === 'add' && n.initial) this.#pendingInitial++;
+    this.#buffer.push(n);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      queueMicrotask(() => void this.#run());
     }
   }
 
   /** Drops buffered notifications and delivers nothing more. */
   stop(): void {
-    this.stopped = true;
-    this.buffer = [];
-    this.head = 0;
-    this.pendingInitial = 0;
+    this.#stopped = true;
+    this.#buffer = [];
+    this.#head = 0;
+    this.#pendingInitial = 0;
   }
 
   /** True when this handler's resync is due at `nowMs`. */
   shouldResync(nowMs: number): boolean {
-    return this.resyncPeriodMs > 0 && nowMs >= this.nextResyncAt;
+    return this.resyncPeriodMs > 0 && nowMs >= this.#nextResyncAt;
   }
 
   /** Schedules the next resync one period from now. */
   determineNextResync(): void {
-    if (this.resyncPeriodMs > 0) this.nextResyncAt = this.clock.now() + this.resyncPeriodMs;
+    if (this.resyncPeriodMs > 0) this.#nextResyncAt = this.#clock.now() + this.resyncPeriodMs;
   }
 
-  private async run(): Promise<void> {
-    while (!this.stopped && this.head < this.buffer.length) {
-      const n = this.buffer[this.head] as Notification<T>;
+  async #run(): Promise<void> {
+    while (!this.#stopped && this.#head < this.#buffer.length) {
+      const n = this.#buffer[this.#head] as Notification<T>;
       try {
-        const result = this.deliver(n);
+        const result = this.#deliver(n);
         if (result !== undefined && typeof (result as Promise<void>).then === 'function') await result;
       } catch (err) {
-        this.onError(err instanceof Error ? err : new Error(String(err)), this.name, n.kind);
+        this.#onError(err instanceof Error ? err : new Error(String(err)), this.name, n.kind);
       }
-      if (this.stopped) break;
-      this.buffer[this.head] = undefined as unknown as Notification<T>;
-      this.head++;
-      if (n.kind === 'add' && n.initial && this.pendingInitial > 0) this.pendingInitial--;
-      if (this.head > 4096 && this.head * 2 > this.buffer.length) {
-        this.buffer = this.buffer.slice(this.head);
-        this.head = 0;
+      if (this.#stopped) break;
+      this.#buffer[this.#head] = undefined as unknown as Notification<T>;
+      this.#head++;
+      if (n.kind === 'add' && n.initial && this.#pendingInitial > 0) this.#pendingInitial--;
+      if (this.#head > 4096 && this.#head * 2 > this.#buffer.length) {
+        this.#buffer = this.#buffer.slice(this.#head);
+        this.#head = 0;
       }
     }
-    this.scheduled = false;
-    if (this.head === this.buffer.length) {
-      this.buffer.length = 0;
-      this.head = 0;
+    this.#scheduled = false;
+    if (this.#head === this.#buffer.length) {
+      this.#buffer.length = 0;
+      this.#head = 0;
     }
   }
 
-  private deliver(n: Notification<T>): void | Promise<void> {
+  #deliver(n: Notification<T>): void | Promise<void> {
     switch (n.kind) {
       case 'add':
-        return this.handler.onAdd?.(n.obj, n.initial);
+        return this.#handler.onAdd?.(n.obj, n.initial);
       case 'update':
-        return this.handler.onUpdate?.(n.oldObj, n.newObj);
+        return this.#handler.onUpdate?.(n.oldObj, n.newObj);
       case 'delete':
-        return this.handler.onDelete?.(n.obj);
+        return this.#handler.onDelete?.(n.obj);
     }
   }
 }

@@ -19,6 +19,8 @@
  *   onUpdate: (_old, pod) => console.log('update', pod.metadata?.name),
  *   onDelete: (pod) => console.log('delete', objectOf(pod).metadata?.name),
  * });
+ * // Give up if the caches are not filled within a minute; once started, the informers run
+ * // until factory.stop().
  * await factory.start(AbortSignal.timeout(60_000));
  * console.log(pods.lister.list().length, 'pods on this node');
  * ```
@@ -42,6 +44,7 @@ export {
   WatchIdleTimeoutError,
 } from './errors.js';
 export {
+  type ApiObject,
   type FactoryInformerOptions,
   type InformerRequest,
   RESOURCES,

@@ -45,87 +45,87 @@ export class IndexError extends Error {
 
 /** A mutable keyed store with secondary indices. */
 export class IndexedStore<T extends KubeObject = KubeObject> implements ReadonlyIndexer<T> {
-  private readonly items = new Map<string, T>();
-  private readonly indexers = new Map<string, IndexFunc<T>>();
-  private readonly indices = new Map<string, Map<string, Set<string>>>();
+  readonly #items = new Map<string, T>();
+  readonly #indexers = new Map<string, IndexFunc<T>>();
+  readonly #indices = new Map<string, Map<string, Set<string>>>();
 
   constructor(indexers: Indexers<T> = {}) {
     this.addIndexers({ [NAMESPACE_INDEX]: namespaceIndexFunc as IndexFunc<T>, ...indexers });
   }
 
   get size(): number {
-    return this.items.size;
+    return this.#items.size;
   }
 
   /** Adds indices; existing objects are indexed at once. Names must be new. */
   addIndexers(indexers: Indexers<T>): void {
     for (const [name, fn] of Object.entries(indexers)) {
-      if (this.indexers.has(name)) throw new IndexError(`index ${JSON.stringify(name)} already exists`);
-      this.indexers.set(name, fn);
+      if (this.#indexers.has(name)) throw new IndexError(`index ${JSON.stringify(name)} already exists`);
+      this.#indexers.set(name, fn);
       const index = new Map<string, Set<string>>();
-      this.indices.set(name, index);
-      for (const [key, obj] of this.items) for (const v of fn(obj)) addTo(index, v, key);
+      this.#indices.set(name, index);
+      for (const [key, obj] of this.#items) for (const v of fn(obj)) addTo(index, v, key);
     }
   }
 
   /** Adds or replaces the object under `key`. */
   set(key: string, obj: T): void {
-    const old = this.items.get(key);
-    this.items.set(key, obj);
-    this.reindex(key, old, obj);
+    const old = this.#items.get(key);
+    this.#items.set(key, obj);
+    this.#reindex(key, old, obj);
   }
 
   /** Removes `key`; returns the object that was stored. */
   delete(key: string): T | undefined {
-    const old = this.items.get(key);
+    const old = this.#items.get(key);
     if (old === undefined) return undefined;
-    this.items.delete(key);
-    this.reindex(key, old, undefined);
+    this.#items.delete(key);
+    this.#reindex(key, old, undefined);
     return old;
   }
 
   /** Replaces the whole content. */
   replace(entries: Iterable<readonly [string, T]>): void {
-    this.items.clear();
-    for (const index of this.indices.values()) index.clear();
+    this.#items.clear();
+    for (const index of this.#indices.values()) index.clear();
     for (const [key, obj] of entries) this.set(key, obj);
   }
 
   getByKey(key: string): T | undefined {
-    return this.items.get(key);
+    return this.#items.get(key);
   }
 
   list(): T[] {
-    return [...this.items.values()];
+    return [...this.#items.values()];
   }
 
   listKeys(): string[] {
-    return [...this.items.keys()];
+    return [...this.#items.keys()];
   }
 
   byIndex(indexName: string, value: string): T[] {
-    return this.indexKeys(indexName, value).map((k) => this.items.get(k) as T);
+    return this.indexKeys(indexName, value).map((k) => this.#items.get(k) as T);
   }
 
   indexKeys(indexName: string, value: string): string[] {
-    const index = this.indices.get(indexName);
+    const index = this.#indices.get(indexName);
     if (!index) throw new IndexError(`no index named ${JSON.stringify(indexName)}`);
     return [...(index.get(value) ?? [])];
   }
 
   listIndexValues(indexName: string): string[] {
-    const index = this.indices.get(indexName);
+    const index = this.#indices.get(indexName);
     if (!index) throw new IndexError(`no index named ${JSON.stringify(indexName)}`);
     return [...index.keys()];
   }
 
   indexNames(): string[] {
-    return [...this.indexers.keys()];
+    return [...this.#indexers.keys()];
   }
 
-  private reindex(key: string, old: T | undefined, obj: T | undefined): void {
-    for (const [name, fn] of this.indexers) {
-      const index = this.indices.get(name) as Map<string, Set<string>>;
+  #reindex(key: string, old: T | undefined, obj: T | undefined): void {
+    for (const [name, fn] of this.#indexers) {
+      const index = this.#indices.get(name) as Map<string, Set<string>>;
       const before = old === undefined ? [] : fn(old);
       const after = obj === undefined ? [] : fn(obj);
       if (before.length === 1 && after.length === 1 && before[0] === after[0]) continue;

@@ -26,31 +26,31 @@ export interface NamespaceLister<T extends KubeObject> {
 
 /** Read access to an informer's cache. The returned objects are shared: do not mutate them. */
 export class Lister<T extends KubeObject = KubeObject> {
-  private readonly indexer: ReadonlyIndexer<T>;
+  readonly #indexer: ReadonlyIndexer<T>;
 
   constructor(indexer: ReadonlyIndexer<T>) {
-    this.indexer = indexer;
+    this.#indexer = indexer;
   }
 
   /** Every cached object, optionally filtered. */
   list(filter?: ObjectFilter<T>): T[] {
-    const all = this.indexer.list();
+    const all = this.#indexer.list();
     return filter ? all.filter(filter) : all;
   }
 
   /** The object `name` in `namespace` (omit `namespace` for cluster-scoped objects). */
   get(name: string, namespace?: string): T | undefined {
-    return this.indexer.getByKey(namespace ? `${namespace}/${name}` : name);
+    return this.#indexer.getByKey(namespace ? `${namespace}/${name}` : name);
   }
 
   /** Objects filed under `value` in the index `indexName`. */
   byIndex(indexName: string, value: string): T[] {
-    return this.indexer.byIndex(indexName, value);
+    return this.#indexer.byIndex(indexName, value);
   }
 
   /** A view of one namespace, served from the namespace index. */
   namespaced(namespace: string): NamespaceLister<T> {
-    const indexer = this.indexer;
+    const indexer = this.#indexer;
     return {
       get: (name) => indexer.getByKey(`${namespace}/${name}`),
       list: (filter) => {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Backoff, type BackoffOptions, type Clock, type Logger } from '@nodeagent/core';
+import { Backoff, type BackoffOptions, type Clock, definedFields, type Logger } from '@nodeagent/core';
 import { StatusError, WatchDecodeError, WatchIdleTimeoutError } from './errors.js';
 import type { ListerWatcher } from './lister-watcher.js';
 import type { InformerMetrics, RelistReason, WatchRestartReason } from './metrics.js';
@@ -98,32 +98,32 @@ class WatchListFallback extends Error {}
 
 /** Runs the list/watch loop; see {@link Reflector.run}. */
 export class Reflector<T extends KubeObject> {
-  private readonly deps: ReflectorDeps<T>;
-  private readonly backoff: Backoff;
-  private readonly random: () => number;
-  private readonly pageSize: number;
-  private readonly idleTimeoutMs: number;
-  private lastRV = '';
+  readonly #deps: ReflectorDeps<T>;
+  readonly #backoff: Backoff;
+  readonly #random: () => number;
+  readonly #pageSize: number;
+  readonly #idleTimeoutMs: number;
+  #lastRV = '';
   /** After a 410 the last RV may not be served any more: list with '' (consistent read). */
-  private rvUnavailable = false;
-  private watchListUnsupported = false;
+  #rvUnavailable = false;
+  #watchListUnsupported = false;
   /** Set when a watch delivered an event since the last failure (guards against hot relist loops). */
-  private progressSinceFailure = true;
+  #progressSinceFailure = true;
   /** After a streaming-list fallback, the next cycle uses a plain list. */
-  private listOnce = false;
-  private phase: 'list' | 'watch' = 'list';
+  #listOnce = false;
+  #phase: 'list' | 'watch' = 'list';
 
   constructor(deps: ReflectorDeps<T>) {
-    this.deps = deps;
-    this.random = deps.random ?? Math.random;
-    this.backoff = new Backoff({ clock: deps.clock, random: this.random, ...deps.backoff });
-    this.pageSize = deps.pageSize ?? 500;
-    this.idleTimeoutMs = deps.idleTimeoutMs ?? 120_000;
+    this.#deps = deps;
+    this.#random = deps.random ?? Math.random;
+    this.#backoff = new Backoff({ clock: deps.clock, random: this.#random, ...deps.backoff });
+    this.#pageSize = deps.pageSize ?? 500;
+    this.#idleTimeoutMs = deps.idleTimeoutMs ?? 120_000;
   }
 
   /** The resource version of the last list, event or bookmark. */
   get lastSyncResourceVersion(): string {
-    return this.lastRV;
+    return this.#lastRV;
   }
 
   /** Lists and watches until `signal` aborts. Never rejects for API or network failures. */
@@ -131,35 +131,35 @@ export class Reflector<T extends KubeObject> {
     let needList = true;
     let reason: RelistReason = 'initial';
     while (!signal.aborted) {
-      this.phase = needList ? 'list' : 'watch';
+      this.#phase = needList ? 'list' : 'watch';
       try {
         if (needList) {
-          this.deps.metrics.relist(reason);
-          if (this.deps.useWatchList && !this.watchListUnsupported && !this.listOnce) {
-            const outcome = await this.watchList(signal, reason);
+          this.#deps.metrics.relist(reason);
+          if (this.#deps.useWatchList && !this.#watchListUnsupported && !this.#listOnce) {
+            const outcome = await this.#watchList(signal, reason);
             needList = false;
-            this.afterWatch(outcome);
+            this.#afterWatch(outcome);
             continue;
           }
-          this.listOnce = false;
-          await this.list(signal);
+          this.#listOnce = false;
+          await this.#list(signal);
           needList = false;
         }
-        this.phase = 'watch';
-        const outcome = await this.watchOnce(signal);
-        this.afterWatch(outcome);
+        this.#phase = 'watch';
+        const outcome = await this.#watchOnce(signal);
+        this.#afterWatch(outcome);
       } catch (raw) {
         if (signal.aborted) break;
         const err = raw instanceof Error ? raw : new Error(String(raw));
-        const phase = this.phase;
+        const phase = this.#phase;
         if (err instanceof WatchListFallback) {
           reason = 'watch-list-fallback';
-          this.listOnce = true;
+          this.#listOnce = true;
           continue;
         }
         const expired = err instanceof StatusError && err.isExpired;
         if (expired) {
-          this.rvUnavailable = true;
+          this.#rvUnavailable = true;
           needList = true;
           reason = 'expired';
         } else if (phase === 'list') {
@@ -167,16 +167,16 @@ export class Reflector<T extends KubeObject> {
         } else {
           needList = false;
         }
-        if (phase === 'watch') this.deps.metrics.watchRestart(restartReason(err));
-        this.report(err, { phase, willRelist: needList });
+        if (phase === 'watch') this.#deps.metrics.watchRestart(restartReason(err));
+        this.#report(err, { phase, willRelist: needList });
         // A 410 relists at once, unless the previous attempt also failed without progress.
-        if (expired && this.progressSinceFailure) {
-          this.progressSinceFailure = false;
+        if (expired && this.#progressSinceFailure) {
+          this.#progressSinceFailure = false;
           continue;
         }
-        this.progressSinceFailure = false;
+        this.#progressSinceFailure = false;
         try {
-          await this.backoff.sleep(signal);
+          await this.#backoff.sleep(signal);
         } catch {
           break;
         }
@@ -184,37 +184,37 @@ export class Reflector<T extends KubeObject> {
     }
   }
 
-  private afterWatch(outcome: WatchOutcome): void {
-    this.deps.metrics.watchRestart('closed');
-    if (outcome.events > 0) this.progressSinceFailure = true;
+  #afterWatch(outcome: WatchOutcome): void {
+    this.#deps.metrics.watchRestart('closed');
+    if (outcome.events > 0) this.#progressSinceFailure = true;
   }
 
-  private report(err: Error, context: WatchErrorContext): void {
-    this.deps.logger.warn(
-      { err, phase: context.phase, willRelist: context.willRelist, resourceVersion: this.lastRV },
+  #report(err: Error, context: WatchErrorContext): void {
+    this.#deps.logger.warn(
+      { err, phase: context.phase, willRelist: context.willRelist, resourceVersion: this.#lastRV },
       context.phase === 'list'
         ? 'list failed; retrying with backoff'
         : 'watch ended with an error; restarting',
     );
     try {
-      this.deps.watchErrorHandler?.(err, context);
+      this.#deps.watchErrorHandler?.(err, context);
     } catch (hookErr) {
-      this.deps.logger.error({ err: hookErr }, 'watchErrorHandler threw');
+      this.#deps.logger.error({ err: hookErr }, 'watchErrorHandler threw');
     }
   }
 
-  private listResourceVersion(): string {
-    if (this.rvUnavailable) return '';
-    return this.lastRV !== '' ? this.lastRV : (this.deps.initialListResourceVersion ?? '0');
+  #listResourceVersion(): string {
+    if (this.#rvUnavailable) return '';
+    return this.#lastRV !== '' ? this.#lastRV : (this.#deps.initialListResourceVersion ?? '0');
   }
 
   /** Lists every page, then replaces the store. */
-  private async list(signal: AbortSignal): Promise<void> {
-    const { listerWatcher, clock, metrics } = this.deps;
+  async #list(signal: AbortSignal): Promise<void> {
+    const { listerWatcher, clock, metrics } = this.#deps;
     const started = clock.now();
-    const rv = this.listResourceVersion();
+    const rv = this.#listResourceVersion();
     const items: T[] = [];
-    let limit = this.pageSize;
+    let limit = this.#pageSize;
     let cont: string | undefined;
     let listRV = '';
     try {
@@ -223,16 +223,16 @@ export class Reflector<T extends KubeObject> {
         try {
           page = await listerWatcher.list(
             {
-              ...this.deps.selectors,
+              ...this.#deps.selectors,
               ...(cont === undefined ? { resourceVersion: rv } : { continue: cont }),
-              ...(limit > 0 ? { limit } : {}),
+              ...definedFields({ limit: limit > 0 ? limit : undefined }),
             },
             signal,
           );
         } catch (err) {
           if (cont !== undefined && err instanceof StatusError && err.isExpired) {
             // The continue token expired mid-list: start over with one unpaginated list.
-            this.deps.logger.info(
+            this.#deps.logger.info(
               { resourceVersion: rv },
               'continue token expired; relisting without pagination',
             );
@@ -254,50 +254,50 @@ export class Reflector<T extends KubeObject> {
       throw err;
     }
     metrics.observeList((clock.now() - started) / 1000, true);
-    this.deps.sink.replace(items, listRV);
-    this.setRV(listRV);
-    this.rvUnavailable = false;
-    this.deps.logger.debug({ items: items.length, resourceVersion: listRV }, 'listed');
+    this.#deps.sink.replace(items, listRV);
+    this.#setRV(listRV);
+    this.#rvUnavailable = false;
+    this.#deps.logger.debug({ items: items.length, resourceVersion: listRV }, 'listed');
   }
 
-  private setRV(rv: string | undefined): void {
+  #setRV(rv: string | undefined): void {
     if (!rv) return;
-    this.lastRV = rv;
-    this.deps.metrics.lastResourceVersion(rv);
+    this.#lastRV = rv;
+    this.#deps.metrics.lastResourceVersion(rv);
   }
 
-  private watchTimeoutSeconds(): number {
-    const min = this.deps.minWatchTimeoutSeconds ?? 300;
-    return Math.floor(min * (1 + this.random()));
+  #watchTimeoutSeconds(): number {
+    const min = this.#deps.minWatchTimeoutSeconds ?? 300;
+    return Math.floor(min * (1 + this.#random()));
   }
 
   /** Streaming list: initial state as events up to the initial-events-end bookmark, then watch. */
-  private async watchList(signal: AbortSignal, reason: RelistReason): Promise<WatchOutcome> {
+  async #watchList(signal: AbortSignal, reason: RelistReason): Promise<WatchOutcome> {
     const initial = new Map<string, T>();
     let done = false;
     let events = 0;
-    const started = this.deps.clock.now();
+    const started = this.#deps.clock.now();
     try {
-      const outcome = await this.stream(
+      const outcome = await this.#stream(
         signal,
         {
           sendInitialEvents: true,
           resourceVersionMatch: 'NotOlderThan',
-          resourceVersion: this.rvUnavailable || reason === 'initial' ? '' : this.lastRV,
+          resourceVersion: this.#rvUnavailable || reason === 'initial' ? '' : this.#lastRV,
         },
         (event) => {
-          if (done) return this.handleEvent(event);
+          if (done) return this.#handleEvent(event);
           const obj = event.object;
           if (event.type === 'ERROR') throw errorFromStatus(obj as Status);
           if (event.type === 'BOOKMARK') {
             if (obj.metadata?.annotations?.[INITIAL_EVENTS_END_ANNOTATION] === 'true') {
               done = true;
               const rv = obj.metadata?.resourceVersion ?? '';
-              this.deps.metrics.observeList((this.deps.clock.now() - started) / 1000, true);
-              this.deps.sink.replace([...initial.values()], rv);
-              this.setRV(rv);
-              this.rvUnavailable = false;
-              this.phase = 'watch';
+              this.#deps.metrics.observeList((this.#deps.clock.now() - started) / 1000, true);
+              this.#deps.sink.replace([...initial.values()], rv);
+              this.#setRV(rv);
+              this.#rvUnavailable = false;
+              this.#phase = 'watch';
             }
             return;
           }
@@ -311,7 +311,7 @@ export class Reflector<T extends KubeObject> {
       return outcome;
     } catch (err) {
       if (done || signal.aborted) throw err;
-      this.deps.metrics.observeList((this.deps.clock.now() - started) / 1000, false);
+      this.#deps.metrics.observeList((this.#deps.clock.now() - started) / 1000, false);
       const e = err instanceof Error ? err : new Error(String(err));
       // A 4xx means the server does not support streaming lists; not 410/429 (transient) nor
       // 401/403 (credentials, e.g. mid token rotation), which list+watch would get too.
@@ -321,27 +321,29 @@ export class Reflector<T extends KubeObject> {
         e.code < 500 &&
         ![401, 403, 410, 429].includes(e.code)
       ) {
-        this.watchListUnsupported = true;
+        this.#watchListUnsupported = true;
       }
-      this.deps.logger.warn(
-        { err: e, initialEvents: events, permanent: this.watchListUnsupported },
+      this.#deps.logger.warn(
+        { err: e, initialEvents: events, permanent: this.#watchListUnsupported },
         'streaming list failed; falling back to list+watch',
       );
       throw new WatchListFallback(e.message, { cause: e });
     }
   }
 
-  private watchOnce(signal: AbortSignal): Promise<WatchOutcome> {
-    return this.stream(signal, { resourceVersion: this.lastRV }, (event) => this.handleEvent(event));
+  #watchOnce(signal: AbortSignal): Promise<WatchOutcome> {
+    return this.#stream(signal, { resourceVersion: this.#lastRV }, (event) => this.#handleEvent(event));
   }
 
   /** Opens one watch and feeds its events to `onEvent`; enforces the idle timeout. */
-  private async stream(
+  async #stream(
     signal: AbortSignal,
     extra: { resourceVersion: string; sendInitialEvents?: boolean; resourceVersionMatch?: string },
     onEvent: (event: WatchEvent<T>) => void,
   ): Promise<WatchOutcome> {
-    const { clock, metrics } = this.deps;
+    const { clock, metrics } = this.#deps;
+    // An abort during the list that preceded this watch has already fired its event.
+    signal.throwIfAborted();
     const controller = new AbortController();
     const onAbort = (): void => controller.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
@@ -354,20 +356,20 @@ export class Reflector<T extends KubeObject> {
     const armIdle = (delayMs: number): void => {
       idleTimer = clock.setTimeout(() => {
         const idleFor = clock.now() - lastActivity;
-        if (idleFor >= this.idleTimeoutMs) controller.abort(new WatchIdleTimeoutError(this.idleTimeoutMs));
-        else armIdle(this.idleTimeoutMs - idleFor);
+        if (idleFor >= this.#idleTimeoutMs) controller.abort(new WatchIdleTimeoutError(this.#idleTimeoutMs));
+        else armIdle(this.#idleTimeoutMs - idleFor);
       }, delayMs);
       (idleTimer as { unref?: () => unknown }).unref?.();
     };
-    if (this.idleTimeoutMs > 0) armIdle(this.idleTimeoutMs);
+    if (this.#idleTimeoutMs > 0) armIdle(this.#idleTimeoutMs);
     let events = 0;
     try {
-      const stream = await this.deps.listerWatcher.watch(
+      const stream = await this.#deps.listerWatcher.watch(
         {
-          ...this.deps.selectors,
+          ...this.#deps.selectors,
           ...extra,
           allowWatchBookmarks: true,
-          timeoutSeconds: this.watchTimeoutSeconds(),
+          timeoutSeconds: this.#watchTimeoutSeconds(),
         },
         controller.signal,
         touch,
@@ -396,27 +398,27 @@ export class Reflector<T extends KubeObject> {
     return { events };
   }
 
-  private handleEvent(event: WatchEvent<T>): void {
+  #handleEvent(event: WatchEvent<T>): void {
     const obj = event.object;
     switch (event.type) {
       case 'ERROR':
         throw errorFromStatus(obj as Status);
       case 'BOOKMARK':
-        this.setRV(obj.metadata?.resourceVersion);
-        this.progressSinceFailure = true;
+        this.#setRV(obj.metadata?.resourceVersion);
+        this.#progressSinceFailure = true;
         return;
       default:
         break;
     }
     try {
-      if (event.type === 'ADDED') this.deps.sink.add(obj);
-      else if (event.type === 'MODIFIED') this.deps.sink.update(obj);
-      else this.deps.sink.delete(obj);
+      if (event.type === 'ADDED') this.#deps.sink.add(obj);
+      else if (event.type === 'MODIFIED') this.#deps.sink.update(obj);
+      else this.#deps.sink.delete(obj);
     } catch (err) {
-      this.deps.onBadObject?.(err instanceof Error ? err : new Error(String(err)), obj);
+      this.#deps.onBadObject?.(err instanceof Error ? err : new Error(String(err)), obj);
     }
-    this.setRV(obj.metadata?.resourceVersion);
-    this.progressSinceFailure = true;
+    this.#setRV(obj.metadata?.resourceVersion);
+    this.#progressSinceFailure = true;
   }
 }
 

@@ -61,21 +61,21 @@ interface Prepared {
 
 /** Lists and watches one collection over HTTP(S). */
 export class RestListerWatcher<T extends KubeObject = KubeObject> implements ListerWatcher<T> {
-  private readonly kc: KubeConfig;
-  private readonly path: string;
-  private readonly listTimeoutMs: number;
-  private readonly userAgent: string;
-  private agent: http.Agent | undefined;
-  private agentKey: string | undefined;
+  readonly #kc: KubeConfig;
+  readonly #path: string;
+  readonly #listTimeoutMs: number;
+  readonly #userAgent: string;
+  #agent: http.Agent | undefined;
+  #agentKey: string | undefined;
   /** Credentials source after a 401 with a token file: a copy without client-node's token cache. */
-  private credentials: KubeConfig | undefined;
-  private credentialsStale = false;
+  #credentials: KubeConfig | undefined;
+  #credentialsStale = false;
 
   constructor(options: RestListerWatcherOptions) {
-    this.kc = options.kubeConfig;
-    this.path = options.path;
-    this.listTimeoutMs = options.listTimeoutMs ?? 60_000;
-    this.userAgent = options.userAgent ?? '@nodeagent/informer';
+    this.#kc = options.kubeConfig;
+    this.#path = options.path;
+    this.#listTimeoutMs = options.listTimeoutMs ?? 60_000;
+    this.#userAgent = options.userAgent ?? '@nodeagent/informer';
   }
 
   async list(options: ListOptions, signal: AbortSignal): Promise<ObjectList<T>> {
@@ -86,15 +86,15 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     setIf(query, 'fieldSelector', options.fieldSelector);
     if (options.limit !== undefined) query.set('limit', String(options.limit));
     setIf(query, 'continue', options.continue);
-    const listSignal = AbortSignal.any([signal, AbortSignal.timeout(this.listTimeoutMs)]);
-    const res = await this.send(query, listSignal);
+    const listSignal = AbortSignal.any([signal, AbortSignal.timeout(this.#listTimeoutMs)]);
+    const res = await this.#send(query, listSignal);
     const body = await readBody(res);
-    if (res.statusCode !== 200) throw this.failed(res.statusCode ?? 0, body, `list ${this.path}`);
+    if (res.statusCode !== 200) throw this.#failed(res.statusCode ?? 0, body, `list ${this.#path}`);
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
     } catch (err) {
-      throw new Error(`list ${this.path}: response is not JSON`, { cause: err });
+      throw new Error(`list ${this.#path}: response is not JSON`, { cause: err });
     }
     if (
       typeof parsed !== 'object' ||
@@ -105,7 +105,7 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
       if (typeof parsed === 'object' && parsed !== null && (parsed as { items?: unknown }).items === null) {
         return { ...(parsed as object), items: [] } as ObjectList<T>;
       }
-      throw new Error(`list ${this.path}: response has no items array`);
+      throw new Error(`list ${this.#path}: response has no items array`);
     }
     return parsed as ObjectList<T>;
   }
@@ -124,48 +124,48 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     if (options.sendInitialEvents !== undefined)
       query.set('sendInitialEvents', String(options.sendInitialEvents));
     if (options.timeoutSeconds !== undefined) query.set('timeoutSeconds', String(options.timeoutSeconds));
-    const res = await this.send(query, signal);
+    const res = await this.#send(query, signal);
     if (res.statusCode !== 200) {
       const body = await readBody(res);
-      throw this.failed(res.statusCode ?? 0, body, `watch ${this.path}`);
+      throw this.#failed(res.statusCode ?? 0, body, `watch ${this.#path}`);
     }
     return decodeStream<T>(res, onActivity);
   }
 
-  private async prepare(query: URLSearchParams): Promise<Prepared> {
-    const cluster = this.kc.getCurrentCluster();
+  async #prepare(query: URLSearchParams): Promise<Prepared> {
+    const cluster = this.#kc.getCurrentCluster();
     if (!cluster) throw new Error('KubeConfig has no current cluster');
     const url = new URL(cluster.server);
-    url.pathname = `${url.pathname.replace(/\/$/, '')}${this.path}`;
+    url.pathname = `${url.pathname.replace(/\/$/, '')}${this.#path}`;
     url.search = query.toString();
     // Applied per request: client-node's token-file provider re-reads a rotated token here.
     const applied: https.RequestOptions = {};
     const isHttps = url.protocol === 'https:';
-    if (this.credentialsStale) {
-      this.credentialsStale = false;
-      this.credentials = withoutCredentialCache(this.kc);
+    if (this.#credentialsStale) {
+      this.#credentialsStale = false;
+      this.#credentials = withoutCredentialCache(this.#kc);
     }
     try {
-      await (this.credentials ?? this.kc).applyToHTTPSOptions(applied);
+      await (this.#credentials ?? this.#kc).applyToHTTPSOptions(applied);
     } catch (err) {
       // client-node refuses plain-HTTP servers unless skipTLSVerify is set; it throws only
       // after it applied the credentials, so a loopback http:// server (tests, the
       // mini-apiserver) still works. Anything else is a real configuration error.
       if (isHttps || !/HTTP protocol is not allowed/.test(String(err))) throw err;
     }
-    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': this.userAgent };
+    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': this.#userAgent };
     for (const [k, v] of Object.entries(applied.headers ?? {})) {
       // Trimmed: client-node sends a token file's trailing newline, which Node refuses in a
       // header (client-go trims the token too).
       if (v !== undefined) headers[k] = (Array.isArray(v) ? v.join(', ') : String(v)).trim();
     }
     if (applied.auth) headers.Authorization = `Basic ${Buffer.from(applied.auth).toString('base64')}`;
-    const options: https.RequestOptions = { method: 'GET', headers, agent: this.agentFor(isHttps, applied) };
+    const options: https.RequestOptions = { method: 'GET', headers, agent: this.#agentFor(isHttps, applied) };
     return { url, options, transport: isHttps ? https : http };
   }
 
   /** One keep-alive agent, rebuilt only when the TLS material changes (e.g. a rotated client cert). */
-  private agentFor(isHttps: boolean, applied: https.RequestOptions): http.Agent {
+  #agentFor(isHttps: boolean, applied: https.RequestOptions): http.Agent {
     const tls = {
       ca: applied.ca,
       cert: applied.cert,
@@ -174,17 +174,17 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
       servername: applied.servername,
     };
     const key = `${isHttps}|${JSON.stringify(tls)}`;
-    if (this.agent && this.agentKey === key) return this.agent;
-    this.agent?.destroy();
+    if (this.#agent && this.#agentKey === key) return this.#agent;
+    this.#agent?.destroy();
     const agentOptions: https.AgentOptions = { keepAlive: true, keepAliveMsecs: 30_000 };
     for (const [k, v] of Object.entries(tls)) if (v !== undefined) Object.assign(agentOptions, { [k]: v });
-    this.agent = isHttps ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
-    this.agentKey = key;
-    return this.agent;
+    this.#agent = isHttps ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+    this.#agentKey = key;
+    return this.#agent;
   }
 
-  private async send(query: URLSearchParams, signal: AbortSignal): Promise<http.IncomingMessage> {
-    const { url, options, transport } = await this.prepare(query);
+  async #send(query: URLSearchParams, signal: AbortSignal): Promise<http.IncomingMessage> {
+    const { url, options, transport } = await this.#prepare(query);
     signal.throwIfAborted();
     return new Promise<http.IncomingMessage>((resolve, reject) => {
       const req = transport.request(url, { ...options, signal }, (res) => resolve(res));
@@ -198,16 +198,16 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
   }
 
   /** A StatusError for a non-200 answer; a 401 with a token file forces a re-read. */
-  private failed(code: number, body: string, context: string): StatusError {
-    if (code === 401 && usesTokenFile(this.kc)) this.credentialsStale = true;
+  #failed(code: number, body: string, context: string): StatusError {
+    if (code === 401 && usesTokenFile(this.#kc)) this.#credentialsStale = true;
     return statusError(code, body, context);
   }
 
   /** Closes idle keep-alive connections. */
   close(): void {
-    this.agent?.destroy();
-    this.agent = undefined;
-    this.agentKey = undefined;
+    this.#agent?.destroy();
+    this.#agent = undefined;
+    this.#agentKey = undefined;
   }
 }
 

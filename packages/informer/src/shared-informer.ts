@@ -3,9 +3,19 @@
  *
  * @module
  */
-import { abortReason, type Clock, type Logger, noopLogger, realClock, type Timer } from '@nodeagent/core';
+import {
+  abortReason,
+  type Clock,
+  definedFields,
+  type Lifecycle,
+  type Logger,
+  type MetricsOptions,
+  noopLogger,
+  realClock,
+  StartOnce,
+  type Timer,
+} from '@nodeagent/core';
 import { EventEmitter } from 'eventemitter3';
-import type { Registry } from 'prom-client';
 import { type Delta, DeltaFIFO, type PoppedDeltas } from './delta-fifo.js';
 import { InformerStoppedError } from './errors.js';
 import {
@@ -62,8 +72,8 @@ export interface SharedInformerOptions<T extends KubeObject = KubeObject>
   readonly logger?: Logger;
   /** @default realClock */
   readonly clock?: Clock;
-  /** Metrics go here (see `INFORMER_METRIC_NAMES`); none when unset. */
-  readonly registry?: Registry;
+  /** Where the metrics go (see `INFORMER_METRIC_NAMES`); none when unset. */
+  readonly metrics?: MetricsOptions;
   /** Called with every list/watch failure, in addition to the `watchError` event. */
   readonly watchErrorHandler?: WatchErrorHandler;
 }
@@ -73,75 +83,86 @@ interface Waiter {
   reject(err: Error): void;
 }
 
-/** A shared, indexed informer; see the package documentation for an example. */
-export class SharedInformer<T extends KubeObject = KubeObject> extends EventEmitter<SharedInformerEvents> {
+/**
+ * A shared, indexed informer; see the package documentation for an example.
+ *
+ * Lifecycle ({@link Lifecycle}): {@link SharedInformer.start | start(signal?)} resolves once
+ * the initial list is stored, the signal bounding only that wait; the informer then runs
+ * until {@link SharedInformer.stop | stop()}.
+ */
+export class SharedInformer<T extends KubeObject = KubeObject>
+  extends EventEmitter<SharedInformerEvents>
+  implements Lifecycle
+{
   /** The informer's name (logs, metrics). */
   readonly name: string;
-  private readonly listerWatcher: ListerWatcher<T>;
-  private readonly options: SharedInformerOptions<T>;
-  private readonly store: IndexedStore<T>;
-  private readonly fifo: DeltaFIFO<T>;
-  private readonly clock: Clock;
-  private readonly log: Logger;
-  private readonly transform: ((obj: T) => T) | undefined;
-  private readonly handlerListeners: ProcessorListener<T>[] = [];
-  private syncingListeners: ProcessorListener<T>[] = [];
-  private metrics: InformerMetrics = noopInformerMetrics;
-  private reflector: Reflector<T> | undefined;
-  private controller: AbortController | undefined;
-  private running: Promise<void> | undefined;
-  private synced = false;
-  private stopped = false;
-  private waiters: Waiter[] = [];
-  private resyncTimer: Timer | undefined;
-  private resyncCheckPeriodMs = 0;
-  private handlerCount = 0;
+  readonly #listerWatcher: ListerWatcher<T>;
+  readonly #options: SharedInformerOptions<T>;
+  readonly #store: IndexedStore<T>;
+  readonly #fifo: DeltaFIFO<T>;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #transform: ((obj: T) => T) | undefined;
+  readonly #handlerListeners: ProcessorListener<T>[] = [];
+  #syncingListeners: ProcessorListener<T>[] = [];
+  #metrics: InformerMetrics = noopInformerMetrics;
+  #reflector: Reflector<T> | undefined;
+  readonly #once: StartOnce;
+  #controller: AbortController | undefined;
+  #running: Promise<void> | undefined;
+  #synced = false;
+  #stopped = false;
+  #waiters: Waiter[] = [];
+  #resyncTimer: Timer | undefined;
+  #resyncCheckPeriodMs = 0;
+  #handlerCount = 0;
 
   constructor(listerWatcher: ListerWatcher<T>, options: SharedInformerOptions<T> = {}) {
     super();
-    this.listerWatcher = listerWatcher;
-    this.options = options;
+    this.#listerWatcher = listerWatcher;
+    this.#options = options;
     this.name = options.name ?? 'informer';
-    this.store = new IndexedStore<T>(options.indexers);
-    this.fifo = new DeltaFIFO<T>({ knownObjects: this.store });
-    this.clock = options.clock ?? realClock;
-    this.log = (options.logger ?? noopLogger).child({ component: 'informer', informer: this.name });
-    this.transform = options.transform;
+    this.#store = new IndexedStore<T>(options.indexers);
+    this.#fifo = new DeltaFIFO<T>({ knownObjects: this.#store });
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? noopLogger).child({ component: 'informer', informer: this.name });
+    this.#transform = options.transform;
+    this.#once = new StartOnce(`informer ${this.name}`);
   }
 
   /** The cache, read-only. */
   get indexer(): ReadonlyIndexer<T> {
-    return this.store;
+    return this.#store;
   }
 
   /** A typed read-only lister over the cache. */
   get lister(): Lister<T> {
-    return new Lister(this.store);
+    return new Lister(this.#store);
   }
 
   /** The resource version of the last list, event or bookmark seen. */
   get lastSyncResourceVersion(): string {
-    return this.reflector?.lastSyncResourceVersion ?? '';
+    return this.#reflector?.lastSyncResourceVersion ?? '';
   }
 
   /** True once {@link start} was called. */
   get isStarted(): boolean {
-    return this.controller !== undefined;
+    return this.#once.started;
   }
 
   /** True once stopped. */
   get isStopped(): boolean {
-    return this.stopped;
+    return this.#stopped;
   }
 
   /** True once the initial list has been stored. */
   hasSynced(): boolean {
-    return this.synced;
+    return this.#synced;
   }
 
   /** Adds indices (allowed at any time; existing objects are indexed at once). */
   addIndexers(indexers: Indexers<T>): void {
-    this.store.addIndexers(indexers);
+    this.#store.addIndexers(indexers);
   }
 
   /**
@@ -149,22 +170,22 @@ export class SharedInformer<T extends KubeObject = KubeObject> extends EventEmit
    * object as `onAdd(obj, true)`.
    */
   addEventHandler(handler: EventHandler<T>, options: HandlerOptions = {}): HandlerRegistration {
-    if (this.stopped) throw new InformerStoppedError(`informer ${this.name}`);
-    const name = options.name ?? `handler-${++this.handlerCount}`;
+    if (this.#stopped) throw new InformerStoppedError(`informer ${this.name}`);
+    const name = options.name ?? `handler-${++this.#handlerCount}`;
     const listener = new ProcessorListener<T>(
       name,
       handler,
       options.resyncPeriodMs ?? 0,
-      this.clock,
-      (err, h, kind) => this.reportHandlerError(err, h, kind),
+      this.#clock,
+      (err, h, kind) => this.#reportHandlerError(err, h, kind),
     );
-    this.handlerListeners.push(listener);
-    if (this.synced) for (const obj of this.store.list()) listener.add({ kind: 'add', obj, initial: true });
-    this.updateResyncTimer();
+    this.#handlerListeners.push(listener);
+    if (this.#synced) for (const obj of this.#store.list()) listener.add({ kind: 'add', obj, initial: true });
+    this.#updateResyncTimer();
     return {
       name,
-      hasSynced: () => this.synced && listener.initialDelivered(),
-      remove: () => this.removeHandlerListener(listener),
+      hasSynced: () => this.#synced && listener.initialDelivered(),
+      remove: () => this.#removeHandlerListener(listener),
     };
   }
 
@@ -174,51 +195,59 @@ export class SharedInformer<T extends KubeObject = KubeObject> extends EventEmit
   }
 
   /**
-   * Starts listing and watching. Resolves once the initial list is stored; keeps retrying
-   * (with backoff, reporting `watchError`) while it fails; rejects with
-   * {@link InformerStoppedError} when `signal` aborts or {@link stop} is called first.
+   * Starts listing and watching; resolves once the initial list is stored. While the list
+   * keeps failing it keeps retrying (with backoff, reporting `watchError`). `signal` bounds
+   * only that wait: when it aborts first, the informer stops and `start` rejects with the
+   * signal's reason; aborting it after `start` resolved does nothing. Rejects with
+   * {@link InformerStoppedError} when {@link stop} is called first, and with
+   * `AlreadyStartedError` when called twice.
    */
-  async start(signal?: AbortSignal): Promise<void> {
-    if (this.controller) throw new Error(`informer ${this.name} was already started`);
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      () => this.#run(),
+      () => this.stop(),
+    );
+  }
+
+  async #run(): Promise<void> {
     const controller = new AbortController();
-    this.controller = controller;
-    if (signal?.aborted) {
-      await this.stop();
-      throw new InformerStoppedError(`informer ${this.name}`);
-    }
-    signal?.addEventListener('abort', () => void this.stop(), { once: true });
-    if (this.options.registry) this.metrics = await createInformerMetrics(this.options.registry, this.name);
-    if (this.stopped) throw new InformerStoppedError(`informer ${this.name}`);
-    this.metrics.synced(false);
-    this.reflector = new Reflector<T>({
-      ...this.options,
-      ...(this.options.labelSelector !== undefined || this.options.fieldSelector !== undefined
-        ? { selectors: selectorsOf(this.options) }
-        : {}),
-      listerWatcher: this.listerWatcher,
-      clock: this.clock,
-      logger: this.log,
-      metrics: this.metrics,
+    this.#controller = controller;
+    if (this.#stopped) throw new InformerStoppedError(`informer ${this.name}`);
+    if (this.#options.metrics) this.#metrics = createInformerMetrics(this.#options.metrics, this.name);
+    this.#metrics.synced(false);
+    this.#reflector = new Reflector<T>({
+      ...this.#options,
+      ...definedFields({
+        selectors:
+          this.#options.labelSelector !== undefined || this.#options.fieldSelector !== undefined
+            ? selectorsOf(this.#options)
+            : undefined,
+      }),
+      listerWatcher: this.#listerWatcher,
+      clock: this.#clock,
+      logger: this.#log,
+      metrics: this.#metrics,
       sink: {
-        replace: (items) => this.onReplace(items),
-        add: (obj) => this.push((o) => this.fifo.add(o), obj),
-        update: (obj) => this.push((o) => this.fifo.update(o), obj),
-        delete: (obj) => this.push((o) => this.fifo.delete(o), obj),
+        replace: (items) => this.#onReplace(items),
+        add: (obj) => this.#push((o) => this.#fifo.add(o), obj),
+        update: (obj) => this.#push((o) => this.#fifo.update(o), obj),
+        delete: (obj) => this.#push((o) => this.#fifo.delete(o), obj),
       },
       watchErrorHandler: (err, ctx) => {
-        this.options.watchErrorHandler?.(err, ctx);
-        this.emitSafely('watchError', err, ctx);
+        this.#options.watchErrorHandler?.(err, ctx);
+        this.#emitSafely('watchError', err, ctx);
       },
-      onBadObject: (err, obj) => this.reportBadObject(err, obj),
+      onBadObject: (err, obj) => this.#reportBadObject(err, obj),
     });
-    this.log.info(
-      { labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector },
+    this.#log.info(
+      { labelSelector: this.#options.labelSelector, fieldSelector: this.#options.fieldSelector },
       'starting',
     );
-    this.running = this.reflector.run(controller.signal).catch((err: unknown) => {
-      this.log.error({ err }, 'reflector loop failed unexpectedly');
+    this.#running = this.#reflector.run(controller.signal).catch((err: unknown) => {
+      this.#log.error({ err }, 'reflector loop failed unexpectedly');
     });
-    this.updateResyncTimer();
+    this.#updateResyncTimer();
     await this.waitForSync();
   }
 
@@ -227,12 +256,12 @@ export class SharedInformer<T extends KubeObject = KubeObject> extends EventEmit
    * first, or with the abort reason if `signal` aborts.
    */
   waitForSync(signal?: AbortSignal): Promise<void> {
-    if (this.synced) return Promise.resolve();
-    if (this.stopped) return Promise.reject(new InformerStoppedError(`informer ${this.name}`));
+    if (this.#synced) return Promise.resolve();
+    if (this.#stopped) return Promise.reject(new InformerStoppedError(`informer ${this.name}`));
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     return new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
         reject(abortReason(signal as AbortSignal));
       };
       const waiter: Waiter = {
@@ -245,75 +274,75 @@ export class SharedInformer<T extends KubeObject = KubeObject> extends EventEmit
           reject(err);
         },
       };
-      this.waiters.push(waiter);
+      this.#waiters.push(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
   /** Stops the informer; resolves when the list/watch loop has exited. Idempotent. */
   async stop(): Promise<void> {
-    if (!this.stopped) {
-      this.stopped = true;
-      this.controller?.abort(new InformerStoppedError(`informer ${this.name}`));
-      this.resyncTimer?.cancel();
-      this.resyncTimer = undefined;
-      for (const l of this.handlerListeners) l.stop();
-      const waiters = this.waiters;
-      this.waiters = [];
+    if (!this.#stopped) {
+      this.#stopped = true;
+      this.#controller?.abort(new InformerStoppedError(`informer ${this.name}`));
+      this.#resyncTimer?.cancel();
+      this.#resyncTimer = undefined;
+      for (const l of this.#handlerListeners) l.stop();
+      const waiters = this.#waiters;
+      this.#waiters = [];
       for (const w of waiters) w.reject(new InformerStoppedError(`informer ${this.name}`));
-      this.metrics.synced(false);
-      this.log.info('stopped');
-      this.emitSafely('stopped');
+      this.#metrics.synced(false);
+      this.#log.info('stopped');
+      this.#emitSafely('stopped');
     }
-    await this.running;
+    await this.#running;
   }
 
-  private onReplace(items: readonly T[]): void {
+  #onReplace(items: readonly T[]): void {
     const good: T[] = [];
     for (const item of items) {
       try {
-        const obj = this.transform ? this.transform(item) : item;
+        const obj = this.#transform ? this.#transform(item) : item;
         objectKey(obj);
         good.push(obj);
       } catch (err) {
-        this.reportBadObject(err instanceof Error ? err : new Error(String(err)), item);
+        this.#reportBadObject(err instanceof Error ? err : new Error(String(err)), item);
       }
     }
-    this.fifo.replace(good);
-    this.drain();
+    this.#fifo.replace(good);
+    this.#drain();
   }
 
-  private push(op: (obj: T) => void, obj: T): void {
-    op(this.transform ? this.transform(obj) : obj);
-    this.drain();
+  #push(op: (obj: T) => void, obj: T): void {
+    op(this.#transform ? this.#transform(obj) : obj);
+    this.#drain();
   }
 
   /** Pops every pending key and applies it to the store and the handlers. */
-  private drain(): void {
-    for (let p = this.fifo.pop(); p !== undefined; p = this.fifo.pop()) this.process(p);
-    if (!this.synced && this.fifo.hasSynced()) {
-      this.synced = true;
-      this.metrics.synced(true);
-      this.log.info({ objects: this.store.size, resourceVersion: this.lastSyncResourceVersion }, 'synced');
-      const waiters = this.waiters;
-      this.waiters = [];
+  #drain(): void {
+    for (let p = this.#fifo.pop(); p !== undefined; p = this.#fifo.pop()) this.#process(p);
+    if (!this.#synced && this.#fifo.hasSynced()) {
+      this.#synced = true;
+      this.#metrics.synced(true);
+      this.#log.info({ objects: this.#store.size, resourceVersion: this.lastSyncResourceVersion }, 'synced');
+      const waiters = this.#waiters;
+      this.#waiters = [];
       for (const w of waiters) w.resolve();
-      this.emitSafely('synced');
+      this.#emitSafely('synced');
     }
   }
 
-  private process({ key, deltas, isInInitialList }: PoppedDeltas<T>): void {
+  #process({ key, deltas, isInInitialList }: PoppedDeltas<T>): void {
     for (const delta of deltas as Delta<T>[]) {
       if (delta.type === 'Deleted') {
-        this.store.delete(key);
-        this.distribute({ kind: 'delete', obj: delta.object }, false);
+        this.#store.delete(key);
+        this.#distribute({ kind: 'delete', obj: delta.object }, false);
         continue;
       }
       const obj = delta.object as T;
-      const old = this.store.getByKey(key);
-      this.store.set(key, obj);
+      const old = this.#store.getByKey(key);
+      this.#store.set(key, obj);
       if (old === undefined) {
-        this.distribute({ kind: 'add', obj, initial: isInInitialList }, false);
+        this.#distribute({ kind: 'add', obj, initial: isInInitialList }, false);
         continue;
       }
       // A resync, or a relist that found the object unchanged, goes only to handlers due for resync.
@@ -322,70 +351,67 @@ export class SharedInformer<T extends KubeObject = KubeObject> extends EventEmit
         (delta.type === 'Replaced' &&
           old.metadata?.resourceVersion !== undefined &&
           old.metadata.resourceVersion === obj.metadata?.resourceVersion);
-      this.distribute({ kind: 'update', oldObj: old, newObj: obj }, isSync);
+      this.#distribute({ kind: 'update', oldObj: old, newObj: obj }, isSync);
     }
   }
 
-  private distribute(n: Notification<T>, isSync: boolean): void {
-    const targets = isSync ? this.syncingListeners : this.handlerListeners;
+  #distribute(n: Notification<T>, isSync: boolean): void {
+    const targets = isSync ? this.#syncingListeners : this.#handlerListeners;
     for (const l of targets) l.add(n);
   }
 
-  private removeHandlerListener(listener: ProcessorListener<T>): void {
-    const i = this.handlerListeners.indexOf(listener);
-    if (i >= 0) this.handlerListeners.splice(i, 1);
-    this.syncingListeners = this.syncingListeners.filter((l) => l !== listener);
+  #removeHandlerListener(listener: ProcessorListener<T>): void {
+    const i = this.#handlerListeners.indexOf(listener);
+    if (i >= 0) this.#handlerListeners.splice(i, 1);
+    this.#syncingListeners = this.#syncingListeners.filter((l) => l !== listener);
     listener.stop();
-    this.updateResyncTimer();
+    this.#updateResyncTimer();
   }
 
   /** Re-arms the resync check at the smallest handler resync period. */
-  private updateResyncTimer(): void {
-    if (!this.controller || this.stopped) return;
-    const periods = this.handlerListeners.map((l) => l.resyncPeriodMs).filter((p) => p > 0);
+  #updateResyncTimer(): void {
+    if (!this.#controller || this.#stopped) return;
+    const periods = this.#handlerListeners.map((l) => l.resyncPeriodMs).filter((p) => p > 0);
     const period = periods.length > 0 ? Math.min(...periods) : 0;
-    if (period === this.resyncCheckPeriodMs && (this.resyncTimer !== undefined || period === 0)) return;
-    this.resyncTimer?.cancel();
-    this.resyncTimer = undefined;
-    this.resyncCheckPeriodMs = period;
-    if (period > 0) this.resyncTimer = this.clock.setInterval(() => this.resyncCheck(), period).unref();
+    if (period === this.#resyncCheckPeriodMs && (this.#resyncTimer !== undefined || period === 0)) return;
+    this.#resyncTimer?.cancel();
+    this.#resyncTimer = undefined;
+    this.#resyncCheckPeriodMs = period;
+    if (period > 0) this.#resyncTimer = this.#clock.setInterval(() => this.#resyncCheck(), period).unref();
   }
 
-  private resyncCheck(): void {
-    if (!this.synced || this.stopped) return;
-    const now = this.clock.now();
-    this.syncingListeners = this.handlerListeners.filter((l) => l.shouldResync(now));
-    if (this.syncingListeners.length === 0) return;
-    this.fifo.resync();
-    this.drain();
-    for (const l of this.syncingListeners) l.determineNextResync();
-    this.syncingListeners = [];
+  #resyncCheck(): void {
+    if (!this.#synced || this.#stopped) return;
+    const now = this.#clock.now();
+    this.#syncingListeners = this.#handlerListeners.filter((l) => l.shouldResync(now));
+    if (this.#syncingListeners.length === 0) return;
+    this.#fifo.resync();
+    this.#drain();
+    for (const l of this.#syncingListeners) l.determineNextResync();
+    this.#syncingListeners = [];
   }
 
-  private reportHandlerError(err: Error, handler: string, kind: 'add' | 'update' | 'delete'): void {
-    this.metrics.handlerError(handler);
-    this.log.error({ err, handler, notification: kind }, 'event handler failed');
-    this.emitSafely('handlerError', err, { handler, notification: kind });
+  #reportHandlerError(err: Error, handler: string, kind: 'add' | 'update' | 'delete'): void {
+    this.#metrics.handlerError(handler);
+    this.#log.error({ err, handler, notification: kind }, 'event handler failed');
+    this.#emitSafely('handlerError', err, { handler, notification: kind });
   }
 
-  private reportBadObject(err: Error, obj: unknown): void {
-    this.log.warn({ err }, 'skipping object that cannot be stored');
-    this.emitSafely('badObject', err, obj);
+  #reportBadObject(err: Error, obj: unknown): void {
+    this.#log.warn({ err }, 'skipping object that cannot be stored');
+    this.#emitSafely('badObject', err, obj);
   }
 
   /** Emits without letting a throwing listener break the informer. */
-  private emitSafely<E extends keyof SharedInformerEvents>(event: E, ...args: SharedInformerEvents[E]): void {
+  #emitSafely<E extends keyof SharedInformerEvents>(event: E, ...args: SharedInformerEvents[E]): void {
     try {
       (this.emit as (e: E, ...a: unknown[]) => boolean)(event, ...(args as unknown[]));
     } catch (err) {
-      this.log.error({ err, event }, 'informer event listener threw');
+      this.#log.error({ err, event }, 'informer event listener threw');
     }
   }
 }
 
 function selectorsOf(s: Selectors): Selectors {
-  return {
-    ...(s.labelSelector !== undefined ? { labelSelector: s.labelSelector } : {}),
-    ...(s.fieldSelector !== undefined ? { fieldSelector: s.fieldSelector } : {}),
-  };
+  return definedFields({ labelSelector: s.labelSelector, fieldSelector: s.fieldSelector });
 }

@@ -16,8 +16,8 @@
  *
  * @packageDocumentation
  */
+import { Channel, definedFields } from '@nodeagent/core';
 import { StatusError } from './errors.js';
-import { EventChannel } from './event-channel.js';
 import { objectKey } from './keys.js';
 import type { ActivityCallback, ListerWatcher } from './lister-watcher.js';
 import type { KubeObject, ListOptions, ObjectList, WatchEvent, WatchOptions } from './types.js';
@@ -32,44 +32,44 @@ export class FakeListerWatcher<T extends KubeObject = KubeObject> implements Lis
   readonly listCalls: ListOptions[] = [];
   /** Every watch call's options, in order. */
   readonly watchCalls: WatchOptions[] = [];
-  private readonly objects = new Map<string, T>();
-  private readonly watches = new Set<EventChannel<WatchEvent<T>>>();
-  private readonly listFailures: Error[] = [];
-  private readonly watchFailures: Error[] = [];
-  private rv = 1;
+  readonly #objects = new Map<string, T>();
+  readonly #watches = new Set<Channel<WatchEvent<T>>>();
+  readonly #listFailures: Error[] = [];
+  readonly #watchFailures: Error[] = [];
+  #rv = 1;
 
   /** The current resource version. */
   get resourceVersion(): string {
-    return String(this.rv);
+    return String(this.#rv);
   }
 
   /** Number of open watches. */
   get openWatches(): number {
-    return this.watches.size;
+    return this.#watches.size;
   }
 
   /** Creates or replaces an object (stamping a new resourceVersion) and notifies watches. */
   upsert(obj: T): T {
     const key = objectKey(obj);
-    const stamped = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } } as T;
-    const existed = this.objects.has(key);
-    this.objects.set(key, stamped);
-    this.send({ type: existed ? 'MODIFIED' : 'ADDED', object: stamped });
+    const stamped = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.#rv) } } as T;
+    const existed = this.#objects.has(key);
+    this.#objects.set(key, stamped);
+    this.sendEvent({ type: existed ? 'MODIFIED' : 'ADDED', object: stamped });
     return stamped;
   }
 
   /** Deletes an object by key and notifies watches (or silently, to simulate a missed event). */
   remove(key: string, options: { readonly silent?: boolean } = {}): void {
-    const obj = this.objects.get(key);
+    const obj = this.#objects.get(key);
     if (!obj) return;
-    this.objects.delete(key);
-    const stamped = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } } as T;
-    if (!options.silent) this.send({ type: 'DELETED', object: stamped });
+    this.#objects.delete(key);
+    const stamped = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.#rv) } } as T;
+    if (!options.silent) this.sendEvent({ type: 'DELETED', object: stamped });
   }
 
   /** Sends a BOOKMARK at the current resource version. */
   bookmark(): void {
-    this.send({
+    this.sendEvent({
       type: 'BOOKMARK',
       object: { metadata: { resourceVersion: this.resourceVersion } } as unknown as T,
     });
@@ -77,39 +77,42 @@ export class FakeListerWatcher<T extends KubeObject = KubeObject> implements Lis
 
   /** Sends an in-stream ERROR event with a Status (e.g. 410 Expired) to every open watch. */
   sendError(code: number, reason: string): void {
-    this.send({ type: 'ERROR', object: { kind: 'Status', code, reason, message: reason } as unknown as T });
+    this.sendEvent({
+      type: 'ERROR',
+      object: { kind: 'Status', code, reason, message: reason } as unknown as T,
+    });
   }
 
   /** Ends every open watch, cleanly or with `error`. */
   closeWatches(error?: Error): void {
-    for (const w of this.watches) {
+    for (const w of this.#watches) {
       if (error) w.fail(error);
       else w.close();
     }
-    this.watches.clear();
+    this.#watches.clear();
   }
 
   /** Makes the next list call reject with `error` (queue several for several calls). */
   failNextList(error: Error = new StatusError(500, { reason: 'InternalError', code: 500 })): void {
-    this.listFailures.push(error);
+    this.#listFailures.push(error);
   }
 
   /** Makes the next watch call reject with `error`. */
   failNextWatch(error: Error = new StatusError(500, { reason: 'InternalError', code: 500 })): void {
-    this.watchFailures.push(error);
+    this.#watchFailures.push(error);
   }
 
   async list(options: ListOptions, signal: AbortSignal): Promise<ObjectList<T>> {
     signal.throwIfAborted();
     this.listCalls.push(options);
-    const failure = this.listFailures.shift();
+    const failure = this.#listFailures.shift();
     if (failure) throw failure;
-    const all = [...this.objects.values()];
+    const all = [...this.#objects.values()];
     const offset = options.continue ? Number(options.continue) : 0;
     const end = options.limit ? Math.min(all.length, offset + options.limit) : all.length;
     const cont = end < all.length ? String(end) : undefined;
     return {
-      metadata: { resourceVersion: this.resourceVersion, ...(cont ? { continue: cont } : {}) },
+      metadata: { resourceVersion: this.resourceVersion, ...definedFields({ continue: cont }) },
       items: all.slice(offset, end),
     };
   }
@@ -121,19 +124,19 @@ export class FakeListerWatcher<T extends KubeObject = KubeObject> implements Lis
   ): Promise<AsyncIterable<WatchEvent<T>>> {
     signal.throwIfAborted();
     this.watchCalls.push(options);
-    const failure = this.watchFailures.shift();
+    const failure = this.#watchFailures.shift();
     if (failure) throw failure;
-    const channel = new EventChannel<WatchEvent<T>>();
-    this.watches.add(channel);
+    const channel = new Channel<WatchEvent<T>>();
+    this.#watches.add(channel);
     signal.addEventListener(
       'abort',
       () => {
-        this.watches.delete(channel);
+        this.#watches.delete(channel);
         channel.fail(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
       },
       { once: true },
     );
-    const watches = this.watches;
+    const watches = this.#watches;
     return {
       async *[Symbol.asyncIterator]() {
         try {
@@ -148,7 +151,11 @@ export class FakeListerWatcher<T extends KubeObject = KubeObject> implements Lis
     };
   }
 
-  private send(event: WatchEvent<T>): void {
-    for (const w of this.watches) w.push(event);
+  /**
+   * Sends `event` as is to every open watch, without touching the state: e.g. an object
+   * without a name, or an event the server never sent for a real change.
+   */
+  sendEvent(event: WatchEvent<T>): void {
+    for (const w of this.#watches) w.send(event);
   }
 }

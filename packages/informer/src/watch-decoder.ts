@@ -30,15 +30,15 @@ export interface DecodeResult {
  * the caller must close the watch and start a new one.
  */
 export class WatchDecoder {
-  private readonly utf8 = new StringDecoder('utf8');
-  private pending = '';
-  private failed: WatchDecodeError | undefined;
+  readonly #utf8 = new StringDecoder('utf8');
+  #pending = '';
+  #failed: WatchDecodeError | undefined;
 
   /** Feeds one chunk of the body. */
   push(chunk: Buffer | string): DecodeResult {
-    if (this.failed) return { events: [], error: this.failed };
-    const text = typeof chunk === 'string' ? chunk : this.utf8.write(chunk);
-    let buffer = this.pending + text;
+    if (this.#failed) return { events: [], error: this.#failed };
+    const text = typeof chunk === 'string' ? chunk : this.#utf8.write(chunk);
+    let buffer = this.#pending + text;
     const events: WatchEvent[] = [];
     let start = 0;
     for (;;) {
@@ -49,26 +49,26 @@ export class WatchDecoder {
       if (line.trim() === '') continue;
       const decoded = decodeLine(line);
       if (decoded instanceof WatchDecodeError) {
-        this.failed = decoded;
-        this.pending = '';
+        this.#failed = decoded;
+        this.#pending = '';
         return { events, error: decoded };
       }
       events.push(decoded);
     }
     buffer = start === 0 ? buffer : buffer.slice(start);
-    this.pending = buffer;
+    this.#pending = buffer;
     return { events };
   }
 
   /** Ends the body: a final line without a newline is decoded too. */
   end(): DecodeResult {
-    if (this.failed) return { events: [], error: this.failed };
-    const rest = this.pending + this.utf8.end();
-    this.pending = '';
+    if (this.#failed) return { events: [], error: this.#failed };
+    const rest = this.#pending + this.#utf8.end();
+    this.#pending = '';
     if (rest.trim() === '') return { events: [] };
     const decoded = decodeLine(rest);
     if (decoded instanceof WatchDecodeError) {
-      this.failed = decoded;
+      this.#failed = decoded;
       return { events: [], error: decoded };
     }
     return { events: [decoded] };

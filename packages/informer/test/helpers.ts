@@ -1,5 +1,5 @@
 import { FakeClock } from '@nodeagent/core/testing';
-import { Registry } from 'prom-client';
+import * as promClient from 'prom-client';
 import type { DeletedFinalStateUnknown, KubeObject, SharedInformerOptions } from '../src/index.js';
 import { RestListerWatcher, SharedInformer } from '../src/index.js';
 import { ScriptedServer } from './scripted-server.js';
@@ -13,9 +13,15 @@ export interface Recorded {
 export async function setup(options: SharedInformerOptions = {}, token?: string) {
   const server = await new ScriptedServer().start();
   const clock = new FakeClock();
-  const registry = new Registry();
+  const registry = new promClient.Registry();
   const lw = new RestListerWatcher({ kubeConfig: server.kubeConfig(token), path: '/api/v1/pods' });
-  const informer = new SharedInformer(lw, { clock, random: () => 0.5, registry, name: 'pods', ...options });
+  const informer = new SharedInformer(lw, {
+    clock,
+    random: () => 0.5,
+    metrics: { registry, promClient },
+    name: 'pods',
+    ...options,
+  });
   const errors: Error[] = [];
   informer.on('watchError', (e) => errors.push(e));
   const seen: Recorded = { adds: [], updates: [], deletes: [] };

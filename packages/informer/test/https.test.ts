@@ -123,7 +123,7 @@ describe('informer over HTTPS', () => {
     expect(informer.hasSynced()).toBe(false);
     // The handshake failed every time: the server never saw a request.
     expect(s.requests).toEqual([]);
-    ac.abort();
+    void informer.stop();
     await expect(started).rejects.toBeInstanceOf(InformerStoppedError);
   });
 });

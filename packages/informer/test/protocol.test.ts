@@ -286,9 +286,33 @@ describe('start()', () => {
     const controller = new AbortController();
     const start = informer.start(controller.signal);
     await server.until(() => server.requestsOf('list').length === 1);
-    controller.abort();
+    void informer.stop();
     await expect(start).rejects.toBeInstanceOf(InformerStoppedError);
     await expect(informer.waitForSync()).rejects.toBeInstanceOf(InformerStoppedError);
+  });
+
+  it('rejects with the abort reason and stops when its signal aborts before syncing', async () => {
+    env = await setup();
+    const { server, informer } = env;
+    server.onList(fail(500, 'InternalError'));
+    const controller = new AbortController();
+    const start = informer.start(controller.signal);
+    await server.until(() => server.requestsOf('list').length === 1);
+    controller.abort(new Error('gave up waiting'));
+    await expect(start).rejects.toThrow('gave up waiting');
+    expect(informer.isStopped).toBe(true);
+    await expect(informer.waitForSync()).rejects.toBeInstanceOf(InformerStoppedError);
+  });
+
+  it('keeps running when its signal aborts after the initial sync', async () => {
+    env = await setup();
+    const { server, informer, names } = env;
+    server.items = [pod('a', 1)];
+    const controller = new AbortController();
+    await informer.start(controller.signal);
+    controller.abort();
+    expect(informer.isStopped).toBe(false);
+    expect(names()).toEqual(['a@1']);
   });
 });
 

@@ -1,5 +1,5 @@
 import { FakeClock, RecordingLogger } from '@nodeagent/core/testing';
-import { Registry } from 'prom-client';
+import * as promClient from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import {
   InformerStoppedError,
@@ -58,9 +58,9 @@ describe('SharedInformer handlers', () => {
   });
 
   it('reports a throwing or rejecting handler (log, metric, event) and keeps delivering to it', async () => {
-    const registry = new Registry();
+    const registry = new promClient.Registry();
     const logger = new RecordingLogger();
-    const { lw, informer } = make({ registry, logger, name: 'pods' });
+    const { lw, informer } = make({ metrics: { registry, promClient }, logger, name: 'pods' });
     const got: string[] = [];
     const reported: string[] = [];
     informer.on('handlerError', (err, info) =>
@@ -178,7 +178,7 @@ describe('SharedInformer handlers', () => {
     const bad: unknown[] = [];
     informer.on('badObject', (_e, o) => bad.push(o));
     await informer.start();
-    (lw as unknown as { send(e: unknown): void }).send({ type: 'ADDED', object: { metadata: {} } });
+    lw.sendEvent({ type: 'ADDED', object: { metadata: {} } });
     lw.upsert(pod('ok'));
     await until(() => informer.indexer.size === 1);
     expect(bad).toHaveLength(1);
@@ -189,7 +189,14 @@ describe('SharedInformer handlers', () => {
 describe('start / stop / waitForSync', () => {
   it('start() rejects when the signal is already aborted, waitForSync honours its own signal', async () => {
     const { informer } = make();
-    await expect(informer.start(AbortSignal.abort())).rejects.toBeInstanceOf(InformerStoppedError);
+    // The lifecycle rule: the signal's reason, and the informer is left stopped.
+    await expect(informer.start(AbortSignal.abort(new InformerStoppedError('x')))).rejects.toBeInstanceOf(
+      InformerStoppedError,
+    );
+    expect(informer.isStopped).toBe(true);
+    const aborted = make();
+    await expect(aborted.informer.start(AbortSignal.abort())).rejects.toThrow(/aborted/);
+    expect(aborted.informer.isStopped).toBe(true);
     const other = make();
     other.lw.failNextList();
     const c = new AbortController();
@@ -234,6 +241,6 @@ describe('SharedInformerFactory', () => {
     const late = factory.nodes();
     await factory.waitForCacheSync();
     expect(late.hasSynced()).toBe(true);
-    await factory.shutdown();
+    await factory.stop();
   });
 });

@@ -33,27 +33,27 @@ export function tokenMap(tokens: ReadonlyArray<string | BearerToken>): Map<strin
 
 /** Checks credentials; holds the current token set. */
 export class Authenticator {
-  private tokens: Map<string, string>;
+  #tokens: Map<string, string>;
 
   /**
    * @param tokens initial bearer tokens
    * @param clientCertificates whether client certificates are verified and accepted
    */
-  constructor(
-    tokens: ReadonlyArray<string | BearerToken>,
-    private readonly clientCertificates: boolean,
-  ) {
-    this.tokens = tokenMap(tokens);
+  readonly #clientCertificates: boolean;
+
+  constructor(tokens: ReadonlyArray<string | BearerToken>, clientCertificates: boolean) {
+    this.#clientCertificates = clientCertificates;
+    this.#tokens = tokenMap(tokens);
   }
 
   /** Replaces the accepted bearer tokens (takes effect for the next request). */
   setTokens(tokens: ReadonlyArray<string | BearerToken>): void {
-    this.tokens = tokenMap(tokens);
+    this.#tokens = tokenMap(tokens);
   }
 
   /** The accepted tokens. */
   get tokenList(): readonly BearerToken[] {
-    return [...this.tokens].map(([token, user]) => ({ token, user }));
+    return [...this.#tokens].map(([token, user]) => ({ token, user }));
   }
 
   /**
@@ -61,7 +61,7 @@ export class Authenticator {
    * no client certificate is configured) or throws a 401 {@link ApiStatusError}.
    */
   authenticate(req: IncomingMessage): string | undefined {
-    if (this.clientCertificates) {
+    if (this.#clientCertificates) {
       const socket = req.socket as TLSSocket;
       const peer = socket.getPeerCertificate?.();
       // An empty object means no certificate was presented.
@@ -78,14 +78,14 @@ export class Authenticator {
       }
     }
     const header = req.headers.authorization;
-    if (this.tokens.size > 0) {
+    if (this.#tokens.size > 0) {
       if (header?.startsWith('Bearer ')) {
-        const user = this.tokens.get(header.slice(7).trim());
+        const user = this.#tokens.get(header.slice(7).trim());
         if (user !== undefined) return user;
       }
       throw unauthorized();
     }
-    if (this.clientCertificates) throw unauthorized();
+    if (this.#clientCertificates) throw unauthorized();
     return undefined;
   }
 }

@@ -8,7 +8,7 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { type Logger, noopLogger } from '@nodeagent/core';
+import { type Lifecycle, type Logger, noopLogger, StartOnce } from '@nodeagent/core';
 import { matchesSelectorMap } from './labels.js';
 import { isPlainObject, type KubeObject } from './object.js';
 import type { ObjectStore, StoreChange } from './store.js';
@@ -82,124 +82,139 @@ function resolvePorts(svc: KubeObject, pod: KubeObject): SlicePort[] {
 }
 
 /** Keeps EndpointSlices in sync with Services and Pods in an {@link ObjectStore}. */
-export class EndpointSliceController {
-  private readonly dirty = new Set<string>();
-  private scheduled = false;
-  private unsubscribe: (() => void) | undefined;
-  private waiters: Array<() => void> = [];
+export class EndpointSliceController implements Lifecycle {
+  readonly #once = new StartOnce('EndpointSliceController');
+  readonly #dirty = new Set<string>();
+  #scheduled = false;
+  #unsubscribe: (() => void) | undefined;
+  #waiters: Array<() => void> = [];
   /** Number of sync errors so far (each is also logged). */
   errors = 0;
 
-  /** @param store the store to watch and write to. */
-  constructor(
-    private readonly store: ObjectStore,
-    private readonly log: Logger = noopLogger,
-  ) {}
+  readonly #store: ObjectStore;
+  readonly #log: Logger;
 
-  /** Subscribes to store changes and queues every existing Service. */
-  start(): void {
-    if (this.unsubscribe) return;
-    this.unsubscribe = this.store.onChange((c) => this.onChange(c));
-    for (const svc of this.store.list('services'))
-      this.enqueue(svc.metadata?.namespace ?? '', svc.metadata?.name ?? '');
+  /** @param store the store to watch and write to. */
+  constructor(store: ObjectStore, log: Logger = noopLogger) {
+    this.#store = store;
+    this.#log = log;
   }
 
-  /** Stops reacting to changes. */
-  stop(): void {
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    this.dirty.clear();
-    this.release();
+  /**
+   * Subscribes to store changes and queues every existing Service (the `Lifecycle` of
+   * `@nodeagent/core`: a second call rejects; `signal` has nothing to bound, the start is
+   * immediate).
+   */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => this.#subscribe(),
+      () => this.stop(),
+    );
+  }
+
+  #subscribe(): void {
+    this.#unsubscribe = this.#store.onChange((c) => this.#onChange(c));
+    for (const svc of this.#store.list('services'))
+      this.#enqueue(svc.metadata?.namespace ?? '', svc.metadata?.name ?? '');
+  }
+
+  /** Stops reacting to changes. Idempotent; safe before `start`. */
+  async stop(): Promise<void> {
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+    this.#dirty.clear();
+    this.#release();
   }
 
   /** Resolves once every queued Service has been synced. */
   idle(): Promise<void> {
-    if (this.dirty.size === 0 && !this.scheduled) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push(resolve));
+    if (this.#dirty.size === 0 && !this.#scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push(resolve));
   }
 
-  private onChange(c: StoreChange): void {
+  #onChange(c: StoreChange): void {
     if (c.type.resource === 'services') {
       const o = c.object();
-      this.enqueue(o.metadata?.namespace ?? '', o.metadata?.name ?? '');
+      this.#enqueue(o.metadata?.namespace ?? '', o.metadata?.name ?? '');
     } else if (c.type.resource === 'pods') {
       const cur = c.object();
       const prev = c.previous?.();
       const ns = cur.metadata?.namespace ?? '';
-      for (const svc of this.store.list('services', ns)) {
+      for (const svc of this.#store.list('services', ns)) {
         const sel = rec(svc.spec).selector as Record<string, string> | undefined;
         if (
           matchesSelectorMap(sel, cur.metadata?.labels) ||
           (prev && matchesSelectorMap(sel, prev.metadata?.labels))
         ) {
-          this.enqueue(ns, svc.metadata?.name ?? '');
+          this.#enqueue(ns, svc.metadata?.name ?? '');
         }
       }
     } else if (c.type.resource === 'endpointslices' && c.eventType === 'DELETED') {
       const labels = c.object().metadata?.labels ?? {};
       const svcName = labels[SERVICE_NAME_LABEL];
       if (labels[MANAGED_BY_LABEL] === MANAGED_BY && svcName)
-        this.enqueue(c.object().metadata?.namespace ?? '', svcName);
+        this.#enqueue(c.object().metadata?.namespace ?? '', svcName);
     }
   }
 
-  private enqueue(ns: string, name: string): void {
-    this.dirty.add(`${ns}/${name}`);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => this.drain());
+  #enqueue(ns: string, name: string): void {
+    this.#dirty.add(`${ns}/${name}`);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(() => this.#drain());
     }
   }
 
-  private drain(): void {
-    this.scheduled = false;
-    const keys = [...this.dirty];
-    this.dirty.clear();
+  #drain(): void {
+    this.#scheduled = false;
+    const keys = [...this.#dirty];
+    this.#dirty.clear();
     for (const key of keys) {
       const slash = key.indexOf('/');
       try {
         this.syncService(key.slice(0, slash), key.slice(slash + 1));
       } catch (err) {
         this.errors++;
-        this.log.warn({ err, service: key }, 'endpointslice sync failed');
+        this.#log.warn({ err, service: key }, 'endpointslice sync failed');
       }
     }
-    if (this.dirty.size === 0 && !this.scheduled) this.release();
+    if (this.#dirty.size === 0 && !this.#scheduled) this.#release();
   }
 
-  private release(): void {
-    const w = this.waiters;
-    this.waiters = [];
+  #release(): void {
+    const w = this.#waiters;
+    this.#waiters = [];
     for (const r of w) r();
   }
 
   /** Recomputes the slices of one Service now. */
   syncService(namespace: string, name: string): void {
-    const existing = this.store
+    const existing = this.#store
       .list('endpointslices', namespace)
       .filter(
         (s) =>
           s.metadata?.labels?.[SERVICE_NAME_LABEL] === name &&
           s.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY,
       );
-    const svc = this.store.tryGet('services', namespace, name);
+    const svc = this.#store.tryGet('services', namespace, name);
     const selector = svc ? (rec(svc.spec).selector as Record<string, string> | undefined) : undefined;
     const desired =
-      svc && selector && Object.keys(selector).length > 0 ? this.desiredSlices(svc, selector) : [];
+      svc && selector && Object.keys(selector).length > 0 ? this.#desiredSlices(svc, selector) : [];
     const byName = new Map(existing.map((s) => [s.metadata?.name ?? '', s]));
     for (const want of desired) {
       const wantName = want.metadata?.name ?? '';
       const have = byName.get(wantName);
       byName.delete(wantName);
       if (!have) {
-        this.store.create('endpointslices', want);
+        this.#store.create('endpointslices', want);
         continue;
       }
       const same =
         JSON.stringify([have.endpoints, have.ports, have.metadata?.labels]) ===
         JSON.stringify([want.endpoints, want.ports, want.metadata?.labels]);
       if (!same) {
-        this.store.update('endpointslices', {
+        this.#store.update('endpointslices', {
           ...have,
           endpoints: want.endpoints,
           ports: want.ports,
@@ -207,15 +222,15 @@ export class EndpointSliceController {
         });
       }
     }
-    for (const stale of byName.keys()) this.store.delete('endpointslices', namespace, stale);
+    for (const stale of byName.keys()) this.#store.delete('endpointslices', namespace, stale);
   }
 
-  private desiredSlices(svc: KubeObject, selector: Record<string, string>): KubeObject[] {
+  #desiredSlices(svc: KubeObject, selector: Record<string, string>): KubeObject[] {
     const meta = svc.metadata ?? {};
     const ns = meta.namespace ?? '';
     const svcName = meta.name ?? '';
     const groups = new Map<string, { ports: SlicePort[]; endpoints: Obj[] }>();
-    const pods = this.store.list('pods', ns).filter((p) => matchesSelectorMap(selector, p.metadata?.labels));
+    const pods = this.#store.list('pods', ns).filter((p) => matchesSelectorMap(selector, p.metadata?.labels));
     for (const pod of pods) {
       const status = rec(pod.status);
       const ip = status.podIP;

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { definedFields } from '@nodeagent/core';
 
 /** One field-level cause inside a `Status` (e.g. for 422 Invalid). */
 export interface StatusCause {
@@ -67,7 +68,7 @@ export function failureStatus(
     status: 'Failure',
     message,
     reason,
-    ...(details !== undefined ? { details } : {}),
+    ...definedFields({ details }),
     code,
   };
   return body;

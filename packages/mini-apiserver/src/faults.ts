@@ -34,9 +34,13 @@ export interface FaultRequest {
 
 /** What the server does with the open watches when a fault is triggered. */
 export interface WatchControl {
+  /** Cuts every open watch connection abruptly; returns how many. */
   dropWatches(): number;
+  /** Ends every open watch with an in-stream 410 Expired `ERROR` event; returns how many. */
   expireWatches(): number;
+  /** Stops writing to every open watch (connections stay open); returns how many. */
   stallWatches(): number;
+  /** Compacts the history, so older resource versions answer 410. */
   compact(): void;
 }
 
@@ -60,17 +64,20 @@ function defaultReason(code: number): string {
 
 /** The fault controls of a running server (`server.faults`). */
 export class Faults {
-  private rules: ArmedRule[] = [];
-  private stallNew = 0;
+  #rules: ArmedRule[] = [];
+  #stallNew = 0;
   /** Extra delay before every request is handled, in milliseconds (0 = none). */
   latencyMs = 0;
 
   /** @internal */
-  constructor(private readonly watches: WatchControl) {}
+  readonly #watches: WatchControl;
+  constructor(watches: WatchControl) {
+    this.#watches = watches;
+  }
 
   /** Destroys the sockets of every open watch (clients see an abrupt disconnect). Returns how many. */
   dropWatches(): number {
-    return this.watches.dropWatches();
+    return this.#watches.dropWatches();
   }
 
   /**
@@ -78,7 +85,7 @@ export class Faults {
    * resourceVersion gets 410 Expired. Open watches are not touched.
    */
   compact(): void {
-    this.watches.compact();
+    this.#watches.compact();
   }
 
   /**
@@ -86,35 +93,35 @@ export class Faults {
    * as the real server does when a watcher falls out of the window. Returns how many.
    */
   expireWatches(): number {
-    this.watches.compact();
-    return this.watches.expireWatches();
+    this.#watches.compact();
+    return this.#watches.expireWatches();
   }
 
   /** Stalls every open watch: the connection stays open and nothing more is sent. Returns how many. */
   stallWatches(): number {
-    return this.watches.stallWatches();
+    return this.#watches.stallWatches();
   }
 
   /** Stalls the next `count` watches as soon as they are opened (headers sent, then silence). */
   stallNextWatches(count = 1): void {
-    this.stallNew += count;
+    this.#stallNew += count;
   }
 
   /** Fails the next `count` matching requests with `rule.code` and a Status body. */
   failNext(count: number, rule: FailureRule): void {
-    if (count > 0) this.rules.push({ remaining: count, rule });
+    if (count > 0) this.#rules.push({ remaining: count, rule });
   }
 
   /** Removes pending failure rules, stall requests and latency. */
   clear(): void {
-    this.rules = [];
-    this.stallNew = 0;
+    this.#rules = [];
+    this.#stallNew = 0;
     this.latencyMs = 0;
   }
 
   /** @internal Consumes a failure rule matching the request; returns its Status. */
   takeFailure(req: FaultRequest): StatusBody | undefined {
-    for (const armed of this.rules) {
+    for (const armed of this.#rules) {
       const r = armed.rule;
       if (r.method !== undefined && r.method.toUpperCase() !== req.method) continue;
       if (r.watch !== undefined && r.watch !== req.watch) continue;
@@ -123,7 +130,7 @@ export class Faults {
         if (!ok) continue;
       }
       armed.remaining--;
-      if (armed.remaining <= 0) this.rules = this.rules.filter((x) => x !== armed);
+      if (armed.remaining <= 0) this.#rules = this.#rules.filter((x) => x !== armed);
       return failureStatus(r.code, r.reason ?? defaultReason(r.code), r.message ?? 'injected fault');
     }
     return undefined;
@@ -131,8 +138,8 @@ export class Faults {
 
   /** @internal Whether a newly opened watch must be stalled. */
   takeStall(): boolean {
-    if (this.stallNew <= 0) return false;
-    this.stallNew--;
+    if (this.#stallNew <= 0) return false;
+    this.#stallNew--;
     return true;
   }
 }

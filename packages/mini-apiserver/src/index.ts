@@ -34,7 +34,7 @@ export {
   type StatusCause,
   type StatusDetails,
 } from './errors.js';
-export { type FailureRule, Faults } from './faults.js';
+export { type FailureRule, Faults, type WatchControl } from './faults.js';
 export type { RequestRecord } from './handler.js';
 export { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
 export { type LabelRequirement, type LabelSelector, parseLabelSelector } from './labels.js';
@@ -49,11 +49,10 @@ export {
   runMiniApiServerCli,
 } from './run-cli.js';
 export { startMiniApiServer } from './server.js';
-export {
-  InvalidServerOptionsError,
-  type MiniApiServer,
-  type MiniApiServerOptions,
-  type ServerTls,
+export type {
+  MiniApiServer,
+  MiniApiServerOptions,
+  ServerTls,
 } from './server-options.js';
 export {
   type CreateOptions,

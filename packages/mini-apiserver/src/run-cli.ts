@@ -5,8 +5,11 @@
  *
  * @module
  */
+
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
+import { definedFields } from '@nodeagent/core';
 import { startMiniApiServer } from './server.js';
 import type { MiniApiServer, MiniApiServerOptions } from './server-options.js';
 
@@ -27,8 +30,15 @@ const USAGE = `Usage: mini-apiserver [options]
   --bookmark-interval-ms <n>   interval of watch BOOKMARK events (default: 60000)
   --watch-buffer-max-events <n>  close a watch whose client lags by more events (default: 10000, 0 = never)
   --auto-create-namespaces     create missing namespaces instead of answering 404
+  -v, --version                print the version
   -h, --help                   show this help
 `;
+
+/** This package's version (its package.json, through the package's own `./package.json` export). */
+function packageVersion(): string {
+  return (createRequire(import.meta.url)('@nodeagent/mini-apiserver/package.json') as { version: string })
+    .version;
+}
 
 /** A text sink such as `process.stdout`. */
 export interface CliOutput {
@@ -100,7 +110,7 @@ async function tlsOption(values: Values): Promise<MiniApiServerOptions['tls']> {
   return {
     cert: await readFile(cert, 'utf8'),
     key: await readFile(key, 'utf8'),
-    ...(ca !== undefined ? { ca: await readFile(ca, 'utf8') } : {}),
+    ...definedFields({ ca: ca === undefined ? undefined : await readFile(ca, 'utf8') }),
   };
 }
 
@@ -113,15 +123,17 @@ async function serverOptions(values: Values): Promise<MiniApiServerOptions> {
   if (values['client-cert-auth'] === true && tls === undefined)
     throw new CliUsageError('--client-cert-auth needs --tls self-signed or --tls-cert/--tls-key/--tls-ca');
   return {
-    ...(port !== undefined ? { port } : {}),
-    ...(typeof values.host === 'string' ? { host: values.host } : {}),
-    ...(typeof values.socket === 'string' ? { socketPath: values.socket } : {}),
-    ...(typeof values['kubeconfig-out'] === 'string' ? { kubeconfigPath: values['kubeconfig-out'] } : {}),
-    ...(tokens.length > 0 ? { tokens } : {}),
-    ...(tls !== undefined ? { tls } : {}),
-    ...(values['client-cert-auth'] === true ? { requestCert: true } : {}),
-    ...(bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs } : {}),
-    ...(watchBufferMaxEvents !== undefined ? { watchBufferMaxEvents } : {}),
+    ...definedFields({
+      port,
+      host: typeof values.host === 'string' ? values.host : undefined,
+      socketPath: typeof values.socket === 'string' ? values.socket : undefined,
+      kubeconfigPath: typeof values['kubeconfig-out'] === 'string' ? values['kubeconfig-out'] : undefined,
+      tokens: tokens.length > 0 ? tokens : undefined,
+      tls,
+      requestCert: values['client-cert-auth'] === true ? true : undefined,
+      bookmarkIntervalMs,
+      watchBufferMaxEvents,
+    }),
     endpointSliceController: values['endpointslice-controller'] === true,
     autoCreateNamespaces: values['auto-create-namespaces'] === true,
   };
@@ -163,12 +175,17 @@ export async function runMiniApiServerCli(argv: readonly string[], io: MiniApiSe
         'watch-buffer-max-events': { type: 'string' },
         'auto-create-namespaces': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
       },
       strict: true,
       allowPositionals: false,
     });
     if (values.help) {
       io.stdout.write(USAGE);
+      return 0;
+    }
+    if (values.version) {
+      io.stdout.write(`nodeagent-mini-apiserver version ${packageVersion()}\n`);
       return 0;
     }
     options = await serverOptions(values);

@@ -1,5 +1,5 @@
 /**
- * The options of {@link startMiniApiServer} and the interface of a running server.
+ * The options of `startMiniApiServer()` and the interface of a running server.
  *
  * @module
  */
@@ -8,11 +8,10 @@ import type { BearerToken } from './auth.js';
 import type { EndpointSliceController } from './endpointslice-controller.js';
 import type { Faults } from './faults.js';
 import type { RequestRecord } from './handler.js';
-import type { startMiniApiServer } from './server.js';
 import type { ObjectStore } from './store.js';
 import type { CertificateAndKey, TlsMaterial } from './tls.js';
 
-/** Options of {@link startMiniApiServer}. */
+/** Options of `startMiniApiServer()`. */
 export interface MiniApiServerOptions {
   /**
    * TCP port on 127.0.0.1; 0 picks a free one.
@@ -168,9 +167,4 @@ export interface ServerTls {
   readonly clientCertificate: CertificateAndKey | undefined;
   /** Whether client certificates are requested and verified. */
   readonly requestCert: boolean;
-}
-
-/** Inconsistent server options, e.g. `requestCert` without `tls`. */
-export class InvalidServerOptionsError extends Error {
-  override readonly name = 'InvalidServerOptionsError';
 }

@@ -8,18 +8,13 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { noopLogger, realClock } from '@nodeagent/core';
+import { definedFields, InvalidOptionsError, noopLogger, realClock, StartOnce } from '@nodeagent/core';
 import { Authenticator, type BearerToken } from './auth.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
 import { Faults } from './faults.js';
 import { handleRequest, type RequestRecord } from './handler.js';
 import { renderKubeconfig } from './kubeconfig.js';
-import {
-  InvalidServerOptionsError,
-  type MiniApiServer,
-  type MiniApiServerOptions,
-  type ServerTls,
-} from './server-options.js';
+import type { MiniApiServer, MiniApiServerOptions, ServerTls } from './server-options.js';
 import { ObjectStore } from './store.js';
 import {
   type CertificateAndKey,
@@ -35,18 +30,19 @@ class RunningServer implements MiniApiServer {
   readonly faults: Faults;
   readonly endpointSlices: EndpointSliceController | undefined;
   readonly watches = new Set<WatchStream>();
-  private readonly log: RequestRecord[] = [];
-  url = '';
-  port = 0;
-  kubeconfig = '';
+  readonly #log: RequestRecord[] = [];
+  #url = '';
+  #port = 0;
+  #kubeconfig = '';
   readonly socketPath: string | undefined;
   readonly kubeconfigPath: string | undefined;
   readonly http: Server;
   readonly tls: ServerTls | undefined;
-  private readonly auth: Authenticator;
-  private readonly generated: SelfSignedTls | undefined;
-  private slowClosed = 0;
-  private stopped = false;
+  readonly #auth: Authenticator;
+  readonly #once = new StartOnce('MiniApiServer');
+  readonly #generated: SelfSignedTls | undefined;
+  #slowClosed = 0;
+  #stopped = false;
 
   constructor(
     readonly options: MiniApiServerOptions,
@@ -57,16 +53,16 @@ class RunningServer implements MiniApiServer {
     this.kubeconfigPath = options.kubeconfigPath;
     const storeOptions: ConstructorParameters<typeof ObjectStore>[0] = {
       clock,
-      ...(options.historySize !== undefined ? { historySize: options.historySize } : {}),
-      ...(options.autoCreateNamespaces !== undefined
-        ? { autoCreateNamespaces: options.autoCreateNamespaces }
-        : {}),
+      ...definedFields({
+        historySize: options.historySize,
+        autoCreateNamespaces: options.autoCreateNamespaces,
+      }),
     };
     this.store = new ObjectStore(storeOptions);
     this.faults = new Faults({
-      dropWatches: () => this.eachWatch((w) => w.drop()),
+      dropWatches: () => this.#eachWatch((w) => w.drop()),
       expireWatches: () =>
-        this.eachWatch((w) =>
+        this.#eachWatch((w) =>
           w.fail({
             kind: 'Status',
             apiVersion: 'v1',
@@ -77,7 +73,7 @@ class RunningServer implements MiniApiServer {
             code: 410,
           }),
         ),
-      stallWatches: () => this.eachWatch((w) => w.stall()),
+      stallWatches: () => this.#eachWatch((w) => w.stall()),
       compact: () => this.store.compact(),
     });
     this.endpointSlices = options.endpointSliceController
@@ -86,11 +82,11 @@ class RunningServer implements MiniApiServer {
     const logSize = options.requestLogSize ?? 1000;
     const logger = options.logger ?? noopLogger;
     const requestCert = options.requestCert === true;
-    this.auth = new Authenticator(
+    this.#auth = new Authenticator(
       [...(options.token !== undefined ? [options.token] : []), ...(options.tokens ?? [])],
       requestCert,
     );
-    this.generated = tls && 'caKey' in tls ? tls : undefined;
+    this.#generated = tls && 'caKey' in tls ? tls : undefined;
     this.tls = tls && {
       ca: tls.ca,
       server: { cert: tls.cert, key: tls.key },
@@ -102,23 +98,23 @@ class RunningServer implements MiniApiServer {
       faults: this.faults,
       clock,
       log: logger,
-      auth: this.auth,
+      auth: this.#auth,
       watchBuffer: {
         maxEvents: options.watchBufferMaxEvents ?? 10_000,
         maxBytes: options.watchBufferMaxBytes ?? 64 * 1024 * 1024,
         onOverflow: () => {
-          this.slowClosed++;
+          this.#slowClosed++;
           logger.warn({}, 'mini-apiserver: closed a watch whose client does not keep up');
         },
       },
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
       watchTimeoutSeconds: () => options.watchTimeoutSeconds ?? 0,
-      serverAddress: () => (this.port > 0 ? `${options.host ?? '127.0.0.1'}:${this.port}` : 'localhost'),
+      serverAddress: () => (this.#port > 0 ? `${options.host ?? '127.0.0.1'}:${this.#port}` : 'localhost'),
       watches: this.watches,
       record: (r: RequestRecord) => {
         if (logSize <= 0) return;
-        this.log.push(r);
-        if (this.log.length > logSize) this.log.splice(0, this.log.length - logSize);
+        this.#log.push(r);
+        if (this.#log.length > logSize) this.#log.splice(0, this.#log.length - logSize);
       },
     };
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
@@ -140,8 +136,20 @@ class RunningServer implements MiniApiServer {
     this.http.requestTimeout = 0;
   }
 
+  get url(): string {
+    return this.#url;
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  get kubeconfig(): string {
+    return this.#kubeconfig;
+  }
+
   get requests(): readonly RequestRecord[] {
-    return this.log;
+    return this.#log;
   }
 
   get openWatches(): number {
@@ -149,40 +157,52 @@ class RunningServer implements MiniApiServer {
   }
 
   get slowWatchesClosed(): number {
-    return this.slowClosed;
+    return this.#slowClosed;
   }
 
   get tokens(): readonly BearerToken[] {
-    return this.auth.tokenList;
+    return this.#auth.tokenList;
   }
 
   setTokens(tokens: ReadonlyArray<string | BearerToken>): void {
-    this.auth.setTokens(tokens);
+    this.#auth.setTokens(tokens);
   }
 
   issueClientCertificate(
     commonName: string,
     organizations: readonly string[] = [],
   ): Promise<CertificateAndKey> {
-    if (!this.generated) {
+    if (!this.#generated) {
       return Promise.reject(
-        new InvalidServerOptionsError("issueClientCertificate needs tls: 'self-signed' (the CA key)"),
+        new InvalidOptionsError(
+          'MiniApiServer',
+          "issueClientCertificate needs tls: 'self-signed' (the CA key)",
+        ),
       );
     }
-    return issueClientCertificate(this.generated, {
+    return issueClientCertificate(this.#generated, {
       commonName,
       organizations,
-      ...(this.options.opensslPath !== undefined ? { opensslPath: this.options.opensslPath } : {}),
+      ...definedFields({ opensslPath: this.options.opensslPath }),
     });
   }
 
-  private eachWatch(fn: (w: WatchStream) => void): number {
+  #eachWatch(fn: (w: WatchStream) => void): number {
     const all = [...this.watches];
     for (const w of all) fn(w);
     return all.length;
   }
 
-  async listen(): Promise<void> {
+  /** Listens; resolves once it does (`signal` bounds that wait). Called once by {@link startMiniApiServer}. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      () => this.#listen(),
+      () => this.stop(),
+    );
+  }
+
+  async #listen(): Promise<void> {
     const o = this.options;
     await new Promise<void>((resolve, reject) => {
       this.http.once('error', reject);
@@ -195,27 +215,29 @@ class RunningServer implements MiniApiServer {
     });
     if (o.socketPath === undefined) {
       const addr = this.http.address() as AddressInfo;
-      this.port = addr.port;
+      this.#port = addr.port;
       const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-      this.url = `${this.tls ? 'https' : 'http'}://${host}:${addr.port}`;
+      this.#url = `${this.tls ? 'https' : 'http'}://${host}:${addr.port}`;
     } else {
-      this.url = this.tls ? 'https://localhost' : 'http://localhost';
+      this.#url = this.tls ? 'https://localhost' : 'http://localhost';
     }
-    const token = o.token ?? this.auth.tokenList[0]?.token;
-    this.kubeconfig = renderKubeconfig({
-      server: this.url,
-      ...(token !== undefined ? { token } : {}),
-      ...(this.tls?.ca !== undefined ? { certificateAuthority: this.tls.ca } : {}),
-      ...(this.tls?.clientCertificate !== undefined ? { clientCertificate: this.tls.clientCertificate } : {}),
+    const token = o.token ?? this.#auth.tokenList[0]?.token;
+    this.#kubeconfig = renderKubeconfig({
+      server: this.#url,
+      ...definedFields({
+        token,
+        certificateAuthority: this.tls?.ca,
+        clientCertificate: this.tls?.clientCertificate,
+      }),
     });
-    if (o.kubeconfigPath !== undefined) await writeFile(o.kubeconfigPath, this.kubeconfig, { mode: 0o600 });
-    this.endpointSlices?.start();
+    if (o.kubeconfigPath !== undefined) await writeFile(o.kubeconfigPath, this.#kubeconfig, { mode: 0o600 });
+    await this.endpointSlices?.start();
   }
 
   async stop(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.endpointSlices?.stop();
+    if (this.#stopped) return;
+    this.#stopped = true;
+    await this.endpointSlices?.stop();
     for (const w of [...this.watches]) w.end();
     const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
     this.http.closeAllConnections();
@@ -236,7 +258,7 @@ class RunningServer implements MiniApiServer {
  */
 export async function startMiniApiServer(options: MiniApiServerOptions = {}): Promise<MiniApiServer> {
   const server = new RunningServer(options, await resolveTls(options));
-  await server.listen();
+  await server.start();
   return server;
 }
 
@@ -244,21 +266,29 @@ const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
 
 async function resolveTls(o: MiniApiServerOptions): Promise<TlsMaterial | SelfSignedTls | undefined> {
   if (o.tls === undefined) {
-    if (o.requestCert) throw new InvalidServerOptionsError('requestCert needs tls');
+    if (o.requestCert) throw new InvalidOptionsError('MiniApiServer', 'requestCert needs tls');
     return undefined;
   }
   if (o.tls !== 'self-signed') {
     if (typeof o.tls.cert !== 'string' || typeof o.tls.key !== 'string')
-      throw new InvalidServerOptionsError('tls needs PEM strings { cert, key } or the value "self-signed"');
+      throw new InvalidOptionsError(
+        'MiniApiServer',
+        'tls needs PEM strings { cert, key } or the value "self-signed"',
+      );
     if (o.requestCert && o.tls.ca === undefined)
-      throw new InvalidServerOptionsError('requestCert needs tls.ca to verify client certificates');
+      throw new InvalidOptionsError(
+        'MiniApiServer',
+        'requestCert needs tls.ca to verify client certificates',
+      );
     return o.tls;
   }
   const hosts = ['127.0.0.1', '::1', 'localhost'];
   if (o.host !== undefined && !WILDCARD_HOSTS.has(o.host) && !hosts.includes(o.host)) hosts.push(o.host);
   return createSelfSignedTls({
     hosts,
-    ...(o.requestCert ? { clientCommonName: o.clientCertificateUser ?? 'mini-apiserver-admin' } : {}),
-    ...(o.opensslPath !== undefined ? { opensslPath: o.opensslPath } : {}),
+    ...definedFields({
+      clientCommonName: o.requestCert ? (o.clientCertificateUser ?? 'mini-apiserver-admin') : undefined,
+      opensslPath: o.opensslPath,
+    }),
   });
 }

@@ -101,34 +101,34 @@ function keyOf(type: ResourceType, namespace: string, name: string): string {
  * Objects go in and come out as fresh plain-JSON copies.
  */
 export class ObjectStore {
-  private rv = 0;
-  private readonly tables = new Map<string, ResourceTable>();
-  private readonly listeners = new Set<(change: StoreChange) => void>();
-  private readonly clock: Clock;
-  private readonly autoCreateNamespaces: boolean;
+  #rv = 0;
+  readonly #tables = new Map<string, ResourceTable>();
+  readonly #listeners = new Set<(change: StoreChange) => void>();
+  readonly #clock: Clock;
+  readonly #autoCreateNamespaces: boolean;
 
   /** Creates a store with the four default namespaces. */
   constructor(options: ObjectStoreOptions) {
-    this.clock = options.clock;
-    this.autoCreateNamespaces = options.autoCreateNamespaces ?? false;
+    this.#clock = options.clock;
+    this.#autoCreateNamespaces = options.autoCreateNamespaces ?? false;
     for (const t of RESOURCE_TYPES)
-      this.tables.set(t.resource, new ResourceTable(t, options.historySize ?? 10_000, 0));
+      this.#tables.set(t.resource, new ResourceTable(t, options.historySize ?? 10_000, 0));
     for (const ns of DEFAULT_NAMESPACES) this.create('namespaces', { metadata: { name: ns } });
   }
 
   /** The current (latest) resourceVersion, as a string like the API's. */
   get resourceVersion(): string {
-    return String(this.rv);
+    return String(this.#rv);
   }
 
   /** @internal The current resourceVersion as a number. */
   get currentRv(): number {
-    return this.rv;
+    return this.#rv;
   }
 
   /** @internal The table of a resource type. */
   table(type: ResourceType): ResourceTable {
-    return this.tables.get(type.resource) as ResourceTable;
+    return this.#tables.get(type.resource) as ResourceTable;
   }
 
   /** Resolves a resource name (`pods`, `leases`, `endpointslices.discovery.k8s.io`). */
@@ -140,8 +140,8 @@ export class ObjectStore {
 
   /** Subscribes to every committed change (used by controllers); returns an unsubscribe function. */
   onChange(listener: (change: StoreChange) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /**
@@ -150,8 +150,8 @@ export class ObjectStore {
    * happened) so that a fresh list returns an RV a watch can start from.
    */
   compact(): void {
-    const rv = ++this.rv;
-    for (const t of this.tables.values()) t.compact(rv);
+    const rv = ++this.#rv;
+    for (const t of this.#tables.values()) t.compact(rv);
   }
 
   /** Reads one object; `undefined` when absent. */
@@ -192,7 +192,7 @@ export class ObjectStore {
    */
   create(resource: string, input: KubeObject, options: CreateOptions = {}): KubeObject {
     const type = this.typeOf(resource);
-    const obj = this.normalizeKind(type, structuredClone(input));
+    const obj = this.#normalizeKind(type, structuredClone(input));
     const meta = obj.metadata ?? {};
     obj.metadata = meta;
     if (
@@ -207,22 +207,22 @@ export class ObjectStore {
     if (bad) throw bad;
     const name = meta.name as string;
     const ns = type.namespaced ? (meta.namespace as string) : '';
-    if (type.namespaced) this.requireNamespace(ns);
+    if (type.namespaced) this.#requireNamespace(ns);
     const table = this.table(type);
     const key = keyOf(type, ns, name);
     if (table.entries.has(key)) throw alreadyExists(type, name);
     meta.uid = randomUUID();
-    meta.creationTimestamp = isoSeconds(this.clock.now());
+    meta.creationTimestamp = isoSeconds(this.#clock.now());
     if (obj.spec !== undefined) meta.generation = 1;
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
-    if (options.keepStatus === false) this.resetStatusOnCreate(type, obj);
+    if (options.keepStatus === false) this.#resetStatusOnCreate(type, obj);
     if (type.resource === 'namespaces') {
       obj.spec = { finalizers: ['kubernetes'], ...(isPlainObject(obj.spec) ? obj.spec : {}) };
       obj.status = { phase: 'Active' };
     }
-    return this.commit(type, 'ADDED', obj, undefined);
+    return this.#commit(type, 'ADDED', obj, undefined);
   }
 
   /**
@@ -231,7 +231,7 @@ export class ObjectStore {
    */
   update(resource: string, input: KubeObject, options: WriteOptions = {}): KubeObject {
     const type = this.typeOf(resource);
-    const obj = this.normalizeKind(type, structuredClone(input));
+    const obj = this.#normalizeKind(type, structuredClone(input));
     const meta = obj.metadata ?? {};
     const name = typeof meta.name === 'string' ? meta.name : '';
     const ns = type.namespaced ? (typeof meta.namespace === 'string' ? meta.namespace : '') : '';
@@ -249,7 +249,7 @@ export class ObjectStore {
         `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${prev.uid}`,
       );
     }
-    return this.replace(type, prev, obj, options.subresource);
+    return this.#replace(type, prev, obj, options.subresource);
   }
 
   /**
@@ -286,7 +286,7 @@ export class ObjectStore {
         `Precondition failed: UID in precondition: ${String(meta.uid)}, UID in object meta: ${prev.uid}`,
       );
     }
-    return this.replace(type, prev, this.normalizeKind(type, obj), options.subresource);
+    return this.#replace(type, prev, this.#normalizeKind(type, obj), options.subresource);
   }
 
   /**
@@ -320,27 +320,27 @@ export class ObjectStore {
     }
     const obj = JSON.parse(prev.json) as KubeObject;
     const meta = obj.metadata as NonNullable<KubeObject['metadata']>;
-    const grace = this.graceSeconds(type, obj, options.gracePeriodSeconds);
+    const grace = this.#graceSeconds(type, obj, options.gracePeriodSeconds);
     const finalizers = Array.isArray(meta.finalizers) && meta.finalizers.length > 0;
     if (grace > 0 || finalizers) {
       const already = meta.deletionTimestamp !== undefined;
       const currentGrace = meta.deletionGracePeriodSeconds ?? Number.POSITIVE_INFINITY;
       if (already && grace >= currentGrace) return { object: obj, deleted: false };
       if (grace > 0 || !already || currentGrace !== 0) {
-        meta.deletionTimestamp = isoSeconds(this.clock.now() + grace * 1000);
+        meta.deletionTimestamp = isoSeconds(this.#clock.now() + grace * 1000);
         meta.deletionGracePeriodSeconds = grace;
         meta.generation = (meta.generation ?? 0) + 1;
-        const updated = this.commit(type, 'MODIFIED', obj, prev);
+        const updated = this.#commit(type, 'MODIFIED', obj, prev);
         if (grace > 0 || finalizers) return { object: updated, deleted: false };
       }
     }
-    if (type.resource === 'namespaces') this.deleteNamespaceContents(name);
+    if (type.resource === 'namespaces') this.#deleteNamespaceContents(name);
     const current = this.table(type).entries.get(prev.key) as StoreEntry;
     const finalObj = JSON.parse(current.json) as KubeObject;
-    return { object: this.commit(type, 'DELETED', finalObj, current), deleted: true };
+    return { object: this.#commit(type, 'DELETED', finalObj, current), deleted: true };
   }
 
-  private graceSeconds(type: ResourceType, obj: KubeObject, requested: number | undefined): number {
+  #graceSeconds(type: ResourceType, obj: KubeObject, requested: number | undefined): number {
     if (type.resource !== 'pods') return 0;
     const spec = isPlainObject(obj.spec) ? obj.spec : {};
     const status = isPlainObject(obj.status) ? obj.status : {};
@@ -352,32 +352,32 @@ export class ObjectStore {
     return Math.max(0, Math.floor(g));
   }
 
-  private deleteNamespaceContents(ns: string): void {
+  #deleteNamespaceContents(ns: string): void {
     for (const t of RESOURCE_TYPES) {
       if (!t.namespaced) continue;
       const table = this.table(t);
       for (const e of [...table.entries.values()]) {
-        if (e.namespace === ns) this.commit(t, 'DELETED', JSON.parse(e.json), e);
+        if (e.namespace === ns) this.#commit(t, 'DELETED', JSON.parse(e.json), e);
       }
     }
   }
 
-  private requireNamespace(ns: string): void {
+  #requireNamespace(ns: string): void {
     const nsTable = this.table(this.typeOf('namespaces'));
     if (nsTable.entries.has(ns)) return;
-    if (this.autoCreateNamespaces) {
+    if (this.#autoCreateNamespaces) {
       this.create('namespaces', { metadata: { name: ns } });
       return;
     }
     throw notFound(this.typeOf('namespaces'), ns);
   }
 
-  private resetStatusOnCreate(type: ResourceType, obj: KubeObject): void {
+  #resetStatusOnCreate(type: ResourceType, obj: KubeObject): void {
     if (type.resource === 'pods') obj.status = { phase: 'Pending' };
     else if (type.resource === 'services') obj.status = { loadBalancer: {} };
   }
 
-  private normalizeKind(type: ResourceType, obj: KubeObject): KubeObject {
+  #normalizeKind(type: ResourceType, obj: KubeObject): KubeObject {
     if (obj.kind !== undefined && obj.kind !== type.kind) {
       throw badRequest(
         `the object provided is unrecognized (must be of type ${type.kind}): kind "${String(obj.kind)}"`,
@@ -394,7 +394,7 @@ export class ObjectStore {
     return { kind: type.kind, apiVersion: type.apiVersion, ...rest };
   }
 
-  private replace(
+  #replace(
     type: ResourceType,
     prev: StoreEntry,
     obj: KubeObject,
@@ -433,19 +433,19 @@ export class ObjectStore {
       meta.generation = (oldMeta.generation ?? 0) + 1;
     const finalizers = Array.isArray(meta.finalizers) && meta.finalizers.length > 0;
     if (meta.deletionTimestamp !== undefined && !finalizers && (meta.deletionGracePeriodSeconds ?? 0) === 0) {
-      return this.commit(type, 'DELETED', next, prev);
+      return this.#commit(type, 'DELETED', next, prev);
     }
-    return this.commit(type, 'MODIFIED', next, prev);
+    return this.#commit(type, 'MODIFIED', next, prev);
   }
 
   /** Assigns the next resourceVersion, stores the entry, records history, notifies. */
-  private commit(
+  #commit(
     type: ResourceType,
     eventType: StoreEventType,
     obj: KubeObject,
     prev: StoreEntry | undefined,
   ): KubeObject {
-    const rv = ++this.rv;
+    const rv = ++this.#rv;
     const meta = obj.metadata as NonNullable<KubeObject['metadata']>;
     meta.resourceVersion = String(rv);
     const json = JSON.stringify(obj);
@@ -463,14 +463,14 @@ export class ObjectStore {
     };
     const event: StoreEvent = { type: eventType, rv, entry, prev };
     this.table(type).commit(event);
-    if (this.listeners.size > 0) {
+    if (this.#listeners.size > 0) {
       const change: StoreChange = {
         type,
         eventType,
         object: () => JSON.parse(json) as KubeObject,
         previous: prev ? () => JSON.parse(prev.json) as KubeObject : undefined,
       };
-      for (const l of this.listeners) l(change);
+      for (const l of this.#listeners) l(change);
     }
     return JSON.parse(json) as KubeObject;
   }

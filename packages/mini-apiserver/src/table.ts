@@ -49,19 +49,22 @@ export class ResourceTable {
   readonly entries = new Map<string, StoreEntry>();
   readonly sinks = new Set<EventSink>();
   /** Events with rv > compactedRv, oldest first, from index `historyStart`. */
-  private history: StoreEvent[] = [];
-  private historyStart = 0;
+  #history: StoreEvent[] = [];
+  #historyStart = 0;
   /** Watches from an RV older than this get 410 Expired. */
   compactedRv: number;
-  private sortedKeys: string[] | null = null;
-  private current: Snapshot | null = null;
-  private readonly snapshots = new Map<number, Snapshot>();
+  #sortedKeys: string[] | null = null;
+  #current: Snapshot | null = null;
+  readonly #snapshots = new Map<number, Snapshot>();
+
+  readonly #historySize: number;
 
   constructor(
     readonly type: ResourceType,
-    private readonly historySize: number,
+    historySize: number,
     startRv: number,
   ) {
+    this.#historySize = historySize;
     this.compactedRv = startRv;
   }
 
@@ -70,21 +73,21 @@ export class ResourceTable {
     const { entry } = event;
     if (event.type === 'DELETED') {
       this.entries.delete(entry.key);
-      this.sortedKeys = null;
+      this.#sortedKeys = null;
     } else {
-      if (event.prev === undefined) this.sortedKeys = null;
+      if (event.prev === undefined) this.#sortedKeys = null;
       this.entries.set(entry.key, entry);
     }
-    this.current = null;
-    this.history.push(event);
-    if (this.history.length - this.historyStart > this.historySize) {
-      const dropped = this.history[this.historyStart] as StoreEvent;
+    this.#current = null;
+    this.#history.push(event);
+    if (this.#history.length - this.#historyStart > this.#historySize) {
+      const dropped = this.#history[this.#historyStart] as StoreEvent;
       this.compactedRv = dropped.rv;
-      this.history[this.historyStart] = undefined as unknown as StoreEvent;
-      this.historyStart++;
-      if (this.historyStart > 1024 && this.historyStart * 2 > this.history.length) {
-        this.history = this.history.slice(this.historyStart);
-        this.historyStart = 0;
+      this.#history[this.#historyStart] = undefined as unknown as StoreEvent;
+      this.#historyStart++;
+      if (this.#historyStart > 1024 && this.#historyStart * 2 > this.#history.length) {
+        this.#history = this.#history.slice(this.#historyStart);
+        this.#historyStart = 0;
       }
     }
     for (const s of this.sinks) s.onEvent(event);
@@ -92,10 +95,10 @@ export class ResourceTable {
 
   /** Forgets all history: every RV up to `rv` becomes too old for watches and continues. */
   compact(rv: number): void {
-    this.history = [];
-    this.historyStart = 0;
+    this.#history = [];
+    this.#historyStart = 0;
     this.compactedRv = rv;
-    this.snapshots.clear();
+    this.#snapshots.clear();
   }
 
   /**
@@ -104,34 +107,34 @@ export class ResourceTable {
    */
   eventsSince(fromRv: number): StoreEvent[] | undefined {
     if (fromRv < this.compactedRv) return undefined;
-    let lo = this.historyStart;
-    let hi = this.history.length;
+    let lo = this.#historyStart;
+    let hi = this.#history.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if ((this.history[mid] as StoreEvent).rv <= fromRv) lo = mid + 1;
+      if ((this.#history[mid] as StoreEvent).rv <= fromRv) lo = mid + 1;
       else hi = mid;
     }
-    return this.history.slice(lo);
+    return this.#history.slice(lo);
   }
 
   /** The current entries in key order (cached until the next write). */
   currentSnapshot(): Snapshot {
-    if (this.current) return this.current;
-    if (!this.sortedKeys) this.sortedKeys = [...this.entries.keys()].sort(compareKeys);
-    const out: StoreEntry[] = new Array(this.sortedKeys.length);
-    for (let i = 0; i < this.sortedKeys.length; i++)
-      out[i] = this.entries.get(this.sortedKeys[i] as string) as StoreEntry;
-    this.current = out;
+    if (this.#current) return this.#current;
+    if (!this.#sortedKeys) this.#sortedKeys = [...this.entries.keys()].sort(compareKeys);
+    const out: StoreEntry[] = new Array(this.#sortedKeys.length);
+    for (let i = 0; i < this.#sortedKeys.length; i++)
+      out[i] = this.entries.get(this.#sortedKeys[i] as string) as StoreEntry;
+    this.#current = out;
     return out;
   }
 
   /** Keeps a snapshot so that continue tokens at `rv` can be served from it. */
   remember(rv: number, snapshot: Snapshot): void {
-    this.snapshots.delete(rv);
-    this.snapshots.set(rv, snapshot);
-    while (this.snapshots.size > MAX_SNAPSHOTS) {
-      const oldest = this.snapshots.keys().next().value as number;
-      this.snapshots.delete(oldest);
+    this.#snapshots.delete(rv);
+    this.#snapshots.set(rv, snapshot);
+    while (this.#snapshots.size > MAX_SNAPSHOTS) {
+      const oldest = this.#snapshots.keys().next().value as number;
+      this.#snapshots.delete(oldest);
     }
   }
 
@@ -142,7 +145,7 @@ export class ResourceTable {
    */
   snapshotAt(rv: number): Snapshot | undefined {
     if (rv < this.compactedRv) return undefined;
-    const cached = this.snapshots.get(rv);
+    const cached = this.#snapshots.get(rv);
     if (cached) return cached;
     const later = this.eventsSince(rv);
     if (!later) return undefined;

@@ -11,6 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { definedFields } from '@nodeagent/core';
 
 /** A PEM certificate with its PEM private key. */
 export interface CertificateAndKey {
@@ -251,7 +252,7 @@ export async function createSelfSignedTls(options: SelfSignedTlsOptions = {}): P
       ca: await readFile(caPaths.cert, 'utf8'),
       caKey: await readFile(caPaths.key, 'utf8'),
       ...server,
-      ...(client ? { clientCertificate: client } : {}),
+      ...definedFields({ clientCertificate: client }),
     };
   });
 }

@@ -49,193 +49,198 @@ const FLUSH_BYTES = 256 * 1024;
 
 /** An open watch connection. */
 export class WatchStream implements EventSink {
-  private queue: string[] = [];
-  private head = 0;
-  private scheduled = false;
-  private blocked = false;
-  private closed = false;
-  private stalledFlag = false;
-  private readonly timers: Timer[] = [];
+  #queue: string[] = [];
+  #head = 0;
+  #scheduled = false;
+  #blocked = false;
+  #closed = false;
+  #stalledFlag = false;
+  readonly #timers: Timer[] = [];
   /** Whether the initial replay is done: only later (live) events count against the bound. */
-  private live = false;
+  #live = false;
   /** Entries of the initial replay still queued (always at the head of the queue). */
-  private initialLeft = 0;
+  #initialLeft = 0;
   /** Bytes of queued live events. */
-  private liveBytes = 0;
+  #liveBytes = 0;
 
-  constructor(private readonly o: WatchStreamOptions) {}
+  readonly #o: WatchStreamOptions;
+  constructor(o: WatchStreamOptions) {
+    this.#o = o;
+  }
 
   /** Whether the watch was stalled by a fault (it sends nothing more). */
   get stalled(): boolean {
-    return this.stalledFlag;
+    return this.#stalledFlag;
   }
 
   /** Sends headers, the initial events, and subscribes to live events. */
   start(start: WatchStart, snapshot: Snapshot | undefined, history: readonly StoreEvent[] | undefined): void {
-    const { res } = this.o;
+    const { res } = this.#o;
     res.writeHead(200, {
       'Content-Type': 'application/json',
       'Transfer-Encoding': 'chunked',
       'Cache-Control': 'no-cache, private',
     });
     res.flushHeaders();
-    res.on('close', () => this.closeQuietly());
+    res.on('close', () => this.#closeQuietly());
     if (start.kind === 'state') {
-      for (const e of snapshot ?? []) if (this.matches(e)) this.enqueue(line('ADDED', e.json));
-      if (start.endBookmark) this.enqueue(this.bookmarkLine(true));
+      for (const e of snapshot ?? []) if (this.#matches(e)) this.#enqueue(line('ADDED', e.json));
+      if (start.endBookmark) this.#enqueue(this.#bookmarkLine(true));
     } else {
       for (const ev of history ?? []) this.onEvent(ev);
     }
     // The real server replays initial events outside the watcher's buffer: only what
     // arrives from now on can overflow it.
-    this.initialLeft = this.queue.length - this.head;
-    this.live = true;
-    this.o.table.sinks.add(this);
-    if (this.o.bookmarks && this.o.bookmarkIntervalMs > 0) {
-      this.timers.push(
-        this.o.clock.setInterval(() => this.enqueue(this.bookmarkLine(false)), this.o.bookmarkIntervalMs),
+    this.#initialLeft = this.#queue.length - this.#head;
+    this.#live = true;
+    this.#o.table.sinks.add(this);
+    if (this.#o.bookmarks && this.#o.bookmarkIntervalMs > 0) {
+      this.#timers.push(
+        this.#o.clock.setInterval(() => this.#enqueue(this.#bookmarkLine(false)), this.#o.bookmarkIntervalMs),
       );
     }
-    if (this.o.timeoutSeconds > 0) {
-      this.timers.push(this.o.clock.setTimeout(() => this.end(), this.o.timeoutSeconds * 1000));
+    if (this.#o.timeoutSeconds > 0) {
+      this.#timers.push(this.#o.clock.setTimeout(() => this.end(), this.#o.timeoutSeconds * 1000));
     }
   }
 
   /** Sends an in-stream ERROR event with a Status and closes (e.g. 410 for a too-old RV). */
   fail(status: StatusBody): void {
-    if (!this.o.res.headersSent) {
-      this.o.res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+    if (!this.#o.res.headersSent) {
+      this.#o.res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
     }
-    this.stalledFlag = false;
-    this.enqueue(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`);
-    this.flush();
+    this.#stalledFlag = false;
+    this.#enqueue(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`);
+    this.#flush();
     this.end();
   }
 
   /** Receives a committed event and forwards it if it concerns this watcher. */
   onEvent(ev: StoreEvent): void {
-    const { namespace } = this.o;
+    const { namespace } = this.#o;
     if (namespace !== undefined && ev.entry.namespace !== namespace) return;
-    const prevOk = ev.prev !== undefined && this.matches(ev.prev);
+    const prevOk = ev.prev !== undefined && this.#matches(ev.prev);
     if (ev.type === 'DELETED') {
-      if (prevOk) this.enqueue(line('DELETED', ev.entry.json));
+      if (prevOk) this.#enqueue(line('DELETED', ev.entry.json));
       return;
     }
-    const curOk = this.matches(ev.entry);
-    if (curOk) this.enqueue(line(prevOk || ev.type === 'ADDED' ? ev.type : 'ADDED', ev.entry.json));
-    else if (prevOk) this.enqueue(line('DELETED', withRv((ev.prev as StoreEntry).json, ev.rv)));
+    const curOk = this.#matches(ev.entry);
+    if (curOk) this.#enqueue(line(prevOk || ev.type === 'ADDED' ? ev.type : 'ADDED', ev.entry.json));
+    else if (prevOk) this.#enqueue(line('DELETED', withRv((ev.prev as StoreEntry).json, ev.rv)));
   }
 
   /** Stops sending anything while keeping the connection open (fault injection). */
   stall(): void {
-    this.stalledFlag = true;
-    this.queue = [];
-    this.head = 0;
-    this.initialLeft = 0;
-    this.liveBytes = 0;
+    this.#stalledFlag = true;
+    this.#queue = [];
+    this.#head = 0;
+    this.#initialLeft = 0;
+    this.#liveBytes = 0;
   }
 
   /** Destroys the socket abruptly (fault injection). */
   drop(): void {
-    this.closeQuietly();
-    this.o.res.socket?.destroy();
-    this.o.res.destroy();
+    this.#closeQuietly();
+    this.#o.res.socket?.destroy();
+    this.#o.res.destroy();
   }
 
   /** Ends the response cleanly (timeout, shutdown). */
   end(): void {
-    if (this.closed) return;
-    this.flush();
-    this.closeQuietly();
-    this.o.res.end();
+    if (this.#closed) return;
+    this.#flush();
+    this.#closeQuietly();
+    this.#o.res.end();
   }
 
-  private matches(e: StoreEntry): boolean {
-    return this.o.labels.matches(e.labels) && this.o.fields.matches(e.fields);
+  #matches(e: StoreEntry): boolean {
+    return this.#o.labels.matches(e.labels) && this.#o.fields.matches(e.fields);
   }
 
-  private bookmarkLine(initialEnd: boolean): string {
+  #bookmarkLine(initialEnd: boolean): string {
     const meta = initialEnd
-      ? `{"resourceVersion":"${this.o.currentRv()}","annotations":{"k8s.io/initial-events-end":"true"}}`
-      : `{"resourceVersion":"${this.o.currentRv()}"}`;
-    return `{"type":"BOOKMARK","object":{"kind":"${this.o.type.kind}","apiVersion":"${this.o.type.apiVersion}","metadata":${meta}}}\n`;
+      ? `{"resourceVersion":"${this.#o.currentRv()}","annotations":{"k8s.io/initial-events-end":"true"}}`
+      : `{"resourceVersion":"${this.#o.currentRv()}"}`;
+    return `{"type":"BOOKMARK","object":{"kind":"${this.#o.type.kind}","apiVersion":"${this.#o.type.apiVersion}","metadata":${meta}}}\n`;
   }
 
-  private enqueue(s: string): void {
-    if (this.closed || this.stalledFlag) return;
-    this.queue.push(s);
-    if (this.live) {
-      this.liveBytes += s.length;
+  #enqueue(s: string): void {
+    if (this.#closed || this.#stalledFlag) return;
+    this.#queue.push(s);
+    if (this.#live) {
+      this.#liveBytes += s.length;
       // Only a client that stopped reading (the socket is full) is a slow consumer; a burst
       // of synchronous writes to the store is queued until the next flush.
-      if (this.blocked && this.overflowing()) {
-        this.overflow();
+      if (this.#blocked && this.#overflowing()) {
+        this.#overflow();
         return;
       }
     }
-    if (!this.scheduled && !this.blocked) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
+    if (!this.#scheduled && !this.#blocked) {
+      this.#scheduled = true;
+      setImmediate(() => this.#flush());
     }
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const { res } = this.o;
-    while (!this.closed && !this.blocked && this.head < this.queue.length) {
+  #flush(): void {
+    this.#scheduled = false;
+    const { res } = this.#o;
+    while (!this.#closed && !this.#blocked && this.#head < this.#queue.length) {
       let size = 0;
-      const start = this.head;
-      while (this.head < this.queue.length && size < FLUSH_BYTES) {
-        const n = (this.queue[this.head] as string).length;
+      const start = this.#head;
+      while (this.#head < this.#queue.length && size < FLUSH_BYTES) {
+        const n = (this.#queue[this.#head] as string).length;
         size += n;
-        if (this.initialLeft > 0) this.initialLeft--;
-        else this.liveBytes -= n;
-        this.head++;
+        if (this.#initialLeft > 0) this.#initialLeft--;
+        else this.#liveBytes -= n;
+        this.#head++;
       }
       const chunk =
-        start + 1 === this.head ? (this.queue[start] as string) : this.queue.slice(start, this.head).join('');
+        start + 1 === this.#head
+          ? (this.#queue[start] as string)
+          : this.#queue.slice(start, this.#head).join('');
       if (!res.write(chunk)) {
-        this.blocked = true;
+        this.#blocked = true;
         res.once('drain', () => {
-          this.blocked = false;
-          this.flush();
+          this.#blocked = false;
+          this.#flush();
         });
       }
     }
-    if (this.head >= this.queue.length) {
-      this.queue = [];
-      this.head = 0;
-    } else if (this.head > 4096) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
+    if (this.#head >= this.#queue.length) {
+      this.#queue = [];
+      this.#head = 0;
+    } else if (this.#head > 4096) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
     }
   }
 
-  private overflowing(): boolean {
-    const { maxBufferedEvents: maxEvents, maxBufferedBytes: maxBytes } = this.o;
+  #overflowing(): boolean {
+    const { maxBufferedEvents: maxEvents, maxBufferedBytes: maxBytes } = this.#o;
     return (
-      (maxEvents > 0 && this.queue.length - this.head - this.initialLeft > maxEvents) ||
-      (maxBytes > 0 && this.liveBytes > maxBytes)
+      (maxEvents > 0 && this.#queue.length - this.#head - this.#initialLeft > maxEvents) ||
+      (maxBytes > 0 && this.#liveBytes > maxBytes)
     );
   }
 
   /** Closes the watch cleanly, dropping what the client could not take; it re-watches from its last RV. */
-  private overflow(): void {
-    this.queue = [];
-    this.head = 0;
-    this.initialLeft = 0;
-    this.liveBytes = 0;
-    this.closeQuietly();
-    this.o.onOverflow();
-    this.o.res.end();
+  #overflow(): void {
+    this.#queue = [];
+    this.#head = 0;
+    this.#initialLeft = 0;
+    this.#liveBytes = 0;
+    this.#closeQuietly();
+    this.#o.onOverflow();
+    this.#o.res.end();
   }
 
-  private closeQuietly(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.o.table.sinks.delete(this);
-    for (const t of this.timers) t.cancel();
-    this.o.onClose(this);
+  #closeQuietly(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#o.table.sinks.delete(this);
+    for (const t of this.#timers) t.cancel();
+    this.#o.onClose(this);
   }
 }
 

@@ -115,6 +115,11 @@ describe('runMiniApiServerCli (in process)', () => {
     const help = sink();
     expect(await runMiniApiServerCli(['--help'], { stdout: help, stderr: sink(), signals: null })).toBe(0);
     expect(help.text()).toContain('--tls self-signed');
+    for (const flag of ['--version', '-v']) {
+      const version = sink();
+      expect(await runMiniApiServerCli([flag], { stdout: version, stderr: sink(), signals: null })).toBe(0);
+      expect(version.text()).toMatch(/^nodeagent-mini-apiserver version \d+\.\d+\.\d+\n$/);
+    }
     const stderr = sink();
     const code = await runMiniApiServerCli(['--socket', join(dir, 'missing-dir', 'sock')], {
       stdout: sink(),

@@ -4,10 +4,10 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { InvalidOptionsError } from '@nodeagent/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   createSelfSignedTls,
-  InvalidServerOptionsError,
   type MiniApiServer,
   OpensslNotFoundError,
   type SelfSignedTls,
@@ -216,16 +216,16 @@ describe('TLS option errors', () => {
   });
 
   test('requestCert needs tls (and a CA to verify against)', async () => {
-    await expect(startMiniApiServer({ requestCert: true })).rejects.toBeInstanceOf(InvalidServerOptionsError);
+    await expect(startMiniApiServer({ requestCert: true })).rejects.toBeInstanceOf(InvalidOptionsError);
     await expect(
       startMiniApiServer({ tls: { cert: 'x', key: 'y' }, requestCert: true }),
-    ).rejects.toBeInstanceOf(InvalidServerOptionsError);
+    ).rejects.toBeInstanceOf(InvalidOptionsError);
   });
 
   test('issueClientCertificate needs the generated CA', async () => {
     const s = await start();
     try {
-      await expect(s.issueClientCertificate('x')).rejects.toBeInstanceOf(InvalidServerOptionsError);
+      await expect(s.issueClientCertificate('x')).rejects.toBeInstanceOf(InvalidOptionsError);
     } finally {
       await s.stop();
     }

@@ -324,7 +324,7 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#loop.close();
-    await this.#factory?.shutdown();
+    await this.#factory?.stop();
     await this.runner.stop();
     await this.healthz?.stop();
     await this.healthCheckServer?.close();

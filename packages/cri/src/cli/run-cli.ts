@@ -4,12 +4,14 @@
  *
  * @module
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { definedFields, formatGoDuration } from '@nodeagent/core';
 import { stringify as toYaml } from 'yaml';
 import { type CriClient, createCriClient } from '../client.js';
 import { parseCriLog } from '../cri-log.js';
-import { DEFAULT_CRI_ENDPOINT, InvalidEndpointError } from '../endpoint.js';
+import { InvalidEndpointError, parseEndpoint } from '../endpoint.js';
 import { CriError } from '../errors.js';
 import {
   ContainerEventResponse,
@@ -26,6 +28,15 @@ import {
   StatusResponse,
   VersionResponse,
 } from '../gen/runtime/v1/api.js';
+import {
+  ConfigFileError,
+  DEFAULT_CRICTL_CONFIG,
+  DEFAULT_RUNTIME_ENDPOINTS,
+  type GlobalSettings,
+  packageVersion,
+  parseGlobalFlags,
+  UsageError,
+} from './global-flags.js';
 import { ago, humanSize, renderTable, truncateId } from './human.js';
 
 /** Where {@link runCli} reads and writes. */
@@ -34,8 +45,12 @@ export interface CliIo {
   readonly stdout: { write(text: string): unknown };
   /** Standard error. */
   readonly stderr: { write(text: string): unknown };
-  /** Environment (for `CONTAINER_RUNTIME_ENDPOINT`). */
+  /** Environment (`CONTAINER_RUNTIME_ENDPOINT`, `IMAGE_SERVICE_ENDPOINT`, `CRI_CONFIG_FILE`). */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The executable; `crictl.yaml` next to it is the fallback config file, as crictl's. */
+  readonly executablePath?: string;
+  /** Whether a unix socket exists (picks the default endpoint). @default fs.existsSync */
+  readonly socketExists?: (path: string) => boolean;
   /** Ends `events` (Ctrl-C in the bin). */
   readonly signal?: AbortSignal;
   /** Current time, ms since the epoch, for "created … ago". @default Date.now */
@@ -44,7 +59,7 @@ export interface CliIo {
 
 type Output = 'table' | 'json' | 'yaml';
 
-const USAGE = `Usage: nodeagent-crictl [global options] <command> [args]
+const USAGE = `Usage: nodeagent-crictl [global options] <command> [command options] [args]
 
 Commands:
   version            runtime name and versions
@@ -59,24 +74,33 @@ Commands:
   stats              container resource usage
   events             stream container events until interrupted
 
-Global options:
-  -r, --runtime-endpoint <ep>  unix:///path or tcp://host:port
-                               (default: $CONTAINER_RUNTIME_ENDPOINT, else ${DEFAULT_CRI_ENDPOINT})
-  -o, --output <fmt>           table | json | yaml
-  -t, --timeout <duration>     per-call deadline, e.g. 10s, 500ms, 2m (default 2m)
-  -h, --help
+Command options:
+  -o, --output <fmt>  table | json | yaml
+  -a, --all           (ps) also show exited containers
+
+Global options (crictl's, before the command):
+  -c, --config <file>               client config file (default: ${DEFAULT_CRICTL_CONFIG}, else crictl.yaml
+                                    next to the executable) [$CRI_CONFIG_FILE]
+  -r, --runtime-endpoint <ep>       unix:///path or tcp://host:port [$CONTAINER_RUNTIME_ENDPOINT]
+                                    (default: the first of ${DEFAULT_RUNTIME_ENDPOINTS.join(', ')}
+                                    whose socket exists; deprecated, set the endpoint instead)
+  -i, --image-endpoint <ep>         image service endpoint (default: the runtime endpoint)
+                                    [$IMAGE_SERVICE_ENDPOINT]
+  -t, --timeout <duration>          per-call deadline, a Go duration such as 2s or 1m30s; 0 or less
+                                    is the default (default: 2s)
+  -D, --debug                       debug output on stderr
+      --max-retries <n>             accepted for compatibility (default: 3); connections are made
+                                    lazily, so there is no connect step to retry
+      --enable-tracing              accepted; OpenTelemetry tracing is NOT implemented: no spans are
+                                    exported (a warning says so)
+      --tracing-endpoint <addr>     accepted, unused (default: 127.0.0.1:4317)
+      --tracing-sampling-rate-per-million <n>
+                                    accepted, unused (default: -1)
+      --profile-cpu, --profile-mem <file>
+                                    accepted; Go pprof profiles are not written (a warning says so)
+  -v, --version                     print the version
+  -h, --help                        show this help
 `;
-
-/** A usage error: bad flags or arguments (exit code 2). */
-class UsageError extends Error {}
-
-/** Parses "10s", "500ms", "2m", "1h" or a plain number of seconds into ms. */
-function parseDurationMs(text: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
-  if (!match) throw new UsageError(`invalid --timeout ${JSON.stringify(text)} (e.g. 10s, 500ms, 2m)`);
-  const scale = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
-  return Number(match[1]) * scale;
-}
 
 function print(io: CliIo, output: Output, json: unknown): void {
   io.stdout.write(output === 'yaml' ? toYaml(json) : `${JSON.stringify(json, null, 2)}\n`);
@@ -98,6 +122,8 @@ function infoJson(info: Readonly<Record<string, string>>): Record<string, unknow
 interface Context {
   readonly io: CliIo;
   readonly cri: CriClient;
+  /** The client of the image service (`--image-endpoint`, else `cri`). */
+  readonly images: CriClient;
   readonly output: Output;
   readonly timeoutMs: number;
   readonly all: boolean;
@@ -179,7 +205,7 @@ const COMMANDS: Readonly<Record<string, (ctx: Context) => Promise<void>>> = {
   },
 
   async images(ctx) {
-    const res = await ctx.cri.image.listImages({}, call(ctx));
+    const res = await ctx.images.image.listImages({}, call(ctx));
     if (ctx.output !== 'table') return print(ctx.io, ctx.output, ListImagesResponse.toJSON(res));
     const rows: string[][] = [];
     for (const image of res.images) {
@@ -211,7 +237,7 @@ const COMMANDS: Readonly<Record<string, (ctx: Context) => Promise<void>>> = {
   },
 
   async inspecti(ctx) {
-    const res = await ctx.cri.image.imageStatus(
+    const res = await ctx.images.image.imageStatus(
       { image: { image: oneArg(ctx, 'image') }, verbose: true },
       call(ctx),
     );
@@ -259,7 +285,7 @@ const COMMANDS: Readonly<Record<string, (ctx: Context) => Promise<void>>> = {
   },
 
   async events(ctx) {
-    const options = ctx.io.signal === undefined ? {} : { signal: ctx.io.signal };
+    const options = definedFields({ signal: ctx.io.signal });
     for await (const event of ctx.cri.runtime.getContainerEvents({}, options)) {
       const json = ContainerEventResponse.toJSON(event);
       if (ctx.output === 'table') {
@@ -284,23 +310,30 @@ class CliFailure extends Error {}
  * ```
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  let cri: CriClient | undefined;
+  const clients: CriClient[] = [];
   try {
+    const { settings, rest } = parseGlobalFlags(argv, {
+      env: io.env,
+      ...definedFields({ executablePath: io.executablePath }),
+    });
+    if (settings.version) {
+      io.stdout.write(`nodeagent-crictl version ${packageVersion()}\n`);
+      return 0;
+    }
     const { values, positionals } = parseArgs({
-      args: [...argv],
+      args: [...rest],
       allowPositionals: true,
       options: {
-        'runtime-endpoint': { type: 'string', short: 'r' },
         output: { type: 'string', short: 'o' },
-        timeout: { type: 'string', short: 't' },
         all: { type: 'boolean', short: 'a' },
         help: { type: 'boolean', short: 'h' },
       },
     });
     const [command, ...args] = positionals;
-    if (values.help || command === undefined) {
-      (command === undefined && !values.help ? io.stderr : io.stdout).write(USAGE);
-      return command === undefined && !values.help ? 2 : 0;
+    const help = settings.help || values.help === true;
+    if (help || command === undefined) {
+      (command === undefined && !help ? io.stderr : io.stdout).write(USAGE);
+      return command === undefined && !help ? 2 : 0;
     }
     const run = COMMANDS[command];
     if (run === undefined) throw new UsageError(`unknown command ${JSON.stringify(command)}`);
@@ -309,24 +342,96 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       throw new UsageError(`invalid --output ${JSON.stringify(output)} (table, json or yaml)`);
     }
     if (values.all && command !== 'ps') throw new UsageError('-a/--all only applies to ps');
-    const endpoint =
-      values['runtime-endpoint'] ?? (io.env.CONTAINER_RUNTIME_ENDPOINT || DEFAULT_CRI_ENDPOINT);
-    const timeoutMs = values.timeout === undefined ? 120_000 : parseDurationMs(values.timeout);
-    cri = createCriClient(endpoint, { timeoutMs });
-    await run({ io, cri, output, timeoutMs, all: values.all ?? false, args, now: (io.nowMs ?? Date.now)() });
+    const log = logTo(io, settings);
+    warnUnsupported(log, settings);
+    const endpoint = runtimeEndpoint(io, settings, log);
+    const { timeoutMs } = settings;
+    log.debug(`Using runtime connection timeout: ${formatGoDuration(timeoutMs)}`);
+    const cri = createCriClient(endpoint, { timeoutMs });
+    clients.push(cri);
+    let images = cri;
+    if (settings.imageEndpoint !== undefined && settings.imageEndpoint !== endpoint) {
+      log.debug(`Get image connection: ${settings.imageEndpoint}`);
+      images = createCriClient(settings.imageEndpoint, { timeoutMs });
+      clients.push(images);
+    }
+    await run({
+      io,
+      cri,
+      images,
+      output,
+      timeoutMs,
+      all: values.all ?? false,
+      args,
+      now: (io.nowMs ?? Date.now)(),
+    });
     return 0;
   } catch (error) {
     if (error instanceof UsageError || (error instanceof TypeError && 'code' in error)) {
       io.stderr.write(`nodeagent-crictl: ${error.message}\n\n${USAGE}`);
       return 2;
     }
-    if (error instanceof InvalidEndpointError || error instanceof CriError || error instanceof CliFailure) {
+    if (
+      error instanceof InvalidEndpointError ||
+      error instanceof CriError ||
+      error instanceof CliFailure ||
+      error instanceof ConfigFileError
+    ) {
       io.stderr.write(`nodeagent-crictl: ${error.message}\n`);
       return 1;
     }
     io.stderr.write(`nodeagent-crictl: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   } finally {
-    cri?.close();
+    for (const client of clients) client.close();
   }
+}
+
+interface CliLog {
+  debug(message: string): void;
+  warn(message: string): void;
+}
+
+/** logrus-style lines on stderr (`level=warning msg="…"`), debug ones only with `--debug`. */
+function logTo(io: CliIo, settings: GlobalSettings): CliLog {
+  const line = (level: string, message: string) =>
+    io.stderr.write(`level=${level} msg=${JSON.stringify(message)}\n`);
+  return {
+    debug: (message) => {
+      if (settings.debug) line('debug', message);
+    },
+    warn: (message) => line('warning', message),
+  };
+}
+
+function warnUnsupported(log: CliLog, settings: GlobalSettings): void {
+  if (settings.enableTracing) {
+    log.warn(
+      `tracing is not implemented by nodeagent-crictl: no spans are exported to ${settings.tracingEndpoint}`,
+    );
+  }
+  if (settings.profileCpu !== undefined || settings.profileMem !== undefined) {
+    log.warn('--profile-cpu and --profile-mem are accepted but no profile is written');
+  }
+}
+
+/** The configured endpoint, else crictl's deprecated defaults (the first whose socket exists). */
+function runtimeEndpoint(io: CliIo, settings: GlobalSettings, log: CliLog): string {
+  if (settings.runtimeEndpoint !== undefined) {
+    log.debug(`Get runtime connection: ${settings.runtimeEndpoint}`);
+    return settings.runtimeEndpoint;
+  }
+  log.warn(
+    `runtime connect using default endpoints: [${DEFAULT_RUNTIME_ENDPOINTS.join(' ')}]. As the default settings are now deprecated, you should set the endpoint instead.`,
+  );
+  const exists = io.socketExists ?? existsSync;
+  for (const candidate of DEFAULT_RUNTIME_ENDPOINTS) {
+    const parsed = parseEndpoint(candidate);
+    if (parsed.kind === 'unix' && exists(parsed.path)) {
+      log.debug(`Connected successfully using endpoint: ${candidate}`);
+      return candidate;
+    }
+    log.debug(`Endpoint ${candidate} has no socket, trying the next one`);
+  }
+  return DEFAULT_RUNTIME_ENDPOINTS[0];
 }

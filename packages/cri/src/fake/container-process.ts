@@ -33,7 +33,10 @@ export interface ContainerProcessDeps {
 
 /** Runs the processes of all containers of one fake. */
 export class ContainerProcesses {
-  constructor(private readonly deps: ContainerProcessDeps) {}
+  readonly #deps: ContainerProcessDeps;
+  constructor(deps: ContainerProcessDeps) {
+    this.#deps = deps;
+  }
 
   /** Starts the process of the CREATED container `c` according to its behaviour. */
   async start(c: ContainerRecord): Promise<void> {
@@ -41,35 +44,35 @@ export class ContainerProcesses {
     if ((b.startDelayMs ?? 0) > 0) {
       c.starting = true;
       try {
-        await this.deps.clock.sleep(b.startDelayMs ?? 0);
+        await this.#deps.clock.sleep(b.startDelayMs ?? 0);
       } finally {
         c.starting = false;
       }
-      if (!this.deps.exists(c) || c.state !== ContainerState.CONTAINER_CREATED) {
+      if (!this.#deps.exists(c) || c.state !== ContainerState.CONTAINER_CREATED) {
         throw wrongState(`container "${c.id}" was stopped or removed while starting`);
       }
     }
     if (b.startError !== undefined) {
-      this.finish(c, START_ERROR_EXIT_CODE, START_ERROR_REASON, b.startError);
-      this.deps.emit(c, ContainerEventType.CONTAINER_STOPPED_EVENT);
+      this.#finish(c, START_ERROR_EXIT_CODE, START_ERROR_REASON, b.startError);
+      this.#deps.emit(c, ContainerEventType.CONTAINER_STOPPED_EVENT);
       throw new FakeRuntimeError(
         status.UNKNOWN,
         `failed to start containerd task "${c.id}": ${b.startError}`,
       );
     }
     c.state = ContainerState.CONTAINER_RUNNING;
-    c.startedAtNs = this.deps.nanos.now();
+    c.startedAtNs = this.#deps.nanos.now();
     if (b.logLines !== undefined && b.logLines.length > 0 && c.logPath !== '') {
       await appendCriLog(c.logPath, b.logLines, c.startedAtNs);
     }
-    this.deps.emit(c, ContainerEventType.CONTAINER_STARTED_EVENT);
+    this.#deps.emit(c, ContainerEventType.CONTAINER_STARTED_EVENT);
     if (b.crashOnStart) {
       const code = b.exitCode ?? 1;
       this.exit(c, code, b.reason ?? defaultExitReason(code), b.message ?? '');
     } else if (b.exitAfterMs !== undefined) {
       const code = b.exitCode ?? 0;
       const exitLater = () => this.exit(c, code, b.reason ?? defaultExitReason(code), b.message ?? '');
-      c.timers.push(this.deps.clock.setTimeout(exitLater, b.exitAfterMs).unref());
+      c.timers.push(this.#deps.clock.setTimeout(exitLater, b.exitAfterMs).unref());
     }
   }
 
@@ -83,9 +86,9 @@ export class ContainerProcesses {
         const termExit = (): void => this.exit(c, code, defaultExitReason(code), '');
         const delayMs = b.sigtermDelayMs ?? 0;
         if (delayMs <= 0) termExit();
-        else c.timers.push(this.deps.clock.setTimeout(termExit, delayMs).unref());
+        else c.timers.push(this.#deps.clock.setTimeout(termExit, delayMs).unref());
       }
-      if (c.state === ContainerState.CONTAINER_RUNNING) await this.waitForExit(c, timeoutSeconds * 1000);
+      if (c.state === ContainerState.CONTAINER_RUNNING) await this.#waitForExit(c, timeoutSeconds * 1000);
     }
     this.kill(c);
   }
@@ -98,27 +101,27 @@ export class ContainerProcesses {
   /** Ends a running process now with `exitCode` and `reason` (no-op if it is not running). */
   exit(c: ContainerRecord, exitCode: number, reason: string, message: string): void {
     if (c.state !== ContainerState.CONTAINER_RUNNING) return;
-    this.finish(c, exitCode, reason, message);
-    this.deps.emit(c, ContainerEventType.CONTAINER_STOPPED_EVENT);
+    this.#finish(c, exitCode, reason, message);
+    this.#deps.emit(c, ContainerEventType.CONTAINER_STOPPED_EVENT);
   }
 
-  private finish(c: ContainerRecord, exitCode: number, reason: string, message: string): void {
+  #finish(c: ContainerRecord, exitCode: number, reason: string, message: string): void {
     for (const t of c.timers.splice(0)) t.cancel();
     c.state = ContainerState.CONTAINER_EXITED;
-    c.finishedAtNs = this.deps.nanos.now();
+    c.finishedAtNs = this.#deps.nanos.now();
     c.exitCode = exitCode;
     c.reason = reason;
     c.message = message;
     for (const wake of c.exitWaiters.splice(0)) wake();
   }
 
-  private waitForExit(c: ContainerRecord, maxMs: number): Promise<void> {
+  #waitForExit(c: ContainerRecord, maxMs: number): Promise<void> {
     return new Promise<void>((resolve) => {
       const wake = (): void => {
         timer.cancel();
         resolve();
       };
-      const timer = this.deps.clock.setTimeout(() => {
+      const timer = this.#deps.clock.setTimeout(() => {
         const at = c.exitWaiters.indexOf(wake);
         if (at >= 0) c.exitWaiters.splice(at, 1);
         resolve();

@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Server, ServerCredentials, type ServerWritableStream } from '@grpc/grpc-js';
-import { type Clock, realClock } from '@nodeagent/core';
+import { type Clock, type Lifecycle, raceAbort, realClock, StartOnce } from '@nodeagent/core';
 import type { PartialMessage } from '../call-options.js';
 import type { ImageServiceRpc, RuntimeServiceRpc } from '../gen/facade.js';
 import type {
@@ -101,41 +101,45 @@ export interface KillOptions {
  * ```ts
  * const fake = new FakeRuntime({ images: [{ ref: 'busybox:1.36' }] });
  * fake.addBehaviour({ name: 'job' }, { exitAfterMs: 500, exitCode: 3 });
- * const endpoint = await fake.start(); // 'unix:///tmp/nodeagent-fake-cri-…/cri.sock'
- * // … point the code under test at `endpoint` …
+ * await fake.start();
+ * // … point the code under test at fake.endpoint ('unix:///tmp/nodeagent-fake-cri-…/cri.sock') …
  * await fake.stop();
  * ```
  */
-export class FakeRuntime {
-  private readonly clock: Clock;
-  private readonly faults = new FaultPlan();
-  private readonly imageStore = new ImageStore();
-  private readonly behaviourRules: BehaviourRule[];
-  private readonly execScripts: ExecScript[];
-  private readonly state: RuntimeState;
-  private readonly conditions = new Map<string, RuntimeCondition>();
-  private readonly eventStreams = new Set<ServerWritableStream<GetEventsRequest, ContainerEventResponse>>();
-  private pool: IpPool;
-  private server: Server | undefined;
-  private socketPath: string | undefined;
-  private ownsSocketDir = false;
+export class FakeRuntime implements Lifecycle {
+  readonly #once = new StartOnce('FakeRuntime');
+  readonly #clock: Clock;
+  readonly #faults = new FaultPlan();
+  readonly #imageStore = new ImageStore();
+  readonly #behaviourRules: BehaviourRule[];
+  readonly #execScripts: ExecScript[];
+  readonly #state: RuntimeState;
+  readonly #conditions = new Map<string, RuntimeCondition>();
+  readonly #eventStreams = new Set<ServerWritableStream<GetEventsRequest, ContainerEventResponse>>();
+  #pool: IpPool;
+  #server: Server | undefined;
+  #socketPath: string | undefined;
+  #ownsSocketDir = false;
+  #stops = 0;
 
-  constructor(private readonly options: FakeRuntimeOptions = {}) {
-    this.clock = options.clock ?? realClock;
-    this.pool = new IpPool(options.podCidr ?? '10.88.0.0/16');
+  readonly #options: FakeRuntimeOptions;
+  constructor(options: FakeRuntimeOptions = {}) {
+    this.#options = options;
+    this.#clock = options.clock ?? realClock;
+    this.#pool = new IpPool(options.podCidr ?? '10.88.0.0/16');
     const chunk = options.streamChunkSize ?? 1000;
     if (!Number.isInteger(chunk) || chunk < 1) {
       throw new FakeRuntimeConfigError(`streamChunkSize must be an integer >= 1, got ${chunk}`);
     }
-    for (const image of options.images ?? []) this.imageStore.preload(image);
-    for (const image of options.registryImages ?? []) this.imageStore.addRemote(image);
-    this.behaviourRules = [...(options.behaviours ?? [])];
-    this.execScripts = [...(options.execScripts ?? [])];
-    this.state = new RuntimeState({
-      clock: this.clock,
-      images: this.imageStore,
-      ipPool: () => this.pool,
-      behaviours: this.behaviourRules,
+    for (const image of options.images ?? []) this.#imageStore.preload(image);
+    for (const image of options.registryImages ?? []) this.#imageStore.addRemote(image);
+    this.#behaviourRules = [...(options.behaviours ?? [])];
+    this.#execScripts = [...(options.execScripts ?? [])];
+    this.#state = new RuntimeState({
+      clock: this.#clock,
+      images: this.#imageStore,
+      ipPool: () => this.#pool,
+      behaviours: this.#behaviourRules,
       idSeed: options.idSeed ?? 'fake-runtime',
     });
     for (const type of ['RuntimeReady', 'NetworkReady']) this.setCondition(type, true);
@@ -143,61 +147,90 @@ export class FakeRuntime {
 
   /** The endpoint clients dial (`unix:///…`); throws before the first {@link start}. */
   get endpoint(): string {
-    if (this.socketPath === undefined) throw new Error('FakeRuntime: not started yet');
-    return `unix://${this.socketPath}`;
+    if (this.#socketPath === undefined) throw new Error('FakeRuntime: not started yet');
+    return `unix://${this.#socketPath}`;
   }
 
   /** The pod CIDR IPs currently come from (changed by `UpdateRuntimeConfig`). */
   get podCidr(): string {
-    return this.pool.cidr;
+    return this.#pool.cidr;
   }
 
   /**
-   * Starts serving and resolves with the endpoint (`unix:///…/cri.sock`). After
-   * {@link stop} it can start again on the same socket with its state intact, like a
-   * restarted runtime.
+   * Starts serving on {@link endpoint} (`unix:///…/cri.sock`); resolves once it listens.
+   * `signal` bounds only that wait. A second call rejects (`AlreadyStartedError`); use
+   * {@link restart} to serve again after {@link stop}.
    */
-  async start(): Promise<string> {
-    if (this.server) return this.endpoint;
-    const path = await this.prepareSocket();
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      () => this.#serve(),
+      () => this.stop(),
+    );
+  }
+
+  /**
+   * Serves again on the same socket with the state intact, like a restarted runtime:
+   * stops first when serving. Resolves once it listens; `signal` bounds that wait.
+   */
+  async restart(signal?: AbortSignal): Promise<void> {
+    if (!this.#once.started) return this.start(signal);
+    await this.stop();
+    try {
+      await raceAbort(this.#serve(), signal);
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+  }
+
+  async #serve(): Promise<void> {
+    if (this.#server) return;
+    const generation = this.#stops;
+    const path = await this.#prepareSocket();
     const server = new Server();
     const common = {
-      faults: this.faults,
-      clock: this.clock,
-      streamingLists: this.options.streamingLists ?? true,
+      faults: this.#faults,
+      clock: this.#clock,
+      streamingLists: this.#options.streamingLists ?? true,
     };
-    const streamChunkSize = this.options.streamChunkSize ?? 1000;
+    const streamChunkSize = this.#options.streamChunkSize ?? 1000;
     server.addService(
       fakeRuntimeServiceDefinition,
       runtimeServiceHandlers({
         ...common,
         streamChunkSize,
-        state: this.state,
+        state: this.#state,
         exec: {
-          state: this.state,
-          clock: this.clock,
-          scripts: this.execScripts,
-          defaultExec: this.options.defaultExec ?? succeedSilently,
+          state: this.#state,
+          clock: this.#clock,
+          scripts: this.#execScripts,
+          defaultExec: this.#options.defaultExec ?? succeedSilently,
         },
         version: {
           runtimeName: 'fakeRuntime',
           runtimeVersion: '0.1.0',
           runtimeApiVersion: 'v1',
-          ...this.options.version,
+          ...this.#options.version,
         },
-        conditions: () => [...this.conditions.values()].map((c) => ({ ...c })),
-        cgroupDriver: this.options.cgroupDriver === 'systemd' ? CgroupDriver.SYSTEMD : CgroupDriver.CGROUPFS,
-        containerEvents: this.options.containerEvents ?? true,
+        conditions: () => [...this.#conditions.values()].map((c) => ({ ...c })),
+        cgroupDriver: this.#options.cgroupDriver === 'systemd' ? CgroupDriver.SYSTEMD : CgroupDriver.CGROUPFS,
+        containerEvents: this.#options.containerEvents ?? true,
         setPodCidr: (cidr) => {
-          if (cidr !== this.pool.cidr) this.pool = new IpPool(cidr);
+          if (cidr !== this.#pool.cidr) this.#pool = new IpPool(cidr);
         },
-        describe: () => ({ podCidr: this.pool.cidr, sandboxes: this.state.sandboxes.size }),
-        eventStreams: this.eventStreams,
+        describe: () => ({ podCidr: this.#pool.cidr, sandboxes: this.#state.sandboxes.size }),
+        eventStreams: this.#eventStreams,
       }),
     );
     server.addService(
       ImageServiceService,
-      imageServiceHandlers({ ...common, streamChunkSize, images: this.imageStore, nanos: this.state.nanos }),
+      imageServiceHandlers({
+        ...common,
+        streamChunkSize,
+        images: this.#imageStore,
+        nanos: this.#state.nanos,
+      }),
     );
     try {
       await new Promise<void>((resolve, reject) => {
@@ -207,11 +240,16 @@ export class FakeRuntime {
       });
     } catch (err) {
       server.forceShutdown();
-      if (this.ownsSocketDir) await rm(dirname(path), { recursive: true, force: true });
+      if (this.#ownsSocketDir) await rm(dirname(path), { recursive: true, force: true });
       throw err;
     }
-    this.server = server;
-    return this.endpoint;
+    if (generation !== this.#stops) {
+      // stop() ran while binding (an aborted start): do not leave the server behind.
+      server.forceShutdown();
+      await this.#removeSocket();
+      return;
+    }
+    this.#server = server;
   }
 
   /**
@@ -219,15 +257,20 @@ export class FakeRuntime {
    * (and the temp directory the fake created for it) is removed. State is kept.
    */
   async stop(): Promise<void> {
-    const server = this.server;
+    this.#stops++;
+    const server = this.#server;
     if (server === undefined) return;
-    this.server = undefined;
-    for (const call of this.eventStreams) call.end();
-    this.eventStreams.clear();
+    this.#server = undefined;
+    for (const call of this.#eventStreams) call.end();
+    this.#eventStreams.clear();
     server.forceShutdown();
-    if (this.socketPath !== undefined) {
-      await rm(this.socketPath, { force: true });
-      if (this.ownsSocketDir) await rm(dirname(this.socketPath), { recursive: true, force: true });
+    await this.#removeSocket();
+  }
+
+  async #removeSocket(): Promise<void> {
+    if (this.#socketPath !== undefined) {
+      await rm(this.#socketPath, { force: true });
+      if (this.#ownsSocketDir) await rm(dirname(this.#socketPath), { recursive: true, force: true });
     }
   }
 
@@ -238,7 +281,10 @@ export class FakeRuntime {
    */
   addSandbox(config: PartialMessage<PodSandboxConfig>, runtimeHandler = ''): string {
     // fromPartial fills every omitted field; the cast only satisfies its Exact<> signature.
-    return this.state.runPodSandbox(PodSandboxConfig.fromPartial(config as PodSandboxConfig), runtimeHandler);
+    return this.#state.runPodSandbox(
+      PodSandboxConfig.fromPartial(config as PodSandboxConfig),
+      runtimeHandler,
+    );
   }
 
   /**
@@ -250,63 +296,63 @@ export class FakeRuntime {
     config: PartialMessage<ContainerConfig>,
     options: { readonly start?: boolean } = {},
   ): Promise<string> {
-    const id = this.state.createContainer(
+    const id = this.#state.createContainer(
       podSandboxId,
       ContainerConfig.fromPartial(config as ContainerConfig),
     );
-    if (options.start ?? true) await this.state.startContainer(id);
+    if (options.start ?? true) await this.#state.startContainer(id);
     return id;
   }
 
   /** Adds a behaviour for containers created from now on (rules are tried in the order added). */
   addBehaviour(match: ContainerMatch, behaviour: ContainerBehaviour): void {
-    this.behaviourRules.push({ match, behaviour });
+    this.#behaviourRules.push({ match, behaviour });
   }
 
   /** Adds a runtime-wide `ExecSync` script (tried after the container's own scripts). */
   addExecScript(script: ExecScript): void {
-    this.execScripts.push(script);
+    this.#execScripts.push(script);
   }
 
   /** Puts an image on the node (and in the registry); returns its ID. */
   preloadImage(image: FakeImage): string {
-    return this.imageStore.preload(image);
+    return this.#imageStore.preload(image);
   }
 
   /** Makes an image pullable without putting it on the node. */
   addRegistryImage(image: FakeImage): void {
-    this.imageStore.addRemote(image);
+    this.#imageStore.addRemote(image);
   }
 
   /** Sets a runtime condition reported by `Status` (`RuntimeReady`, `NetworkReady`, or any other type). */
   setCondition(type: string, ok: boolean, reason = '', message = ''): void {
-    this.conditions.set(type, { type, status: ok, reason, message });
+    this.#conditions.set(type, { type, status: ok, reason, message });
   }
 
   /** Queues `error` as the answer to the next call of `method` (FIFO per method, like upstream's `InjectError`). */
   injectError(method: CriMethod, error: InjectedError): void {
-    this.faults.injectError(method, error);
+    this.#faults.injectError(method, error);
   }
 
   /** Delays every call of `method` by `delayMs` on the fake's clock before it is handled; 0 removes the delay. */
   setLatency(method: CriMethod, delayMs: number): void {
-    this.faults.setLatency(method, delayMs);
+    this.#faults.setLatency(method, delayMs);
   }
 
   /** The calls received so far, oldest first; only those of `method` if given. */
   calls(method?: CriMethod): RecordedCall[] {
-    const all = this.faults.calls();
+    const all = this.#faults.calls();
     return method === undefined ? all : all.filter((c) => c.method === method);
   }
 
   /** The method names of the calls received so far, oldest first (upstream's `GetCalls`). */
   callNames(): string[] {
-    return this.faults.calls().map((c) => c.method);
+    return this.#faults.calls().map((c) => c.method);
   }
 
   /** Forgets the call log. */
   clearCalls(): void {
-    this.faults.clearCalls();
+    this.#faults.clearCalls();
   }
 
   /**
@@ -314,13 +360,13 @@ export class FakeRuntime {
    * is not running. @throws FakeRuntimeError NOT_FOUND for an unknown container.
    */
   killContainer(containerId: string, options: KillOptions = {}): void {
-    const c = this.state.requireContainer(containerId);
-    this.state.exit(c, options.exitCode ?? 137, options.reason ?? 'Error', options.message ?? '');
+    const c = this.#state.requireContainer(containerId);
+    this.#state.exit(c, options.exitCode ?? 137, options.reason ?? 'Error', options.message ?? '');
   }
 
   /** Changes the usage a container reports in its stats from now on. @throws FakeRuntimeError NOT_FOUND for an unknown container. */
   setContainerUsage(containerId: string, usage: { memoryWorkingSetBytes?: number; cpuCores?: number }): void {
-    const c = this.state.requireContainer(containerId);
+    const c = this.#state.requireContainer(containerId);
     if (usage.memoryWorkingSetBytes !== undefined)
       c.usage.memoryWorkingSetBytes = usage.memoryWorkingSetBytes;
     if (usage.cpuCores !== undefined) c.usage.cpuCores = usage.cpuCores;
@@ -328,40 +374,40 @@ export class FakeRuntime {
 
   /** The statuses of all sandboxes, in creation order (a snapshot). */
   sandboxes(): PodSandboxStatus[] {
-    return [...this.state.sandboxes.values()].map(toSandboxStatus);
+    return [...this.#state.sandboxes.values()].map(toSandboxStatus);
   }
 
   /** The statuses of all containers, in creation order (a snapshot). */
   containers(): ContainerStatus[] {
-    return [...this.state.containers.values()].map(toContainerStatus);
+    return [...this.#state.containers.values()].map(toContainerStatus);
   }
 
   /** The images on the node (a snapshot). */
   images(): Image[] {
-    return this.imageStore.list().map(toImage);
+    return this.#imageStore.list().map(toImage);
   }
 
-  private async prepareSocket(): Promise<string> {
-    if (this.socketPath === undefined) {
-      if (this.options.socketPath !== undefined) {
-        this.socketPath = this.options.socketPath;
+  async #prepareSocket(): Promise<string> {
+    if (this.#socketPath === undefined) {
+      if (this.#options.socketPath !== undefined) {
+        this.#socketPath = this.#options.socketPath;
       } else {
         const dir = join(tmpdir(), `nodeagent-fake-cri-${process.pid}-${randomBytes(4).toString('hex')}`);
-        this.socketPath = join(dir, 'cri.sock');
-        this.ownsSocketDir = true;
+        this.#socketPath = join(dir, 'cri.sock');
+        this.#ownsSocketDir = true;
       }
     }
-    await mkdir(dirname(this.socketPath), { recursive: true });
+    await mkdir(dirname(this.#socketPath), { recursive: true });
     // A socket left by a crashed run would make bind fail with EADDRINUSE; a live one is
     // another server's and must not be taken over.
-    const existing = await lstat(this.socketPath).catch(() => undefined);
+    const existing = await lstat(this.#socketPath).catch(() => undefined);
     if (existing?.isSocket()) {
-      if (await socketAnswers(this.socketPath)) {
-        throw new FakeRuntimeConfigError(`socket ${this.socketPath} is in use by another server`);
+      if (await socketAnswers(this.#socketPath)) {
+        throw new FakeRuntimeConfigError(`socket ${this.#socketPath} is in use by another server`);
       }
-      await unlink(this.socketPath);
+      await unlink(this.#socketPath);
     }
-    return this.socketPath;
+    return this.#socketPath;
   }
 }
 

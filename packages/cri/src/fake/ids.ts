@@ -11,14 +11,17 @@ import { FakeRuntimeError } from './fake-error.js';
 
 /** Hands out 64-hex-digit IDs derived from a seed and a counter. */
 export class IdGenerator {
-  private counter = 0;
+  #counter = 0;
 
-  constructor(private readonly seed: string) {}
+  readonly #seed: string;
+  constructor(seed: string) {
+    this.#seed = seed;
+  }
 
   /** The next ID for an object of `kind` ("sandbox", "container"). */
   next(kind: string): string {
-    this.counter += 1;
-    return createHash('sha256').update(`${this.seed}/${kind}/${this.counter}`).digest('hex');
+    this.#counter += 1;
+    return createHash('sha256').update(`${this.#seed}/${kind}/${this.#counter}`).digest('hex');
   }
 }
 

@@ -44,18 +44,18 @@ function idFor(image: FakeImage, normalized: string): string {
 
 /** The images on the node and in the fake registry. */
 export class ImageStore {
-  private readonly local = new Map<string, StoredImage>();
-  private readonly remote = new Map<string, FakeImage>();
+  readonly #local = new Map<string, StoredImage>();
+  readonly #remote = new Map<string, FakeImage>();
 
   /** Makes `image` present on the node (and pullable again after removal). Returns its ID. */
   preload(image: FakeImage): string {
     this.addRemote(image);
-    return this.store(image);
+    return this.#store(image);
   }
 
   /** Makes `image` pullable without putting it on the node. */
   addRemote(image: FakeImage): void {
-    this.remote.set(normalizeImageRef(image.ref), image);
+    this.#remote.set(normalizeImageRef(image.ref), image);
   }
 
   /**
@@ -64,14 +64,14 @@ export class ImageStore {
    */
   pull(ref: string): string {
     const normalized = normalizeImageRef(ref);
-    const image = this.remote.get(normalized);
+    const image = this.#remote.get(normalized);
     if (image === undefined) {
       throw new FakeRuntimeError(
         status.NOT_FOUND,
         `failed to pull and unpack image "${normalized}": failed to resolve reference "${normalized}": ${normalized}: not found`,
       );
     }
-    return this.store({ ...image, ref: normalized });
+    return this.#store({ ...image, ref: normalized });
   }
 
   /** The image `refOrId` names: a tag, a repo digest, a full ID, or a unique ID prefix. */
@@ -80,13 +80,13 @@ export class ImageStore {
     if (trimmed === '') return undefined;
     const asId = isImageId(trimmed) ? trimmed : /^[0-9a-f]{12,64}$/.test(trimmed) ? `sha256:${trimmed}` : '';
     if (asId !== '') {
-      const exact = this.local.get(asId);
+      const exact = this.#local.get(asId);
       if (exact) return exact;
-      const prefixed = [...this.local.values()].filter((i) => i.id.startsWith(asId));
+      const prefixed = [...this.#local.values()].filter((i) => i.id.startsWith(asId));
       if (prefixed.length === 1) return prefixed[0];
     }
     const normalized = normalizeImageRef(trimmed);
-    for (const image of this.local.values()) {
+    for (const image of this.#local.values()) {
       if (image.repoTags.includes(normalized) || image.repoDigests.includes(normalized)) return image;
     }
     return undefined;
@@ -95,38 +95,38 @@ export class ImageStore {
   /** Removes the image `refOrId` names, with all its tags. Missing images are not an error. */
   remove(refOrId: string): void {
     const image = this.find(refOrId);
-    if (image) this.local.delete(image.id);
+    if (image) this.#local.delete(image.id);
   }
 
   /** Every image on the node, in insertion order. */
   list(): StoredImage[] {
-    return [...this.local.values()];
+    return [...this.#local.values()];
   }
 
   /** Total bytes of the images on the node. */
   usedBytes(): number {
     let total = 0;
-    for (const image of this.local.values()) total += image.sizeBytes;
+    for (const image of this.#local.values()) total += image.sizeBytes;
     return total;
   }
 
-  private store(image: FakeImage): string {
+  #store(image: FakeImage): string {
     const normalized = normalizeImageRef(image.ref);
     const id = idFor(image, normalized);
     // A tag points to one image: moving it to a new ID drops it from the old one.
-    for (const other of this.local.values()) {
+    for (const other of this.#local.values()) {
       if (other.id === id) continue;
       const at = other.repoTags.indexOf(normalized);
       if (at >= 0) other.repoTags.splice(at, 1);
     }
-    const existing = this.local.get(id);
+    const existing = this.#local.get(id);
     if (existing) {
       if (!existing.repoTags.includes(normalized)) existing.repoTags.push(normalized);
       for (const d of (image.repoDigests ?? []).map(normalizeImageRef))
         if (!existing.repoDigests.includes(d)) existing.repoDigests.push(d);
       return id;
     }
-    this.local.set(id, {
+    this.#local.set(id, {
       id,
       repoTags: [normalized],
       repoDigests: (image.repoDigests ?? []).map(normalizeImageRef),

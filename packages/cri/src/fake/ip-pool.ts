@@ -28,10 +28,10 @@ function formatIpv4(value: number): string {
 export class IpPool {
   /** The CIDR in canonical form, e.g. `10.88.0.0/16`. */
   readonly cidr: string;
-  private readonly first: number;
-  private readonly last: number;
-  private readonly used = new Set<number>();
-  private cursor: number;
+  readonly #first: number;
+  readonly #last: number;
+  readonly #used = new Set<number>();
+  #cursor: number;
 
   /** @throws FakeRuntimeConfigError when `cidr` is not an IPv4 CIDR with prefix 8..30. */
   constructor(cidr: string) {
@@ -46,25 +46,25 @@ export class IpPool {
     const size = 2 ** (32 - bits);
     const network = base - (base % size);
     this.cidr = `${formatIpv4(network)}/${bits}`;
-    this.first = network + 2; // skip the network address and the bridge gateway
-    this.last = network + size - 2; // skip the broadcast address
-    this.cursor = this.first;
+    this.#first = network + 2; // skip the network address and the bridge gateway
+    this.#last = network + size - 2; // skip the broadcast address
+    this.#cursor = this.#first;
   }
 
   /** Whether `ip` lies inside this pool's CIDR. */
   contains(ip: string): boolean {
     const value = parseIpv4(ip);
-    return value !== undefined && value >= this.first - 2 && value <= this.last + 1;
+    return value !== undefined && value >= this.#first - 2 && value <= this.#last + 1;
   }
 
   /** Takes the next free address (round-robin like host-local). @throws FakeRuntimeError RESOURCE_EXHAUSTED. */
   allocate(): string {
-    const span = this.last - this.first + 1;
+    const span = this.#last - this.#first + 1;
     for (let i = 0; i < span; i++) {
-      const candidate = this.cursor;
-      this.cursor = candidate >= this.last ? this.first : candidate + 1;
-      if (!this.used.has(candidate)) {
-        this.used.add(candidate);
+      const candidate = this.#cursor;
+      this.#cursor = candidate >= this.#last ? this.#first : candidate + 1;
+      if (!this.#used.has(candidate)) {
+        this.#used.add(candidate);
         return formatIpv4(candidate);
       }
     }
@@ -74,6 +74,6 @@ export class IpPool {
   /** Returns `ip` to the pool; unknown addresses are ignored. */
   release(ip: string): void {
     const value = parseIpv4(ip);
-    if (value !== undefined) this.used.delete(value);
+    if (value !== undefined) this.#used.delete(value);
   }
 }

@@ -8,16 +8,16 @@
 
 /** IDs by `key=value` label pair, each set in insertion (creation) order. */
 export class LabelIndex {
-  private readonly byPair = new Map<string, Set<string>>();
+  readonly #byPair = new Map<string, Set<string>>();
 
   /** Indexes object `id` under each of its labels (labels never change after creation). */
   add(id: string, labels: Readonly<Record<string, string>>): void {
     for (const key in labels) {
       const pair = pairKey(key, labels[key] as string);
-      let ids = this.byPair.get(pair);
+      let ids = this.#byPair.get(pair);
       if (ids === undefined) {
         ids = new Set();
-        this.byPair.set(pair, ids);
+        this.#byPair.set(pair, ids);
       }
       ids.add(id);
     }
@@ -27,10 +27,10 @@ export class LabelIndex {
   delete(id: string, labels: Readonly<Record<string, string>>): void {
     for (const key in labels) {
       const pair = pairKey(key, labels[key] as string);
-      const ids = this.byPair.get(pair);
+      const ids = this.#byPair.get(pair);
       if (ids === undefined) continue;
       ids.delete(id);
-      if (ids.size === 0) this.byPair.delete(pair);
+      if (ids.size === 0) this.#byPair.delete(pair);
     }
   }
 
@@ -42,7 +42,7 @@ export class LabelIndex {
   candidates(selector: Readonly<Record<string, string>>): ReadonlySet<string> | undefined {
     let best: ReadonlySet<string> | undefined;
     for (const key in selector) {
-      const ids = this.byPair.get(pairKey(key, selector[key] as string));
+      const ids = this.#byPair.get(pairKey(key, selector[key] as string));
       if (ids === undefined) return EMPTY;
       if (best === undefined || ids.size < best.size) best = ids;
     }

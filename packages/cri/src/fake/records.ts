@@ -61,14 +61,14 @@ export interface ContainerRecord {
  * container attempts by `created_at`).
  */
 export class NanoClock {
-  private last = 0n;
+  #last = 0n;
 
   constructor(readonly clock: Clock) {}
 
   /** Now, in ns since the epoch. */
   now(): bigint {
     const ns = BigInt(Math.floor(this.clock.now())) * 1_000_000n;
-    this.last = ns > this.last ? ns : this.last + 1n;
-    return this.last;
+    this.#last = ns > this.#last ? ns : this.#last + 1n;
+    return this.#last;
   }
 }

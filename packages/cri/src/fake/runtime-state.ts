@@ -68,34 +68,36 @@ export class RuntimeState {
   readonly containers = new Map<string, ContainerRecord>();
   /** The ns timestamp source (strictly increasing). */
   readonly nanos: NanoClock;
-  private readonly ids: IdGenerator;
-  private readonly listeners = new Set<ContainerEventListener>();
+  readonly #ids: IdGenerator;
+  readonly #listeners = new Set<ContainerEventListener>();
   /** Reserved sandbox names (name_namespace_uid_attempt) → sandbox ID. */
-  private readonly sandboxNames = new Map<string, string>();
+  readonly #sandboxNames = new Map<string, string>();
   /** Reserved container names (sandbox/name/attempt) → container ID. */
-  private readonly containerNames = new Map<string, string>();
+  readonly #containerNames = new Map<string, string>();
   /** Container IDs of each sandbox, in creation order. */
-  private readonly bySandbox = new Map<string, Set<string>>();
+  readonly #bySandbox = new Map<string, Set<string>>();
   /** Sandbox / container IDs by label, for label-selector list filters. */
-  private readonly sandboxLabels = new LabelIndex();
-  private readonly containerLabels = new LabelIndex();
-  private readonly processes: ContainerProcesses;
+  readonly #sandboxLabels = new LabelIndex();
+  readonly #containerLabels = new LabelIndex();
+  readonly #processes: ContainerProcesses;
 
-  constructor(private readonly deps: RuntimeStateDeps) {
+  readonly #deps: RuntimeStateDeps;
+  constructor(deps: RuntimeStateDeps) {
+    this.#deps = deps;
     this.nanos = new NanoClock(deps.clock);
-    this.ids = new IdGenerator(deps.idSeed);
-    this.processes = new ContainerProcesses({
+    this.#ids = new IdGenerator(deps.idSeed);
+    this.#processes = new ContainerProcesses({
       clock: deps.clock,
       nanos: this.nanos,
-      emit: (c, type) => this.emit(c.id, c.sandboxId, type),
+      emit: (c, type) => this.#emit(c.id, c.sandboxId, type),
       exists: (c) => this.containers.get(c.id) === c,
     });
   }
 
   /** Calls `listener` for every container event from now on; returns the unsubscribe function. */
   onEvent(listener: ContainerEventListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   // ---- sandboxes ---------------------------------------------------------------
@@ -114,7 +116,7 @@ export class RuntimeState {
     }
     // Names are reserved like containerd's: one sandbox per name/namespace/uid/attempt.
     const nameKey = `${meta.name}_${meta.namespace}_${meta.uid}_${meta.attempt}`;
-    const holder = this.sandboxNames.get(nameKey);
+    const holder = this.#sandboxNames.get(nameKey);
     if (holder !== undefined) {
       throw new FakeRuntimeError(
         status.ALREADY_EXISTS,
@@ -123,21 +125,21 @@ export class RuntimeState {
     }
     const hostNetwork = config.linux?.securityContext?.namespaceOptions?.network === NamespaceMode.NODE;
     const sandbox: SandboxRecord = {
-      id: this.ids.next('sandbox'),
+      id: this.#ids.next('sandbox'),
       config,
       runtimeHandler,
       createdAtNs: this.nanos.now(),
       hostNetwork,
       state: PodSandboxState.SANDBOX_READY,
-      ip: hostNetwork ? '' : this.deps.ipPool().allocate(),
+      ip: hostNetwork ? '' : this.#deps.ipPool().allocate(),
     };
     this.sandboxes.set(sandbox.id, sandbox);
-    this.sandboxNames.set(nameKey, sandbox.id);
-    this.bySandbox.set(sandbox.id, new Set());
-    this.sandboxLabels.add(sandbox.id, config.labels);
+    this.#sandboxNames.set(nameKey, sandbox.id);
+    this.#bySandbox.set(sandbox.id, new Set());
+    this.#sandboxLabels.add(sandbox.id, config.labels);
     // containerd announces a sandbox as a container whose ID is the sandbox ID.
-    this.emit(sandbox.id, sandbox.id, ContainerEventType.CONTAINER_CREATED_EVENT);
-    this.emit(sandbox.id, sandbox.id, ContainerEventType.CONTAINER_STARTED_EVENT);
+    this.#emit(sandbox.id, sandbox.id, ContainerEventType.CONTAINER_CREATED_EVENT);
+    this.#emit(sandbox.id, sandbox.id, ContainerEventType.CONTAINER_STARTED_EVENT);
     return sandbox.id;
   }
 
@@ -147,13 +149,13 @@ export class RuntimeState {
     const sandbox = id === undefined ? undefined : this.sandboxes.get(id);
     if (sandbox === undefined) return;
     for (const c of this.containersOf(sandbox.id)) {
-      this.processes.kill(c);
+      this.#processes.kill(c);
     }
     if (sandbox.state === PodSandboxState.SANDBOX_NOTREADY) return;
     sandbox.state = PodSandboxState.SANDBOX_NOTREADY;
-    if (sandbox.ip !== '') this.deps.ipPool().release(sandbox.ip);
+    if (sandbox.ip !== '') this.#deps.ipPool().release(sandbox.ip);
     sandbox.ip = '';
-    this.emit(sandbox.id, sandbox.id, ContainerEventType.CONTAINER_STOPPED_EVENT);
+    this.#emit(sandbox.id, sandbox.id, ContainerEventType.CONTAINER_STOPPED_EVENT);
   }
 
   /** RemovePodSandbox: stops it if needed, removes its containers and itself; idempotent. */
@@ -163,12 +165,12 @@ export class RuntimeState {
     if (sandbox === undefined) return;
     this.stopPodSandbox(sandbox.id);
     for (const c of this.containersOf(sandbox.id)) this.removeContainer(c.id);
-    this.emit(sandbox.id, sandbox.id, ContainerEventType.CONTAINER_DELETED_EVENT);
+    this.#emit(sandbox.id, sandbox.id, ContainerEventType.CONTAINER_DELETED_EVENT);
     this.sandboxes.delete(sandbox.id);
-    this.bySandbox.delete(sandbox.id);
-    this.sandboxLabels.delete(sandbox.id, sandbox.config.labels);
+    this.#bySandbox.delete(sandbox.id);
+    this.#sandboxLabels.delete(sandbox.id, sandbox.config.labels);
     const m = sandbox.config.metadata;
-    this.sandboxNames.delete(`${m?.name}_${m?.namespace}_${m?.uid}_${m?.attempt}`);
+    this.#sandboxNames.delete(`${m?.name}_${m?.namespace}_${m?.uid}_${m?.attempt}`);
   }
 
   /** The sandbox `idOrPrefix` names. @throws FakeRuntimeError NOT_FOUND. */
@@ -185,7 +187,7 @@ export class RuntimeState {
     const id = filter.id === '' ? '' : normalizeFilterId(this.sandboxes, filter.id);
     // Narrow to the named sandbox or the label index's candidates, then check every condition.
     const candidates =
-      id !== '' ? [id] : (this.sandboxLabels.candidates(filter.labelSelector) ?? this.sandboxes.keys());
+      id !== '' ? [id] : (this.#sandboxLabels.candidates(filter.labelSelector) ?? this.sandboxes.keys());
     const out: SandboxRecord[] = [];
     for (const candidate of candidates) {
       const s = this.sandboxes.get(candidate);
@@ -213,7 +215,7 @@ export class RuntimeState {
     if (sandbox.state !== PodSandboxState.SANDBOX_READY) {
       throw wrongState(`sandbox "${sandbox.id}" is not ready, cannot create container "${meta.name}"`);
     }
-    const image = this.deps.images.find(imageRef);
+    const image = this.#deps.images.find(imageRef);
     if (image === undefined) {
       throw new FakeRuntimeError(
         status.NOT_FOUND,
@@ -221,7 +223,7 @@ export class RuntimeState {
       );
     }
     const nameKey = containerNameKey(sandbox.id, meta.name, meta.attempt);
-    const holder = this.containerNames.get(nameKey);
+    const holder = this.#containerNames.get(nameKey);
     if (holder !== undefined) {
       throw new FakeRuntimeError(
         status.ALREADY_EXISTS,
@@ -234,10 +236,10 @@ export class RuntimeState {
       normalizedImage: normalizeImageRef(imageRef),
       argv: [...config.command, ...config.args],
     };
-    const behaviour = findBehaviour(this.deps.behaviours, who);
+    const behaviour = findBehaviour(this.#deps.behaviours, who);
     const logDir = sandbox.config.logDirectory;
     const record: ContainerRecord = {
-      id: this.ids.next('container'),
+      id: this.#ids.next('container'),
       sandboxId: sandbox.id,
       config,
       image: config.image ?? {
@@ -267,10 +269,10 @@ export class RuntimeState {
       },
     };
     this.containers.set(record.id, record);
-    this.containerNames.set(nameKey, record.id);
-    this.bySandbox.get(sandbox.id)?.add(record.id);
-    this.containerLabels.add(record.id, config.labels);
-    this.emit(record.id, sandbox.id, ContainerEventType.CONTAINER_CREATED_EVENT);
+    this.#containerNames.set(nameKey, record.id);
+    this.#bySandbox.get(sandbox.id)?.add(record.id);
+    this.#containerLabels.add(record.id, config.labels);
+    this.#emit(record.id, sandbox.id, ContainerEventType.CONTAINER_CREATED_EVENT);
     return record.id;
   }
 
@@ -286,7 +288,7 @@ export class RuntimeState {
     if (sandbox?.state !== PodSandboxState.SANDBOX_READY) {
       throw wrongState(`sandbox "${c.sandboxId}" of container "${c.id}" is not ready`);
     }
-    await this.processes.start(c);
+    await this.#processes.start(c);
   }
 
   /**
@@ -296,7 +298,7 @@ export class RuntimeState {
   async stopContainer(idOrPrefix: string, timeoutSeconds: number): Promise<void> {
     const id = resolveId(this.containers, idOrPrefix);
     const c = id === undefined ? undefined : this.containers.get(id);
-    if (c !== undefined) await this.processes.stop(c, timeoutSeconds);
+    if (c !== undefined) await this.#processes.stop(c, timeoutSeconds);
   }
 
   /** RemoveContainer: kills it if running, then forgets it; idempotent. */
@@ -304,19 +306,19 @@ export class RuntimeState {
     const id = resolveId(this.containers, idOrPrefix);
     const c = id === undefined ? undefined : this.containers.get(id);
     if (c === undefined) return;
-    this.processes.kill(c);
+    this.#processes.kill(c);
     this.containers.delete(c.id);
-    this.bySandbox.get(c.sandboxId)?.delete(c.id);
-    this.containerLabels.delete(c.id, c.config.labels);
-    this.containerNames.delete(
+    this.#bySandbox.get(c.sandboxId)?.delete(c.id);
+    this.#containerLabels.delete(c.id, c.config.labels);
+    this.#containerNames.delete(
       containerNameKey(c.sandboxId, c.config.metadata?.name ?? '', c.config.metadata?.attempt ?? 0),
     );
-    this.emit(c.id, c.sandboxId, ContainerEventType.CONTAINER_DELETED_EVENT);
+    this.#emit(c.id, c.sandboxId, ContainerEventType.CONTAINER_DELETED_EVENT);
   }
 
   /** Ends a running container's process now, as an outside event would (OOM kill, crash). */
   exit(c: ContainerRecord, exitCode: number, reason: string, message: string): void {
-    this.processes.exit(c, exitCode, reason, message);
+    this.#processes.exit(c, exitCode, reason, message);
   }
 
   /** The container `idOrPrefix` names. @throws FakeRuntimeError NOT_FOUND. */
@@ -339,8 +341,8 @@ export class RuntimeState {
       id !== ''
         ? [id]
         : sandboxId !== ''
-          ? (this.bySandbox.get(sandboxId) ?? [])
-          : (this.containerLabels.candidates(filter.labelSelector) ?? this.containers.keys());
+          ? (this.#bySandbox.get(sandboxId) ?? [])
+          : (this.#containerLabels.candidates(filter.labelSelector) ?? this.containers.keys());
     const out: ContainerRecord[] = [];
     for (const candidate of candidates) {
       const c = this.containers.get(candidate);
@@ -357,7 +359,7 @@ export class RuntimeState {
 
   /** The containers of one sandbox, in creation order. */
   containersOf(sandboxId: string): ContainerRecord[] {
-    const ids = this.bySandbox.get(sandboxId);
+    const ids = this.#bySandbox.get(sandboxId);
     if (ids === undefined) return [];
     return [...ids].flatMap((id) => {
       const c = this.containers.get(id);
@@ -365,8 +367,8 @@ export class RuntimeState {
     });
   }
 
-  private emit(containerId: string, sandboxId: string, type: ContainerEventType): void {
-    if (this.listeners.size === 0) return;
+  #emit(containerId: string, sandboxId: string, type: ContainerEventType): void {
+    if (this.#listeners.size === 0) return;
     const event = toContainerEvent(
       containerId,
       type,
@@ -374,6 +376,6 @@ export class RuntimeState {
       this.sandboxes.get(sandboxId),
       this.containersOf(sandboxId),
     );
-    for (const listener of this.listeners) listener(event);
+    for (const listener of this.#listeners) listener(event);
   }
 }

@@ -35,7 +35,8 @@ defineCriContract(
         },
       ],
     });
-    const endpoint = await fake.start();
+    await fake.start();
+    const endpoint = fake.endpoint;
     return { endpoint, imageRef: IMAGE, podCidr: POD_CIDR, teardown: () => fake.stop() };
   },
   { containerEvents: true, stopOfUnknownSucceeds: true, podSandboxStats: true },
