@@ -14,7 +14,8 @@ describe('criCommandRunner', () => {
   let cri: ReturnType<typeof createCriClient>;
   let containerId: string;
   beforeAll(async () => {
-    const endpoint = await fake.start();
+    await fake.start();
+    const endpoint = fake.endpoint;
     cri = createCriClient(endpoint);
     const sandbox = fake.addSandbox({ metadata: { name: 'p', namespace: 'n', uid: 'u', attempt: 0 } });
     containerId = await fake.addContainer(sandbox, {

@@ -50,7 +50,8 @@ describe('README', () => {
         { name: 'bad' },
         { exec: [{ cmd: ['cat', '/tmp/healthy'], exitCode: 1, stderr: "cat: can't open '/tmp/healthy'" }] },
       );
-      const endpoint = await fake.start();
+      await fake.start();
+      const endpoint = fake.endpoint;
       const sandbox = fake.addSandbox({ metadata: { name: 'p', namespace: 'n', uid: 'u', attempt: 0 } });
       await fake.addContainer(sandbox, {
         metadata: { name: 'good', attempt: 0 },
