@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { runCommand } from './command.js';
+import { findBinary, runCommand } from './command.js';
 
 /** The repository root. */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -60,6 +60,13 @@ export interface StartSnippetOptions {
   readonly timeScale?: number;
   /** A name for the bundle file (letters, digits, dashes). @default 'snippet' */
   readonly name?: string;
+  /**
+   * Run the snippet inside this named network namespace (`nsenter --net=/run/netns/<name>`),
+   * e.g. one the test created, so an example that programs the host's nftables or listens on
+   * loopback touches only that namespace.
+   * @default the test's own namespace
+   */
+  readonly netns?: string;
 }
 
 /** A started snippet process. */
@@ -122,7 +129,12 @@ export async function startSnippet(code: string, options: StartSnippetOptions = 
     files.push(preload);
     args.push('--import', preload);
   }
-  const child: ChildProcess = spawn(process.execPath, [...args, bundle], {
+  const argv = [process.execPath, ...args, bundle];
+  if (options.netns !== undefined) {
+    if (!/^[A-Za-z0-9_.-]+$/.test(options.netns)) throw new TypeError(`bad netns name ${options.netns}`);
+    argv.unshift(findBinary('nsenter') ?? 'nsenter', `--net=/run/netns/${options.netns}`, '--');
+  }
+  const child: ChildProcess = spawn(argv[0] as string, argv.slice(1), {
     cwd: REPO_ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
