@@ -19,6 +19,7 @@ import { KubeRuntimeManager } from '@nodeagent/kuberuntime';
 import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
 import { type CachedPodStatus, GenericPLEG } from '@nodeagent/pleg';
 import { PodWorkers } from '@nodeagent/pod-workers';
+import { criCommandRunner, type ProbeEventRecorder, ProbeManager } from '@nodeagent/prober';
 import { ApiClient } from './api-client.js';
 import { startEmbeddedRuntime } from './embedded-runtime.js';
 import { HealthServer } from './health-server.js';
@@ -101,6 +102,8 @@ export interface RunningAgent {
   readonly lease: NodeLease;
   /** The pod loop. */
   readonly lifecycle: PodLifecycle;
+  /** The prober (liveness, readiness and startup probes of the node's pods). */
+  readonly prober: ProbeManager;
   /** `/healthz` base URL, when enabled. */
   readonly healthUrl: string | undefined;
   /** Stops everything; idempotent. */
@@ -127,6 +130,20 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
     await stop();
     throw err;
   }
+}
+
+/** The probe events as log lines (the agent has no event recorder): `Warning Unhealthy ...` at warn. */
+function probeEventLogger(log: Logger): ProbeEventRecorder {
+  return (pod, container, type, reason, message) => {
+    const fields = {
+      pod: `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`,
+      container: container.name,
+      type,
+      reason,
+    };
+    if (type === 'Warning') log.warn(fields, message);
+    else log.info(fields, message);
+  };
 }
 
 async function tempDir(cleanups: (() => Promise<void> | void)[], prefix: string): Promise<string> {
@@ -194,6 +211,15 @@ async function start(
   const queue = new WorkQueue<string>({ name: 'pod-workers', clock, logger: log });
   const writer = new PodStatusWriter(api, log);
   let workers: PodWorkers<CachedPodStatus> | undefined;
+  // The prober reads what the agent last reported (container IDs, states, `started`, pod IP),
+  // as upstream's reads the status manager; exec probes go through CRI ExecSync.
+  const prober = new ProbeManager({
+    statusProvider: { getPodStatus: (uid) => writer.lastSent(uid) },
+    commandRunner: criCommandRunner(cri),
+    recorder: probeEventLogger(log),
+    clock,
+    logger: log,
+  });
   const runtime = new KubeRuntimeManager({
     cri,
     clock,
@@ -203,11 +229,19 @@ async function start(
     hostIps: [options.nodeIp ?? machine.internalIp],
     crashLoopBackOff: { initialMs: Math.min(10_000, restartMaxMs), maxMs: restartMaxMs },
     isPodTerminationRequested: (uid) => workers?.isPodTerminationRequested(uid) ?? false,
+    // Readiness and startup results set `ready` / `started` and the Ready conditions; a liveness
+    // or startup failure kills the container with the probe's grace period and restarts it.
+    probes: {
+      liveness: prober.resultLookup('liveness'),
+      readiness: prober.resultLookup('readiness'),
+      startup: prober.resultLookup('startup'),
+    },
   });
   const syncer = new TrackedSyncer(
     new AgentPodSyncer({
       runtime,
       writer,
+      prober,
       logger: log,
     }),
   );
@@ -249,6 +283,7 @@ async function start(
     pleg,
     queue,
     writer,
+    prober,
     clock,
     logger: log,
     ...definedFields({ housekeepingMs: options.housekeepingMs }),
@@ -257,6 +292,8 @@ async function start(
   // Start order as the kubelet: PLEG, node registration, then the pod source and the loops.
   cleanups.push(() => pleg.stop());
   await pleg.start(lifetime.signal);
+  cleanups.push(() => prober.stop());
+  await prober.start(lifetime.signal);
   cleanups.push(() => syncer.drain(10_000));
   cleanups.push(() => lease.stop());
   void lease.start();
@@ -307,6 +344,7 @@ async function start(
     nodeStatus,
     lease,
     lifecycle,
+    prober,
     healthUrl: health?.url,
     stop,
   };

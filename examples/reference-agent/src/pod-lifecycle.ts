@@ -27,6 +27,7 @@ import {
 } from '@nodeagent/informer';
 import { type GenericPLEG, isSyncPodWorthy } from '@nodeagent/pleg';
 import type { PodWorkers } from '@nodeagent/pod-workers';
+import type { ProbeManager, ProbeResultUpdate } from '@nodeagent/prober';
 import type { PodStatusWriter } from './pod-status-writer.js';
 
 /** A pod as the informer hands it over. */
@@ -44,6 +45,12 @@ export interface PodLifecycleDeps {
   readonly queue: WorkQueue<string>;
   /** Final deletes of pods that finished before they were deleted. */
   readonly writer: PodStatusWriter;
+  /**
+   * Probe results wake the pod's worker (upstream `handleProbeSync`): a readiness or startup
+   * change, a liveness failure; housekeeping drops the workers of pods no longer desired.
+   * @default none
+   */
+  readonly prober?: Pick<ProbeManager, 'on' | 'off' | 'cleanupPods'>;
   /** Housekeeping period, ms. @default 2000 */
   readonly housekeepingMs?: number;
   /** @default realClock */
@@ -130,7 +137,29 @@ export class PodLifecycle implements Lifecycle {
         }
       })().catch(() => {}),
     );
+    const prober = this.#deps.prober;
+    if (prober !== undefined) {
+      const onResult = (u: ProbeResultUpdate) => this.#onProbeResult(u);
+      prober.on('result', onResult);
+      signal.addEventListener('abort', () => prober.off('result', onResult), { once: true });
+    }
     this.#timer = this.#clock.setInterval(() => this.housekeeping(), this.#deps.housekeepingMs ?? 2_000);
+  }
+
+  #onProbeResult(update: ProbeResultUpdate): void {
+    // Upstream's syncLoopIteration: every readiness and startup update, liveness only on failure.
+    if (update.probeType === 'liveness' && update.result !== 'failure') return;
+    const pod = this.#podsByUid.get(uidOf(update.pod));
+    if (pod === undefined) return;
+    this.#log.debug(
+      {
+        pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`,
+        probe: update.probeType,
+        result: update.result,
+      },
+      'SyncLoop (probe)',
+    );
+    this.#deps.workers.updatePod({ updateType: 'sync', pod });
   }
 
   /** Stops the loops and waits for them to end. Idempotent. */
@@ -183,6 +212,8 @@ export class PodLifecycle implements Lifecycle {
     const desired = pods.lister.list();
     const known = workers.syncKnownPods(desired);
     const desiredUids = new Set(desired.map(uidOf));
+    // Upstream HandlePodCleanups: probe workers of pods no longer desired stop.
+    this.#deps.prober?.cleanupPods(desiredUids);
     for (const uid of this.#removed) {
       if (known.has(uid) || desiredUids.has(uid)) continue;
       this.#removed.delete(uid);

@@ -18,7 +18,11 @@ import type {
   SyncPodResult,
   SyncPodType,
 } from '@nodeagent/pod-workers';
+import type { ProbeManager } from '@nodeagent/prober';
 import type { PodStatusWriter } from './pod-status-writer.js';
+
+/** The part of `@nodeagent/prober`'s `ProbeManager` the syncer drives. */
+export type PodProber = Pick<ProbeManager, 'addPod' | 'stopLivenessAndStartup' | 'removePod'>;
 
 /** Orphaned runtime pods are stopped with this grace period, seconds (as upstream). */
 export const RUNTIME_POD_GRACE_SECONDS = 1;
@@ -34,6 +38,13 @@ export interface AgentPodSyncerDeps {
   readonly runtime: KubeRuntimeManager;
   /** Sends statuses and final deletes. */
   readonly writer: PodStatusWriter;
+  /**
+   * Probes the pods' containers (upstream `probeManager`): pods are added on every sync,
+   * liveness and startup stop when a pod starts terminating, the rest once it is killed.
+   * The results reach the status and the kill decisions through the runtime manager's
+   * `probes` option. @default none (no probes run)
+   */
+  readonly prober?: PodProber;
   /** @default noopLogger */
   readonly logger?: Logger;
 }
@@ -78,6 +89,8 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     if (isTerminalPhase(status)) return { isTerminal: true };
     ctx.signal.throwIfAborted();
     if (updateType === 'create') this.#log.info({ pod: podRef(pod) }, 'Starting pod');
+    // As upstream's SyncPod: the probe workers exist (or see the new pod object) before the runtime acts.
+    this.#deps.prober?.addPod(pod);
     const result = await this.#deps.runtime.syncPod(pod, cached.status);
     // Back-offs are not errors (as upstream); the pod is due again when the first one expires.
     const { error, requeueAfterMs } = this.#deps.runtime.syncOutcome(pod, cached.status, result);
@@ -93,7 +106,8 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     gracePeriodSeconds: number | undefined,
     podStatusFn: PodStatusFunc | undefined,
   ): Promise<void> {
-    const { runtime, writer } = this.#deps;
+    const { runtime, writer, prober } = this.#deps;
+    prober?.stopLivenessAndStartup(pod);
     const before = this.#apiStatus(pod, cached.status);
     podStatusFn?.(before);
     await writer.setStatus(pod, before, ctx.signal);
@@ -101,6 +115,7 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     const result = await runtime.killPod(pod, cached.status, gracePeriodSeconds);
     const err = result.error();
     if (err !== undefined) throw err;
+    prober?.removePod(pod);
     const stopped = await runtime.getPodStatus(pod, ctx.signal);
     const running = stopped.containerStatuses.filter((c) => c.state === 'running').map((c) => c.name);
     if (running.length > 0)
