@@ -3,12 +3,17 @@
  * `@nodeagent/cri/testing` with a busybox-like image preloaded (and pullable) and a few
  * behaviour rules so shell commands act roughly as they would: a command ending in `exit N`
  * (or `false`/`true`) exits at once with that code, one ending in `sleep N` (N ≤ 600) exits
- * with 0 after N seconds, anything else runs until it is stopped.
+ * with 0 after N seconds, anything else runs until it is stopped. `ExecSync` (exec probes) plays
+ * the container's script on its files: `touch F`, `rm [-f] F` and `sleep N` steps happen at the
+ * time they would since the container started, so `cat F` / `test -e F` / `ls F` succeed only
+ * while `F` exists; `true`, `false` and `exit N` exit as they say; other commands succeed
+ * silently (the fake's default).
  *
  * @module
  */
-import { type Clock, definedFields } from '@nodeagent/core';
-import { type BehaviourRule, FakeRuntime } from '@nodeagent/cri/testing';
+import { type Clock, definedFields, realClock } from '@nodeagent/core';
+import type { CreateContainerRequest } from '@nodeagent/cri';
+import { type BehaviourRule, type ExecResult, FakeRuntime } from '@nodeagent/cri/testing';
 
 /** The busybox-like image the embedded runtime has (the same reference as the real-node sandbox's). */
 export const EMBEDDED_BUSYBOX_IMAGE = 'registry.local/busybox:latest';
@@ -41,6 +46,65 @@ export function busyboxLikeBehaviours(): BehaviourRule[] {
   return rules;
 }
 
+/** The shell steps of `script` (split at `;`, `&&`, `||` and newlines), trimmed. */
+function steps(script: string): string[] {
+  return script
+    .split(/;|&&|\|\||\n/)
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
+}
+
+/**
+ * The files `script` has created `elapsedMs` after it started: its `touch` and `rm` steps
+ * played up to that time (each `sleep N` step takes N seconds).
+ */
+export function scriptFilesAt(script: string, elapsedMs: number): Set<string> {
+  const files = new Set<string>();
+  let at = 0;
+  for (const step of steps(script)) {
+    const words = step.split(/\s+/);
+    if (words[0] === 'sleep' && words.length === 2) {
+      at += Number(words[1]) * 1000;
+      if (!(at <= elapsedMs)) break;
+    } else if (words[0] === 'touch') {
+      for (const f of words.slice(1)) files.add(f);
+    } else if (words[0] === 'rm') {
+      for (const f of words.slice(1)) if (!f.startsWith('-')) files.delete(f);
+    }
+  }
+  return files;
+}
+
+const ok = (stdout = ''): ExecResult => ({ stdout, stderr: '', exitCode: 0, durationMs: 0 });
+const fail = (exitCode: number, stderr = ''): ExecResult => ({ stdout: '', stderr, exitCode, durationMs: 0 });
+
+/** What the embedded runtime's `ExecSync` answers to `argv` in a container whose files are `files`. */
+export function busyboxLikeExec(argv: readonly string[], files: ReadonlySet<string>): ExecResult {
+  const words =
+    argv[0] === 'sh' && argv[1] === '-c' && argv.length === 3
+      ? (argv[2] ?? '').trim().split(/\s+/)
+      : [...argv];
+  const [cmd, ...rest] = words;
+  const path = rest.filter((w) => !w.startsWith('-')).at(-1) ?? '';
+  switch (cmd) {
+    case 'true':
+      return ok();
+    case 'false':
+      return fail(1);
+    case 'exit':
+      return Number(rest[0] ?? 0) === 0 ? ok() : fail(Number(rest[0]));
+    case 'cat':
+      return files.has(path) ? ok() : fail(1, `cat: can't open '${path}': No such file or directory\n`);
+    case 'ls':
+      return files.has(path) ? ok(`${path}\n`) : fail(1, `ls: ${path}: No such file or directory\n`);
+    case 'test':
+    case '[':
+      return files.has(path.replace(/^\]$/, rest.at(-2) ?? '')) ? ok() : fail(1);
+    default:
+      return ok();
+  }
+}
+
 /** Options of {@link startEmbeddedRuntime}. */
 export interface EmbeddedRuntimeOptions {
   /** Pod IP range. @default '10.88.0.0/16' */
@@ -54,12 +118,34 @@ export async function startEmbeddedRuntime(
   options: EmbeddedRuntimeOptions = {},
 ): Promise<{ readonly runtime: FakeRuntime; readonly endpoint: string }> {
   const images = [{ ref: EMBEDDED_BUSYBOX_IMAGE }, { ref: EMBEDDED_PAUSE_IMAGE }, { ref: 'pause' }];
-  const runtime = new FakeRuntime({
+  const clock = options.clock ?? realClock;
+  const runtime: FakeRuntime = new FakeRuntime({
     images,
     registryImages: images,
     behaviours: busyboxLikeBehaviours(),
+    defaultExec: (argv, containerId) =>
+      busyboxLikeExec(argv, containerFiles(runtime, containerId, clock.now())),
     ...definedFields({ podCidr: options.podCidr, clock: options.clock }),
   });
   await runtime.start();
   return { runtime, endpoint: runtime.endpoint };
+}
+
+/** The files of container `id` at `nowMs`: its script (from its CreateContainer call) played since it started. */
+function containerFiles(runtime: FakeRuntime, id: string, nowMs: number): Set<string> {
+  const status = runtime.containers().find((c) => c.id === id);
+  if (status === undefined || status.startedAt === 0n) return new Set();
+  const uid = status.labels['io.kubernetes.pod.uid'];
+  const call = runtime
+    .calls('CreateContainer')
+    .map((c) => c.request as CreateContainerRequest)
+    .findLast(
+      (r) =>
+        r.config?.metadata?.name === status.metadata?.name &&
+        r.config?.metadata?.attempt === status.metadata?.attempt &&
+        r.config?.labels['io.kubernetes.pod.uid'] === uid,
+    );
+  const argv = [...(call?.config?.command ?? []), ...(call?.config?.args ?? [])];
+  const script = argv[0] === 'sh' && argv[1] === '-c' ? argv.slice(2).join(' ') : argv.join(' ');
+  return scriptFilesAt(script, nowMs - Number(status.startedAt / 1_000_000n));
 }
