@@ -98,7 +98,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     try {
       if (flags.demo && !done.signal.aborted) {
         watchDemo(agent.informers, (line) => io.stdout.write(`${line}\n`));
-        await createDemoObjects(agent.api, agent.nodeName, flags.demoImage);
+        await createDemoObjects(agent.api, agent.nodeName, flags.demoImage, {
+          networkProbes: agent.fakeRuntime === undefined,
+        });
       }
       if (!done.signal.aborted)
         await new Promise((resolve) => done.signal.addEventListener('abort', resolve, { once: true }));

@@ -1,6 +1,8 @@
 /**
  * `--demo`: a small pod set bound to this node — a pod with an init container and two
- * containers, a crash-looping pod, a pod that completes, and a Service selecting the first —
+ * containers, a crash-looping pod, a pod that completes, probed pods (exec readiness and
+ * liveness, exec startup; with a real runtime also httpGet readiness and tcpSocket liveness),
+ * and a Service selecting the first —
  * and a watcher that prints one line whenever a pod's or the Service's endpoints' summary
  * changes.
  *
@@ -13,8 +15,17 @@ import { type ApiClient, ApiError } from './api-client.js';
 /** Namespace of the demo objects. */
 export const DEMO_NAMESPACE = 'default';
 
+/** Options of {@link demoPods}. */
+export interface DemoPodOptions {
+  /**
+   * Add the pod probed over the network (`httpGet`, `tcpSocket` to the pod IP): only a real
+   * runtime's pods can be reached; the embedded one's pod IPs are not routed. @default false
+   */
+  readonly networkProbes?: boolean;
+}
+
 /** The demo's pods for `nodeName`, running `image`. */
-export function demoPods(nodeName: string, image: string): V1Pod[] {
+export function demoPods(nodeName: string, image: string, options: DemoPodOptions = {}): V1Pod[] {
   const base = (
     name: string,
     labels: Record<string, string>,
@@ -49,6 +60,64 @@ export function demoPods(nodeName: string, image: string): V1Pod[] {
     ),
     base('crasher', { app: 'crasher' }, { containers: [c('crash', 'echo boom; exit 1')] }),
     base('job', { app: 'job' }, { restartPolicy: 'Never', containers: [c('work', 'echo working; sleep 5')] }),
+    // Ready after ~5 s (readiness), restarted every ~35 s once /tmp/healthy is gone (liveness),
+    // as the Kubernetes docs' liveness-exec example.
+    base(
+      'probe-exec',
+      { app: 'probe-exec' },
+      {
+        containers: [
+          {
+            ...c(
+              'app',
+              'touch /tmp/healthy; sleep 5; touch /tmp/ready; sleep 25; rm -f /tmp/healthy; sleep 600',
+            ),
+            readinessProbe: { exec: { command: ['cat', '/tmp/ready'] }, periodSeconds: 2 },
+            livenessProbe: {
+              exec: { command: ['cat', '/tmp/healthy'] },
+              periodSeconds: 2,
+              failureThreshold: 2,
+              terminationGracePeriodSeconds: 2,
+            },
+          },
+        ],
+      },
+    ),
+    // started (and so ready) only once the startup probe finds /tmp/started, after ~6 s.
+    base(
+      'probe-start',
+      { app: 'probe-start' },
+      {
+        containers: [
+          {
+            ...c('app', 'sleep 6; touch /tmp/started; while true; do sleep 10; done'),
+            startupProbe: {
+              exec: { command: ['cat', '/tmp/started'] },
+              periodSeconds: 2,
+              failureThreshold: 15,
+            },
+          },
+        ],
+      },
+    ),
+    ...(options.networkProbes === true
+      ? [
+          base(
+            'probe-net',
+            { app: 'probe-net' },
+            {
+              containers: [
+                {
+                  ...c('httpd', 'mkdir -p /www; echo ok > /www/healthz; httpd -f -p 8080 -h /www'),
+                  ports: [{ name: 'http', containerPort: 8080 }],
+                  readinessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 2 },
+                  livenessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 5 },
+                },
+              ],
+            },
+          ),
+        ]
+      : []),
   ];
 }
 
@@ -66,7 +135,12 @@ export function demoService(): V1Service {
 }
 
 /** Creates the demo objects; ones that already exist are left alone. */
-export async function createDemoObjects(api: ApiClient, nodeName: string, image: string): Promise<void> {
+export async function createDemoObjects(
+  api: ApiClient,
+  nodeName: string,
+  image: string,
+  options: DemoPodOptions = {},
+): Promise<void> {
   const create = async (path: string, obj: unknown) => {
     try {
       await api.create(path, obj);
@@ -75,7 +149,8 @@ export async function createDemoObjects(api: ApiClient, nodeName: string, image:
     }
   };
   await create(`/api/v1/namespaces/${DEMO_NAMESPACE}/services`, demoService());
-  for (const pod of demoPods(nodeName, image)) await create(`/api/v1/namespaces/${DEMO_NAMESPACE}/pods`, pod);
+  for (const pod of demoPods(nodeName, image, options))
+    await create(`/api/v1/namespaces/${DEMO_NAMESPACE}/pods`, pod);
 }
 
 /** One line about a pod: phase or waiting reason, ready containers, restarts, IP. */

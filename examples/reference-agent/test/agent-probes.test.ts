@@ -73,7 +73,7 @@ describe('reference agent probes (embedded defaults)', () => {
       message: 'containers with unready status: [app]',
     });
     const slice = () =>
-      (store().list('endpointslices', 'default') as V1EndpointSlice[]).find(
+      (store().list('endpointslices', 'default') as unknown as V1EndpointSlice[]).find(
         (s) => s.metadata?.labels?.['kubernetes.io/service-name'] === 'ready-later',
       );
     const notReadyEndpoint = await waitFor('a not-ready endpoint', () => slice()?.endpoints?.[0]);

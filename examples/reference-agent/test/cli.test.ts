@@ -47,7 +47,9 @@ it('runs the demo and stops cleanly', async () => {
       /pod web +Running +ready 2\/2/.test(out.text()) &&
       /service web endpoints: 10\.88\.\d+\.\d+:8080\n/.test(out.text()) &&
       /pod crasher +CrashLoopBackOff/.test(out.text()) &&
-      /pod job +Succeeded/.test(out.text()),
+      /pod job +Succeeded/.test(out.text()) &&
+      /pod probe-exec +Running +ready 1\/1/.test(out.text()) &&
+      /pod probe-start +Running +ready 1\/1/.test(out.text()),
     20_000,
   );
   const kubeconfig = /kubeconfig: (\S+)/.exec(out.text())?.[1] ?? '';
@@ -57,4 +59,7 @@ it('runs the demo and stops cleanly', async () => {
   expect(out.text()).toMatch(/stopping the node agent\n$/);
   expect(existsSync(kubeconfig)).toBe(false);
   expect(err.text()).not.toMatch(/ERROR/);
+  // Not ready before their probes passed.
+  expect(out.text()).toMatch(/pod probe-exec +Running +ready 0\/1/);
+  expect(out.text()).toMatch(/pod probe-start +Running +ready 0\/1/);
 }, 30_000);
