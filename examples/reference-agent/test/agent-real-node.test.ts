@@ -1,6 +1,7 @@
 // The agent against a real containerd in a private node sandbox (its own netns, CNI bridge),
 // with the embedded API server: a busybox pod runs to Running with a pod IP from the
-// sandbox's CNI range, and a graceful delete stops its containers and removes the pod.
+// sandbox's CNI range, and a graceful delete stops its containers and removes the pod; exec
+// probes run through containerd's ExecSync (readiness → Ready, a failing liveness → restart).
 import { join } from 'node:path';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { ContainerState } from '@nodeagent/cri';
@@ -79,5 +80,48 @@ describeRealNode(
       expect(containers.length).toBeGreaterThan(0);
       expect(containers.every((c) => c.state === ContainerState.CONTAINER_EXITED)).toBe(true);
     }, 60_000);
+
+    it('exec probes through containerd: Ready once readiness passes, restarted when liveness starts failing', async () => {
+      await agent.api.create(
+        '/api/v1/namespaces/default/pods',
+        makePod('probed', 'ranode', [
+          {
+            ...shContainer(
+              'app',
+              node.imageRef,
+              'touch /tmp/healthy /tmp/ready; sleep 4; rm -f /tmp/healthy; sleep 600',
+            ),
+            readinessProbe: { exec: { command: ['cat', '/tmp/ready'] }, periodSeconds: 1 },
+            livenessProbe: {
+              exec: { command: ['cat', '/tmp/healthy'] },
+              periodSeconds: 1,
+              failureThreshold: 1,
+              terminationGracePeriodSeconds: 2,
+            },
+          },
+        ]),
+      );
+      const ready = await waitFor(
+        'probed Ready',
+        () => {
+          const p = getPod('probed');
+          return p?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? p : undefined;
+        },
+        30_000,
+      );
+      const first = ready.status?.containerStatuses?.[0];
+      expect(first).toMatchObject({ ready: true, started: true, restartCount: 0 });
+      const restarted = await waitFor(
+        'probed restarted',
+        () => {
+          const cs = getPod('probed')?.status?.containerStatuses?.[0];
+          return cs !== undefined && cs.restartCount >= 1 && cs.state?.running ? cs : undefined;
+        },
+        30_000,
+      );
+      expect(restarted.restartCount).toBe(1);
+      expect(restarted.containerID).not.toBe(first?.containerID);
+      expect(restarted.lastState?.terminated).toBeDefined();
+    }, 70_000);
   },
 );
