@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { cidrValueContains, parseCIDRValue, parseIPValue } from '@nodeagent/core';
 import {
   type IPSet,
   type IpvsState,
@@ -75,6 +76,13 @@ export interface DiffIpvsOptions {
    * @default undefined (manage everything in `current`)
    */
   readonly ipFamily?: 4 | 6;
+  /**
+   * `--ipvs-exclude-cidrs`: current virtual servers whose address lies in one of these CIDRs
+   * and that the desired state does not have are left alone, real servers included (they
+   * belong to another program). Virtual servers the desired state has are managed as usual.
+   * @default none
+   */
+  readonly excludeCIDRs?: readonly string[];
 }
 
 /** The result of {@link diffIpvs}. */
@@ -91,6 +99,22 @@ function sameHeader(a: IPSet, b: IPSet): boolean {
   return a.type === 'bitmap:port' ? a.portRange === b.portRange : a.family === b.family;
 }
 
+/**
+ * A test for "inside one of these CIDRs". The CIDRs are checked by the caller (the reconciler
+ * refuses bad ones); one that does not parse here matches nothing.
+ */
+function excludedBy(cidrs: readonly string[]): (address: string) => boolean {
+  const parsed = cidrs.flatMap((c) => {
+    const v = parseCIDRValue(c);
+    return v ? [v] : [];
+  });
+  if (parsed.length === 0) return () => false;
+  return (address) => {
+    const ip = parseIPValue(address);
+    return ip !== null && parsed.some((c) => cidrValueContains(c, ip));
+  };
+}
+
 /** Protocols whose real servers are deleted at once (kube-proxy's `IsRsGracefulTerminationNeeded`). */
 function needsGracefulTermination(vs: VirtualServerId): boolean {
   return vs.protocol === 'TCP';
@@ -105,7 +129,11 @@ function needsGracefulTermination(vs: VirtualServerId): boolean {
 export function diffIpvs(current: IpvsState, desired: IpvsState, options: DiffIpvsOptions = {}): IpvsDiff {
   const fam = options.ipFamily;
   const mine = (address: string) => fam === undefined || address.includes(':') === (fam === 6);
-  const currentServers = current.virtualServers.filter((v) => mine(v.address));
+  const excluded = excludedBy(options.excludeCIDRs ?? []);
+  const desiredKeys = new Set(desired.virtualServers.map(virtualServerKey));
+  const currentServers = current.virtualServers.filter(
+    (v) => mine(v.address) && (desiredKeys.has(virtualServerKey(v)) || !excluded(v.address)),
+  );
   const currentBound = current.boundAddresses.filter(mine);
   const setup: IpvsOperation[] = [];
   const binds: IpvsOperation[] = [];
@@ -124,6 +152,7 @@ export function diffIpvs(current: IpvsState, desired: IpvsState, options: DiffIp
   for (const d of desired.ipsets) {
     const c = curSets.get(d.name);
     if (c && sameHeader(c, d)) {
+      if (d.entriesRefused) continue;
       const have = new Set(c.entries);
       const want = new Set(d.entries);
       for (const e of d.entries) if (!have.has(e)) setup.push({ kind: 'ipset-add', set: d.name, entry: e });
@@ -131,7 +160,7 @@ export function diffIpvs(current: IpvsState, desired: IpvsState, options: DiffIp
       continue;
     }
     if (c) setup.push({ kind: 'destroy-ipset', name: c.name });
-    const { entries, ...header } = d;
+    const { entries, entriesRefused: _, ...header } = d;
     setup.push({ kind: 'create-ipset', set: header });
     for (const e of entries) setup.push({ kind: 'ipset-add', set: d.name, entry: e });
   }

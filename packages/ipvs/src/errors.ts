@@ -43,5 +43,34 @@ export class VirtualServerConflictError extends Error {
   }
 }
 
+/**
+ * A set whose entries exceed its `maxelem` (ipset would answer "Hash is full" part-way
+ * through a restore). The planner refuses that set's entries — the set is kept with
+ * `entriesRefused` and the kernel's current entries are left alone — and plans every
+ * other set as usual.
+ */
+export class IPSetOverflowError extends Error {
+  override readonly name = 'IPSetOverflowError';
+  /** The set's name (`KUBE-LOOP-BACK`, `KUBE-6-CLUSTER-IP`, ...). */
+  readonly set: string;
+  /** How many entries the plan wanted in it. */
+  readonly entries: number;
+  /** The set's `maxelem`. */
+  readonly maxElem: number;
+  /** @param set the set name; @param entries wanted entries; @param maxElem its limit. */
+  constructor(set: string, entries: number, maxElem: number) {
+    super(
+      `ipset ${set} would hold ${entries} entries, more than its maxelem ${maxElem}: its entries are left unchanged this sync`,
+    );
+    this.set = set;
+    this.entries = entries;
+    this.maxElem = maxElem;
+  }
+}
+
 /** Any error the planner reports for one object. */
-export type IpvsPlanError = InvalidServicePortError | InvalidEndpointError | VirtualServerConflictError;
+export type IpvsPlanError =
+  | InvalidServicePortError
+  | InvalidEndpointError
+  | VirtualServerConflictError
+  | IPSetOverflowError;

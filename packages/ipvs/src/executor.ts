@@ -19,6 +19,33 @@ export interface IpvsExecutor {
    * @throws IpvsOperationError (or a command error of the real executor) on the first failure.
    */
   apply(operations: readonly IpvsOperation[]): Promise<void>;
+  /**
+   * Sets the IPVS connection timeouts (`ipvsadm --set tcp tcpfin udp`), in whole seconds
+   * (durations are cut to seconds); a 0 leaves that timeout as it is.
+   */
+  configureTimeouts(timeouts: IpvsTimeouts): Promise<void>;
+  /** The ipset tool's version text (`ipset --version`, e.g. `ipset v7.17, protocol version: 7`). */
+  ipsetVersion(): Promise<string>;
+}
+
+/** kube-proxy's `--ipvs-tcp-timeout`, `--ipvs-tcpfin-timeout` and `--ipvs-udp-timeout`; 0 = leave as is. */
+export interface IpvsTimeouts {
+  /** Idle TCP connections, milliseconds. @default 0 */
+  readonly tcpMs?: number;
+  /** TCP connections after a FIN, milliseconds. @default 0 */
+  readonly tcpFinMs?: number;
+  /** UDP flows, milliseconds. @default 0 */
+  readonly udpMs?: number;
+}
+
+/** Timeouts as the whole seconds the kernel takes (`[tcp, tcpfin, udp]`, 0 = unchanged). */
+export function timeoutSeconds(t: IpvsTimeouts): [number, number, number] {
+  const s = (ms: number | undefined) => {
+    const v = ms ?? 0;
+    if (!Number.isFinite(v) || v < 0) throw new RangeError(`IPVS timeout ${v}ms must be >= 0`);
+    return Math.min(Math.floor(v / 1000), 2 ** 32 - 1);
+  };
+  return [s(t.tcpMs), s(t.tcpFinMs), s(t.udpMs)];
 }
 
 /** Where graceful termination reads real-server connection counts from. */

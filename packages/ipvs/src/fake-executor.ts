@@ -8,7 +8,13 @@
  */
 import { parseCIDR, parseIP } from '@nodeagent/core';
 import type { ConnectionCounts } from './diff.js';
-import { type IpvsExecutor, IpvsOperationError, type IpvsStatsSource } from './executor.js';
+import {
+  type IpvsExecutor,
+  IpvsOperationError,
+  type IpvsStatsSource,
+  type IpvsTimeouts,
+  timeoutSeconds,
+} from './executor.js';
 import { parseIPSetEntry } from './ipsets.js';
 import {
   compareVirtualServers,
@@ -91,6 +97,8 @@ export class FakeIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
   readonly #sets = new Map<string, FakeSet>();
   readonly #connections = new Map<string, ConnectionCounts>();
   #failure: ((op: IpvsOperation) => string | undefined) | undefined;
+  #timeouts = { tcp: 900, tcpfin: 120, udp: 300 };
+  #ipsetVersion = 'ipset v7.17, protocol version: 7';
 
   /** @param initial a state to start from (applied as operations, so it must be valid). */
   constructor(initial?: IpvsState) {
@@ -117,6 +125,31 @@ export class FakeIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
    */
   failWhen(check: ((op: IpvsOperation) => string | undefined) | undefined): void {
     this.#failure = check;
+  }
+
+  /** The IPVS timeouts in seconds (the kernel's defaults until {@link FakeIpvsExecutor.configureTimeouts}). */
+  timeouts(): { readonly tcp: number; readonly tcpfin: number; readonly udp: number } {
+    return { ...this.#timeouts };
+  }
+
+  /** @inheritdoc */
+  async configureTimeouts(timeouts: IpvsTimeouts): Promise<void> {
+    const [tcp, tcpfin, udp] = timeoutSeconds(timeouts);
+    this.#timeouts = {
+      tcp: tcp || this.#timeouts.tcp,
+      tcpfin: tcpfin || this.#timeouts.tcpfin,
+      udp: udp || this.#timeouts.udp,
+    };
+  }
+
+  /** Sets what {@link FakeIpvsExecutor.ipsetVersion} answers. */
+  setIpsetVersion(text: string): void {
+    this.#ipsetVersion = text;
+  }
+
+  /** @inheritdoc */
+  async ipsetVersion(): Promise<string> {
+    return this.#ipsetVersion;
   }
 
   /** Sets the connection counts {@link FakeIpvsExecutor.readConnections} reports for a real server. */

@@ -33,6 +33,7 @@ export {
 } from './diff.js';
 export {
   InvalidEndpointError,
+  IPSetOverflowError,
   type IpvsPlanError,
   VirtualServerConflictError,
 } from './errors.js';
@@ -41,6 +42,8 @@ export {
   type IpvsExecutor,
   IpvsOperationError,
   type IpvsStatsSource,
+  type IpvsTimeouts,
+  timeoutSeconds,
 } from './executor.js';
 export {
   IPSET_DEFINITIONS,
@@ -70,6 +73,39 @@ export {
   type ParsedIPSetEntry,
   parseIPSetEntry,
 } from './ipsets.js';
+export {
+  IPVS_DEPRECATION_MESSAGE,
+  type IpvsNodeReport,
+  type PrepareIpvsNodeOptions,
+  prepareIpvsNode,
+} from './ipvs-node.js';
+export {
+  checkIpvsSupport,
+  IPVS_PROBE_VIRTUAL_SERVER,
+  type IpvsSupportOptions,
+  IpvsUnavailableError,
+  type IpvsUnavailableReason,
+  MIN_IPSET_VERSION,
+  parseIpsetVersion,
+} from './ipvs-support.js';
+export {
+  CONN_REUSE_MODE_FIXED_KERNEL,
+  CONN_REUSE_MODE_MIN_KERNEL,
+  ensureIpvsSysctls,
+  ensureSysctls,
+  type IpvsSysctl,
+  type IpvsSysctlOptions,
+  ipvsSysctls,
+  parseKernelVersion,
+  SYSCTL_ARP_ANNOUNCE,
+  SYSCTL_ARP_IGNORE,
+  SYSCTL_IP_FORWARD,
+  SYSCTL_VS_CONN_REUSE_MODE,
+  SYSCTL_VS_CONNTRACK,
+  SYSCTL_VS_EXPIRE_NODEST_CONN,
+  SYSCTL_VS_EXPIRE_QUIESCENT_TEMPLATE,
+  type SysctlReport,
+} from './ipvs-sysctls.js';
 export {
   compareVirtualServers,
   type IPSet,
@@ -154,5 +190,14 @@ export {
   type RuleMatch,
   type RuleTarget,
 } from './residual-iptables.js';
+export { DEFAULT_IPVS_SCHEDULER, IPVS_SCHEDULERS, ipvsSchedulerProblem } from './schedulers.js';
 export { SpawnIpvsExecutor, type SpawnIpvsExecutorOptions } from './spawn-executor.js';
+export {
+  ensureSysctl,
+  ProcSysctl,
+  type ProcSysctlOptions,
+  type SysctlAccess,
+  type SysctlChange,
+  SysctlError,
+} from './sysctl-access.js';
 export { type IpvsTracePacket, type IpvsTraceResult, traceIpvs } from './tracer.js';

@@ -75,6 +75,14 @@ export interface IPSet {
   readonly portRange: string;
   /** The entries, sorted. */
   readonly entries: readonly string[];
+  /**
+   * True when the planner refused this set's entries because there were more than
+   * `maxElem` of them (an `IPSetOverflowError` in the plan's errors): `entries` is then
+   * empty, and the diff and renderers only make sure the set exists, leaving whatever entries
+   * the kernel holds in place.
+   * @default false
+   */
+  readonly entriesRefused?: boolean;
 }
 
 /** Everything IPVS-related that is (or should be) programmed into one network namespace. */

@@ -18,12 +18,15 @@ import {
   type ProxyRenderOptions,
 } from '@nodeagent/proxy-state';
 
+import { DEFAULT_IPVS_SCHEDULER, ipvsSchedulerProblem } from './schedulers.js';
+
 export type { LocalTrafficDetector } from '@nodeagent/proxy-state';
 
 /** Options of {@link planIpvs}. */
 export interface IpvsPlanOptions extends ProxyRenderOptions {
   /**
-   * The IPVS scheduler of every virtual server (`--ipvs-scheduler`).
+   * The IPVS scheduler of every virtual server (`--ipvs-scheduler`): one of
+   * `IPVS_SCHEDULERS`; `''` means the default.
    * @default 'rr'
    */
   readonly scheduler?: string;
@@ -88,7 +91,6 @@ export interface ResolvedIpvsPlanOptions {
 }
 
 const INTERFACE_RE = /^[A-Za-z0-9_.@:-]{1,15}$/;
-const SCHEDULER_RE = /^[a-z][a-z0-9_]{0,15}$/;
 
 function positiveInt(name: string, v: number): number {
   if (!Number.isInteger(v) || v < 1 || v > 2 ** 31 - 1) {
@@ -160,12 +162,10 @@ export function resolveIpvsPlanOptions(
   if (!Number.isInteger(bit) || bit < 0 || bit > 31) {
     throw new InvalidOptionsError('planIpvs', `masqueradeBit ${bit} is out of range 0-31`);
   }
-  const scheduler = o.scheduler ?? 'rr';
-  if (!SCHEDULER_RE.test(scheduler)) {
-    throw new InvalidOptionsError(
-      'planIpvs',
-      `scheduler ${JSON.stringify(scheduler)} is not a scheduler name`,
-    );
+  const scheduler = o.scheduler || DEFAULT_IPVS_SCHEDULER;
+  const problem = ipvsSchedulerProblem(scheduler);
+  if (problem !== undefined) {
+    throw new InvalidOptionsError('planIpvs', `scheduler ${JSON.stringify(scheduler)}: ${problem}`);
   }
   const nodeIPs = ipsOf('node IPs', snapshotNodeIPs, family);
   const nodeIP = o.nodeIP === undefined ? nodeIPs[0] : ipsOf('nodeIP', [o.nodeIP], family)[0];

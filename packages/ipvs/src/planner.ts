@@ -13,7 +13,12 @@ import {
   type ProxySnapshot,
   type ServicePortInfo,
 } from '@nodeagent/proxy-state';
-import { InvalidEndpointError, type IpvsPlanError, VirtualServerConflictError } from './errors.js';
+import {
+  InvalidEndpointError,
+  IPSetOverflowError,
+  type IpvsPlanError,
+  VirtualServerConflictError,
+} from './errors.js';
 import {
   IPSET_DEFINITIONS,
   ipPortEntry,
@@ -215,8 +220,9 @@ class PlanBuilder {
         );
       } else {
         valid.add(e.endpoint);
-        // Hairpin: an endpoint reaching its own service through the VIP must be masqueraded.
-        this.#entry(KUBE_LOOP_BACK, ipPortIpEntry(ip, proto, e.port, ip));
+        // Hairpin: a pod reaching its own service through the VIP must be masqueraded. Only
+        // this node's pods can hairpin here, so only local endpoints go in (as upstream).
+        if (e.isLocal) this.#entry(KUBE_LOOP_BACK, ipPortIpEntry(ip, proto, e.port, ip));
       }
     }
     const cat = snapshot.categorize(s.nameString);
@@ -287,7 +293,7 @@ class PlanBuilder {
     const boundAddresses = [...this.#bound].sort();
     for (const a of boundAddresses) this.#entry(KUBE_IPVS_IPS, a);
     const byBase = new Map<string, IPSet>();
-    const ipsets = IPSET_DEFINITIONS.map((d) => {
+    const ipsets = IPSET_DEFINITIONS.map((d): IPSet => {
       const entries = [...this.#entries.get(d.baseName)!];
       const set: IPSet = {
         name: ipsetName(d.baseName, family),
@@ -298,8 +304,11 @@ class PlanBuilder {
         portRange: '0-65535',
         entries: d.type === 'bitmap:port' ? entries.sort((a, b) => Number(a) - Number(b)) : entries.sort(),
       };
+      // The residual rules are built from what the sets should hold, refused or not.
       byBase.set(d.baseName, set);
-      return set;
+      if (d.type === 'bitmap:port' || entries.length <= set.maxElem) return set;
+      this.errors.push(new IPSetOverflowError(set.name, entries.length, set.maxElem));
+      return { ...set, entries: [], entriesRefused: true };
     });
     return {
       ipFamily: family,

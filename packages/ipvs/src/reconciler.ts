@@ -6,8 +6,17 @@
  *
  * @module
  */
-import { type Clock, definedFields, type Logger, noopLogger, realClock, type Timer } from '@nodeagent/core';
-import { type ConnectionCounts, diffIpvs, type TerminatingRealServer } from './diff.js';
+import {
+  type Clock,
+  definedFields,
+  InvalidOptionsError,
+  type Logger,
+  noopLogger,
+  parseCIDR,
+  realClock,
+  type Timer,
+} from '@nodeagent/core';
+import { type ConnectionCounts, type DiffIpvsOptions, diffIpvs, type TerminatingRealServer } from './diff.js';
 import type { IpvsExecutor, IpvsStatsSource } from './executor.js';
 import type { IpvsState } from './model.js';
 import type { IpvsOperation } from './operations.js';
@@ -46,6 +55,12 @@ export interface IpvsReconcilerOptions {
    * @default undefined (everything)
    */
   readonly ipFamily?: 4 | 6;
+  /**
+   * `--ipvs-exclude-cidrs`: virtual servers in these CIDRs that no plan has are never deleted
+   * (other programs' IPVS services), see {@link DiffIpvsOptions.excludeCIDRs}.
+   * @default none
+   */
+  readonly excludeCIDRs?: readonly string[];
 }
 
 /** What one sync did. */
@@ -65,6 +80,7 @@ export class IpvsReconciler {
   readonly #intervalMs: number;
   readonly #timeoutMs: number;
   readonly #family: 4 | 6 | undefined;
+  readonly #excludeCIDRs: readonly string[];
   #terminating: ReadonlyMap<string, TerminatingRealServer> = new Map();
   #desired: IpvsState | undefined;
   #timer: Timer | undefined;
@@ -81,6 +97,16 @@ export class IpvsReconciler {
     this.#timeoutMs = options.gracefulTimeoutMs ?? Number.POSITIVE_INFINITY;
     this.#family = options.ipFamily;
     if (!(this.#intervalMs > 0)) throw new RangeError(`checkIntervalMs ${this.#intervalMs} must be positive`);
+    this.#excludeCIDRs = (options.excludeCIDRs ?? []).map((c, i) => {
+      const parsed = parseCIDR(String(c).trim());
+      if (!parsed) {
+        throw new InvalidOptionsError(
+          'IpvsReconciler',
+          `excludeCIDRs[${i}]: ${JSON.stringify(c)} must be a valid CIDR`,
+        );
+      }
+      return parsed.cidr;
+    });
   }
 
   /** Real servers currently draining. */
@@ -100,13 +126,15 @@ export class IpvsReconciler {
 
   async #diff(desired: IpvsState) {
     const [current, connections] = await Promise.all([this.#executor.read(), this.#connections()]);
-    return diffIpvs(current, desired, {
+    const options: DiffIpvsOptions = {
       terminating: this.#terminating,
       connections,
       nowMs: this.#clock.now(),
       gracefulTimeoutMs: this.#timeoutMs,
+      excludeCIDRs: this.#excludeCIDRs,
       ...definedFields({ ipFamily: this.#family }),
-    });
+    };
+    return diffIpvs(current, desired, options);
   }
 
   /**

@@ -86,13 +86,16 @@ export interface IpsetRestoreOptions {
 /**
  * All sets as `ipset restore` input: `create NAME TYPE family inet hashsize 1024 maxelem 65536
  * -exist` (bitmap:port sets: `range 0-65535`), then `add NAME ENTRY -exist` per entry.
- * kube-proxy puts no comments on its sets or entries, so none are written.
+ * kube-proxy puts no comments on its sets or entries, so none are written. A set with
+ * `entriesRefused` gets its `create` line only.
  */
 export function renderIpsetRestore(sets: readonly IPSet[], options: IpsetRestoreOptions = {}): string {
   const lines: string[] = [];
   for (const set of sets) {
     const name = checkName(set.name);
     lines.push(['create', name, ...ipsetCreateArgs(set), '-exist'].join(' '));
+    // A refused set (over its maxelem) keeps the entries it has: no flush, no adds.
+    if (set.entriesRefused) continue;
     if (options.flush) lines.push(`flush ${name}`);
     for (const e of set.entries) lines.push(`add ${name} ${checkIPSetEntry(set.type, e)} -exist`);
   }

@@ -12,7 +12,13 @@
  */
 import { CommandError, parseIP, type RunCommandResult, runCommand } from '@nodeagent/core';
 import type { ConnectionCounts } from './diff.js';
-import { IpvsCommandError, type IpvsExecutor, type IpvsStatsSource } from './executor.js';
+import {
+  IpvsCommandError,
+  type IpvsExecutor,
+  type IpvsStatsSource,
+  type IpvsTimeouts,
+  timeoutSeconds,
+} from './executor.js';
 import type { IPSet, IPSetType, IpvsState, VirtualServer } from './model.js';
 import { type IpvsOperation, operationBackend } from './operations.js';
 import { parseIPAddrShow, parseIPSetSave, parseIpvsadmList, parseIpvsadmSave } from './parse-tools.js';
@@ -118,6 +124,16 @@ export class SpawnIpvsExecutor implements IpvsExecutor, IpvsStatsSource {
       this.readIpsets(),
     ]);
     return { virtualServers, boundAddresses, ipsets };
+  }
+
+  /** @inheritdoc */
+  async configureTimeouts(timeouts: IpvsTimeouts): Promise<void> {
+    await this.#check([this.#ipvsadm, '--set', ...timeoutSeconds(timeouts).map(String)]);
+  }
+
+  /** @inheritdoc */
+  async ipsetVersion(): Promise<string> {
+    return this.#check([this.#ipset, '--version']);
   }
 
   /** @inheritdoc */
