@@ -37,7 +37,7 @@ fi
 
 # The packaged containerd starts a system instance; the tests run private instances
 # and never need it. Leave it as the machine has it.
-for bin in containerd runc nft iptables-restore ip nsenter /usr/lib/cni/bridge /usr/lib/cni/host-local /bin/busybox; do
+for bin in containerd runc nft iptables-restore ip nsenter ipset /usr/lib/cni/bridge /usr/lib/cni/host-local /bin/busybox; do
   command -v "$bin" >/dev/null 2>&1 || [ -x "$bin" ] || { echo "install-node-deps: $bin missing after install" >&2; exit 1; }
 done
 echo "install-node-deps: ok ($(containerd --version | awk '{print $3}'), $(iptables --version), $(nft --version))"
