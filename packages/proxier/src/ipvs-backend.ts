@@ -47,6 +47,8 @@ export interface IpvsBackendOptions {
   readonly checkIntervalMs?: number;
   /** Delete draining real servers after this long regardless. @default Infinity */
   readonly gracefulTimeoutMs?: number;
+  /** `--ipvs-exclude-cidrs`: other programs' virtual servers in these CIDRs are never deleted. @default none */
+  readonly excludeCIDRs?: readonly string[];
   /** @default realClock */
   readonly clock?: Clock;
   /** @default noopLogger */
@@ -90,7 +92,7 @@ export class IpvsBackend implements Backend {
           logger: log.child({ ipFamily: family }),
           ipFamily: family,
           ...(o.stats ? { stats: o.stats } : {}),
-          ...definedFields({ checkIntervalMs: options.checkIntervalMs }),
+          ...definedFields({ checkIntervalMs: options.checkIntervalMs, excludeCIDRs: options.excludeCIDRs }),
           ...(options.gracefulTimeoutMs !== undefined
             ? { gracefulTimeoutMs: options.gracefulTimeoutMs }
             : {}),

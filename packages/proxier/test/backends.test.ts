@@ -14,6 +14,24 @@ function state(nodeIP = '192.168.0.2') {
 }
 
 describe('backend adapters', () => {
+  it('IpvsBackend leaves virtual servers in excludeCIDRs (another program’s) alone', async () => {
+    const other = { address: '10.250.0.1', port: 53, protocol: 'UDP' as const };
+    const ipvs = new FakeIpvsExecutor();
+    await ipvs.apply([
+      {
+        kind: 'add-virtual-server',
+        virtualServer: { ...other, scheduler: 'rr', flags: [], timeoutSeconds: 0 },
+      },
+    ]);
+    const backend = new IpvsBackend({ ipv4: { executor: ipvs }, excludeCIDRs: ['10.250.0.0/16'] });
+    await backend.sync(state().checkout(), { full: true });
+    backend.close();
+    expect(ipvs.state().virtualServers.map((v) => `${v.address}:${v.port}`)).toEqual([
+      '10.250.0.1:53',
+      '172.30.0.41:80',
+    ]);
+  });
+
   it('IpvsBackend programs virtual servers and cleans them up', async () => {
     // The IPVS part alone (no iptables executor); the residual rules are tested below.
     const ipvs = new FakeIpvsExecutor();

@@ -208,8 +208,9 @@ describeRealNode('nodeagent-proxy apply --netns (real kernel)', ['root', 'netns'
     if (probe.code !== 0) {
       expect(r.code).toBe(1);
       expect(r.stdout).toBe('');
+      // kube-proxy's deprecation message first (IPVS mode is deprecated since 1.35), then the failure.
       expect(r.stderr).toMatch(
-        /^nodeagent-proxy: error: ipvs: this kernel has no IPVS support \(CONFIG_IP_VS is not set or the ip_vs module is not loaded\); nothing was changed in netns /,
+        /^nodeagent-proxy: note: The ipvs proxier is now deprecated and may be removed in a future release\. Please use 'nftables' instead\.\nnodeagent-proxy: error: ipvs: this kernel has no IPVS support \(CONFIG_IP_VS is not set or the ip_vs module is not loaded\); nothing was changed in netns /,
       );
       expect(r.stderr).toContain('ipvsadm: ');
       expect(r.stderr).toContain('use --backend iptables or --backend nftables here');

@@ -15,9 +15,13 @@ import {
 import {
   IpvsCommandError,
   IpvsReconciler,
+  IpvsUnavailableError,
   ipvsJumpRules,
+  ProcSysctl,
+  prepareIpvsNode,
   renderResidualIptables,
   SpawnIpvsExecutor,
+  SysctlError,
 } from '@nodeagent/ipvs';
 import {
   NftCommandError,
@@ -25,6 +29,7 @@ import {
   snapshotRenderOptions as nftSnapshotOptions,
   SpawnNftExecutor,
 } from '@nodeagent/nftables';
+import type { BackendArgs, IpvsArgs } from './args.js';
 import { CliFailure, oneLine } from './errors.js';
 import type { LoadedInput } from './load-input.js';
 import type { BackendRules } from './render-backend.js';
@@ -110,29 +115,50 @@ async function applyNftables(
 
 const NO_IPVS = /Protocol not available|Can't initialize ipvs|IP Virtual Server/i;
 
+/** The failure of kube-proxy's IPVS start-up, explained; nothing has been changed yet then. */
+function startupFailure(e: IpvsUnavailableError, netns: string): CliFailure | ToolError {
+  const cause = e.cause;
+  if (isToolError(cause) && cause.exitCode === undefined) return cause;
+  if (e.reason === 'kernel' && cause instanceof IpvsCommandError && NO_IPVS.test(cause.stderr)) {
+    return new CliFailure(
+      `ipvs: this kernel has no IPVS support (CONFIG_IP_VS is not set or the ip_vs module is not loaded); ` +
+        `nothing was changed in netns ${netns}`,
+      [
+        ...stderrLines(cause).map((l) => `ipvsadm: ${l}`),
+        'use --backend iptables or --backend nftables here, or `render --backend ipvs` to see the rules',
+      ],
+    );
+  }
+  return new CliFailure(`ipvs: ${oneLine(e.message)}; nothing was changed in netns ${netns}`);
+}
+
 async function applyIpvs(
   rules: Extract<BackendRules, { backend: 'ipvs' }>,
   input: LoadedInput,
   netns: string,
+  args: IpvsArgs,
 ): Promise<string> {
   const executor = new SpawnIpvsExecutor({ netns });
   try {
-    // Probe first: on a kernel without IPVS this fails before anything was changed.
-    await executor.readVirtualServers();
+    // kube-proxy's start-up in the namespace: checks first (nothing changed if they fail),
+    // then the sysctls (per namespace) and the timeouts.
+    await prepareIpvsNode({
+      executor,
+      sysctl: new ProcSysctl({ netns }),
+      scheduler: args.scheduler,
+      strictARP: args.strictARP,
+      timeouts: { tcpMs: args.tcpTimeoutMs, tcpFinMs: args.tcpFinTimeoutMs, udpMs: args.udpTimeoutMs },
+    });
   } catch (e) {
-    if (e instanceof IpvsCommandError && NO_IPVS.test(e.stderr)) {
-      throw new CliFailure(
-        `ipvs: this kernel has no IPVS support (CONFIG_IP_VS is not set or the ip_vs module is not loaded); ` +
-          `nothing was changed in netns ${netns}`,
-        [
-          ...stderrLines(e).map((l) => `ipvsadm: ${l}`),
-          'use --backend iptables or --backend nftables here, or `render --backend ipvs` to see the rules',
-        ],
-      );
-    }
+    if (e instanceof IpvsUnavailableError) throw startupFailure(e, netns);
+    if (e instanceof SysctlError) throw new CliFailure(`ipvs: ${oneLine(e.message)}`);
     throw e;
   }
-  const reconciler = new IpvsReconciler({ executor, ipFamily: input.family });
+  const reconciler = new IpvsReconciler({
+    executor,
+    ipFamily: input.family,
+    excludeCIDRs: args.excludeCIDRs,
+  });
   let operations: number;
   try {
     operations = (await reconciler.sync(rules.plan)).operations.length;
@@ -161,7 +187,12 @@ async function applyIpvs(
  * Applies `rules` to the network namespace `netns` and returns a one-line summary.
  * @throws CliFailure with an explanation when the namespace is missing or a tool fails.
  */
-export async function applyRules(rules: BackendRules, input: LoadedInput, netns: string): Promise<string> {
+export async function applyRules(
+  rules: BackendRules,
+  input: LoadedInput,
+  netns: string,
+  backend: BackendArgs,
+): Promise<string> {
   if (!existsSync(`/run/netns/${netns}`)) {
     throw new CliFailure(
       `network namespace ${JSON.stringify(netns)} does not exist (no /run/netns/${netns}; create it with ip netns add)`,
@@ -174,7 +205,7 @@ export async function applyRules(rules: BackendRules, input: LoadedInput, netns:
       case 'nftables':
         return await applyNftables(rules, input, netns);
       case 'ipvs':
-        return await applyIpvs(rules, input, netns);
+        return await applyIpvs(rules, input, netns, backend.ipvs);
     }
   } catch (e) {
     if (isToolError(e)) throw toolFailure(`${rules.backend}: applying to netns ${netns} failed`, e);

@@ -9,6 +9,7 @@ import { parseCIDR, parseIP } from '@nodeagent/core';
 import type { NftLayout } from '@nodeagent/nftables';
 import type { IPFamily } from '@nodeagent/proxy-state';
 import { CliUsageError, oneLine } from './errors.js';
+import { parseIpvsArgs, parseNodePortAddresses } from './kube-proxy-flags.js';
 
 /** The proxy backends the CLI can render, trace and apply. */
 export type Backend = 'iptables' | 'nftables' | 'ipvs';
@@ -47,6 +48,29 @@ export interface BackendArgs {
   readonly localhostNodePorts: boolean;
   /** `--nftables-layout` (default `kube-proxy`). */
   readonly nftablesLayout: NftLayout;
+  /**
+   * `--nodeport-addresses`: canonical CIDRs, or `['primary']`; empty = every node IP
+   * (kube-proxy's default).
+   */
+  readonly nodePortAddresses: readonly string[];
+  /** The `--ipvs-*` settings (ipvs backend only). */
+  readonly ipvs: IpvsArgs;
+}
+
+/** kube-proxy's IPVS settings. */
+export interface IpvsArgs {
+  /** `--ipvs-scheduler` (`''` = the default, `rr`). */
+  readonly scheduler: string;
+  /** `--ipvs-exclude-cidrs`, canonical. */
+  readonly excludeCIDRs: readonly string[];
+  /** `--ipvs-strict-arp`. */
+  readonly strictARP: boolean;
+  /** `--ipvs-tcp-timeout` in milliseconds (0 = leave as is). */
+  readonly tcpTimeoutMs: number;
+  /** `--ipvs-tcpfin-timeout` in milliseconds (0 = leave as is). */
+  readonly tcpFinTimeoutMs: number;
+  /** `--ipvs-udp-timeout` in milliseconds (0 = leave as is). */
+  readonly udpTimeoutMs: number;
 }
 
 /** The packet of `trace`. */
@@ -119,6 +143,13 @@ const COMMON_OPTIONS = {
   'masquerade-all': { type: 'boolean' },
   'no-localhost-nodeports': { type: 'boolean' },
   'nftables-layout': { type: 'string' },
+  'nodeport-addresses': { type: 'string', multiple: true },
+  'ipvs-scheduler': { type: 'string' },
+  'ipvs-exclude-cidrs': { type: 'string', multiple: true },
+  'ipvs-strict-arp': { type: 'boolean' },
+  'ipvs-tcp-timeout': { type: 'string' },
+  'ipvs-tcpfin-timeout': { type: 'string' },
+  'ipvs-udp-timeout': { type: 'string' },
   'ip-family': { type: 'string' },
   strict: { type: 'boolean' },
   verbose: { type: 'boolean', short: 'v' },
@@ -179,6 +210,8 @@ function parseBackend(values: Values, command: CommandName): BackendArgs {
     masqueradeAll: values['masquerade-all'] === true,
     localhostNodePorts: values['no-localhost-nodeports'] !== true,
     nftablesLayout: layout,
+    nodePortAddresses: parseNodePortAddresses(list(values, 'nodeport-addresses'), command),
+    ipvs: parseIpvsArgs(values, command),
   };
 }
 

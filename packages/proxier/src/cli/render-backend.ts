@@ -4,6 +4,8 @@
  *
  * @module
  */
+
+import { cidrValueContains, definedFields, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
 import {
   type IptablesRenderOptions,
   type IptablesRuleset,
@@ -73,6 +75,36 @@ function commonOptions(b: BackendArgs, input: LoadedInput): CommonRenderOptions 
   };
 }
 
+/**
+ * `--nodeport-addresses` resolved against the node IPs of the input's family, as kube-proxy
+ * resolves it against the node's addresses: `primary` is the first node IP; CIDRs keep the
+ * node IPs inside them; no CIDR of this family (or no flag) means every node IP, which is
+ * returned as undefined (each backend's default).
+ */
+export function resolveNodePortIPs(b: BackendArgs, input: LoadedInput): string[] | undefined {
+  const mine = input.nodeIPs.filter((ip) => parseIP(ip)?.family === input.family);
+  if (b.nodePortAddresses[0] === 'primary') return mine.slice(0, 1);
+  const cidrs = b.nodePortAddresses.flatMap((c) => {
+    const v = parseCIDRValue(c);
+    return v && v.family === input.family ? [v] : [];
+  });
+  if (cidrs.length === 0) return undefined;
+  return mine.filter((ip) => cidrs.some((c) => cidrValueContains(c, parseIPValue(ip)!)));
+}
+
+/** True when `--nodeport-addresses` leaves 127.0.0.1 out (kube-proxy's iptables mode then has no localhost node ports). */
+function excludesLoopback(b: BackendArgs): boolean {
+  if (b.nodePortAddresses.length === 0) return false;
+  if (b.nodePortAddresses[0] === 'primary') return true;
+  const lo = parseIPValue('127.0.0.1')!;
+  const v4 = b.nodePortAddresses.flatMap((c) => {
+    const v = parseCIDRValue(c);
+    return v && v.family === 4 ? [v] : [];
+  });
+  // No IPv4 CIDR means every IPv4 address, loopback included.
+  return v4.length > 0 && !v4.some((v) => cidrValueContains(v, lo));
+}
+
 /** The ipvs sections, each under a `# --- <what> ---` header. */
 async function ipvsText(plan: IpvsPlan): Promise<string> {
   const binds = plan.boundAddresses.map((address) => ({ kind: 'bind-address' as const, address }));
@@ -93,10 +125,15 @@ async function ipvsText(plan: IpvsPlan): Promise<string> {
 /** Renders the input's snapshot with the chosen backend's library renderer. */
 export async function renderBackend(b: BackendArgs, input: LoadedInput): Promise<BackendRules> {
   const common = commonOptions(b, input);
+  const nodePortIPs = resolveNodePortIPs(b, input);
   const snapshot = input.snapshot;
   switch (b.backend) {
     case 'iptables': {
-      const options: IptablesRenderOptions = { ...common, localhostNodePorts: b.localhostNodePorts };
+      const options: IptablesRenderOptions = {
+        ...common,
+        localhostNodePorts: b.localhostNodePorts && !excludesLoopback(b),
+        ...definedFields({ nodePortIPs }),
+      };
       const ruleset = renderIptablesSnapshot(snapshot, options);
       return {
         backend: 'iptables',
@@ -108,7 +145,11 @@ export async function renderBackend(b: BackendArgs, input: LoadedInput): Promise
       };
     }
     case 'nftables': {
-      const options: NftRenderOptions = { ...common, layout: b.nftablesLayout };
+      const options: NftRenderOptions = {
+        ...common,
+        layout: b.nftablesLayout,
+        ...definedFields({ nodePortIPs }),
+      };
       const { ruleset, errors } = renderNftablesRuleset(snapshot, options);
       return {
         backend: 'nftables',
@@ -121,7 +162,10 @@ export async function renderBackend(b: BackendArgs, input: LoadedInput): Promise
       };
     }
     case 'ipvs': {
-      const options: IpvsPlanOptions = common;
+      const options: IpvsPlanOptions = {
+        ...common,
+        ...definedFields({ nodePortIPs, scheduler: b.ipvs.scheduler || undefined }),
+      };
       const plan = planIpvs(snapshot, options);
       return {
         backend: 'ipvs',

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { IPVS_DEPRECATION_MESSAGE } from '@nodeagent/ipvs';
 import { applyRules } from './apply.js';
 import { type ParsedCommand, parseCommandLine } from './args.js';
 import { CliFailure, CliUsageError, oneLine } from './errors.js';
@@ -65,6 +66,19 @@ function notesFor(cmd: Exclude<ParsedCommand, { command: 'help' }>): string[] {
   if (b.nftablesLayout !== 'kube-proxy' && b.backend !== 'nftables') {
     notes.push(`--nftables-layout only applies to nftables; ignored for ${b.backend}`);
   }
+  const i = b.ipvs;
+  const ipvsFlags = [
+    i.scheduler !== '' && '--ipvs-scheduler',
+    i.excludeCIDRs.length > 0 && '--ipvs-exclude-cidrs',
+    i.strictARP && '--ipvs-strict-arp',
+    i.tcpTimeoutMs > 0 && '--ipvs-tcp-timeout',
+    i.tcpFinTimeoutMs > 0 && '--ipvs-tcpfin-timeout',
+    i.udpTimeoutMs > 0 && '--ipvs-udp-timeout',
+  ].filter((f): f is string => typeof f === 'string');
+  if (ipvsFlags.length > 0 && b.backend !== 'ipvs') {
+    notes.push(`${ipvsFlags.join(', ')} only apply to ipvs; ignored for ${b.backend}`);
+  }
+  if (b.backend === 'ipvs' && cmd.command === 'apply') notes.push(IPVS_DEPRECATION_MESSAGE);
   return notes;
 }
 
@@ -109,7 +123,7 @@ async function run(cmd: Exclude<ParsedCommand, { command: 'help' }>, io: ProxyCl
       return EXIT_CODES.ok;
     }
     case 'apply':
-      io.stdout.write(`${await applyRules(rules, input, cmd.netns)}\n`);
+      io.stdout.write(`${await applyRules(rules, input, cmd.netns, cmd.backend)}\n`);
       return EXIT_CODES.ok;
   }
 }

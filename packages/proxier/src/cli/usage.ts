@@ -23,6 +23,20 @@ Rules:
   --masquerade-all                masquerade all traffic to cluster IPs
   --no-localhost-nodeports        no node ports on 127.0.0.1 (iptables only)
   --nftables-layout kube-proxy|optimized  nftables only (default: kube-proxy)
+  --nodeport-addresses <cidr>[,<cidr>]|primary
+                                  node IPs (of --node-ip) that accept node ports: those in the
+                                  CIDRs, or the first one with 'primary' (default: all)
+IPVS (kube-proxy's --ipvs-* flags; ipvs backend only):
+  --ipvs-scheduler <name>         rr, wrr, lc, wlc, lblc, lblcr, sh, dh, sed, nq or mh
+                                  (default: rr)
+  --ipvs-exclude-cidrs <cidr>[,<cidr>]
+                                  apply: other programs' virtual servers in these CIDRs are
+                                  never deleted
+  --ipvs-strict-arp               apply: arp_ignore=1, arp_announce=2 in the namespace
+  --ipvs-tcp-timeout <duration>   apply: idle TCP timeout, e.g. 900s, 15m (0: leave as is)
+  --ipvs-tcpfin-timeout <duration>
+                                  apply: TCP timeout after a FIN (0: leave as is)
+  --ipvs-udp-timeout <duration>   apply: UDP timeout (0: leave as is)
   -h, --help                      this help`;
 
 const EXIT = `Exit codes: 0 done (invalid objects, if any, were skipped with one error line each on
@@ -78,8 +92,10 @@ ${EXIT}
 Programs the rules into the network namespace /run/netns/<name> (needs root and the backend's
 tools): iptables - jump rules ensured in the built-in chains, then iptables-restore --noflush
 (chains of services no longer in the input are deleted); nftables - one nft -f transaction
-replacing the contents of table ip/ip6 kube-proxy; ipvs - ipvsadm, ipset and ip, then the
-residual iptables rules (needs a kernel with IPVS).
+replacing the contents of table ip/ip6 kube-proxy; ipvs - kube-proxy's start-up (ipset >= 6.0,
+an IPVS probe with the scheduler, the IPVS sysctls and timeouts in the namespace), then
+ipvsadm, ipset and ip, then the residual iptables rules (needs a kernel with IPVS; IPVS mode
+is deprecated since Kubernetes 1.35).
 
   --netns <name>                  the namespace (as listed by ip netns list); required
 
