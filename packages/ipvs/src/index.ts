@@ -3,8 +3,12 @@
  * virtual servers (scheduler, persistence for ClientIP affinity) and real servers, the
  * addresses to bind on `kube-ipvs0`, kube-proxy's ipsets and the residual iptables rules;
  * renderers for `ipvsadm-restore`, `ipset restore` and `iptables-restore` text; an
- * incremental diff with graceful termination (weight 0, delete once drained); executors; and
- * a packet tracer.
+ * incremental diff with graceful termination (weight 0, delete once drained) that leaves
+ * `--ipvs-exclude-cidrs` alone; executors; kube-proxy's IPVS start-up (`prepareIpvsNode`:
+ * the ipset/kernel/scheduler check, the sysctls, the timeouts); and a packet tracer.
+ *
+ * IPVS mode is deprecated in kube-proxy since Kubernetes 1.35: `prepareIpvsNode` logs
+ * upstream's {@link IPVS_DEPRECATION_MESSAGE}; prefer `@nodeagent/nftables` for new work.
  *
  * IPVS is not available on the kernel this package is developed and tested on ("Protocol not
  * available"; no dummy link type either): the IPVS part is tested against
