@@ -29,8 +29,9 @@ import {
   snapshotRenderOptions as nftSnapshotOptions,
   SpawnNftExecutor,
 } from '@nodeagent/nftables';
-import type { BackendArgs, IpvsArgs } from './args.js';
+import type { BackendArgs } from './args.js';
 import { CliFailure, oneLine } from './errors.js';
+import type { IpvsArgs } from './kube-proxy-flags.js';
 import type { LoadedInput } from './load-input.js';
 import type { BackendRules } from './render-backend.js';
 

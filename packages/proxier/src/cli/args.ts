@@ -9,7 +9,7 @@ import { parseCIDR, parseIP } from '@nodeagent/core';
 import type { NftLayout } from '@nodeagent/nftables';
 import type { IPFamily } from '@nodeagent/proxy-state';
 import { CliUsageError, oneLine } from './errors.js';
-import { parseIpvsArgs, parseNodePortAddresses } from './kube-proxy-flags.js';
+import { type IpvsArgs, parseIpvsArgs, parseNodePortAddresses } from './kube-proxy-flags.js';
 
 /** The proxy backends the CLI can render, trace and apply. */
 export type Backend = 'iptables' | 'nftables' | 'ipvs';
@@ -55,22 +55,6 @@ export interface BackendArgs {
   readonly nodePortAddresses: readonly string[];
   /** The `--ipvs-*` settings (ipvs backend only). */
   readonly ipvs: IpvsArgs;
-}
-
-/** kube-proxy's IPVS settings. */
-export interface IpvsArgs {
-  /** `--ipvs-scheduler` (`''` = the default, `rr`). */
-  readonly scheduler: string;
-  /** `--ipvs-exclude-cidrs`, canonical. */
-  readonly excludeCIDRs: readonly string[];
-  /** `--ipvs-strict-arp`. */
-  readonly strictARP: boolean;
-  /** `--ipvs-tcp-timeout` in milliseconds (0 = leave as is). */
-  readonly tcpTimeoutMs: number;
-  /** `--ipvs-tcpfin-timeout` in milliseconds (0 = leave as is). */
-  readonly tcpFinTimeoutMs: number;
-  /** `--ipvs-udp-timeout` in milliseconds (0 = leave as is). */
-  readonly udpTimeoutMs: number;
 }
 
 /** The packet of `trace`. */

@@ -7,15 +7,30 @@
  */
 import { InvalidDurationError, parseCIDR, parseGoDuration } from '@nodeagent/core';
 import { ipvsSchedulerProblem } from '@nodeagent/ipvs';
-import type { CommandName, IpvsArgs } from './args.js';
 import { CliUsageError } from './errors.js';
+
+/** kube-proxy's IPVS settings. */
+export interface IpvsArgs {
+  /** `--ipvs-scheduler` (`''` = the default, `rr`). */
+  readonly scheduler: string;
+  /** `--ipvs-exclude-cidrs`, canonical. */
+  readonly excludeCIDRs: readonly string[];
+  /** `--ipvs-strict-arp`. */
+  readonly strictARP: boolean;
+  /** `--ipvs-tcp-timeout` in milliseconds (0 = leave as is). */
+  readonly tcpTimeoutMs: number;
+  /** `--ipvs-tcpfin-timeout` in milliseconds (0 = leave as is). */
+  readonly tcpFinTimeoutMs: number;
+  /** `--ipvs-udp-timeout` in milliseconds (0 = leave as is). */
+  readonly udpTimeoutMs: number;
+}
 
 type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 const IPVS_PATH = 'KubeProxyConfiguration.KubeProxyIPVSConfiguration';
 
 /** kube-proxy's `field.Invalid` line: `<path>: Invalid value: "<value>": <detail>`. */
-function invalid(path: string, value: string, detail: string, command: CommandName): CliUsageError {
+function invalid(path: string, value: string, detail: string, command: string): CliUsageError {
   return new CliUsageError(`${path}: Invalid value: ${JSON.stringify(value)}: ${detail}`, command);
 }
 
@@ -32,7 +47,7 @@ function items(values: Values, name: string): string[] {
  * `--nodeport-addresses`: CIDRs, or the single word `primary`.
  * @throws CliUsageError as kube-proxy's `validateKubeProxyNodePortAddress`.
  */
-export function parseNodePortAddresses(list: readonly string[], command: CommandName): string[] {
+export function parseNodePortAddresses(list: readonly string[], command: string): string[] {
   const out: string[] = [];
   for (const [i, text] of list.entries()) {
     const path = `KubeProxyConfiguration.NodePortAddresses[${i}]`;
@@ -48,7 +63,7 @@ export function parseNodePortAddresses(list: readonly string[], command: Command
   return out;
 }
 
-function duration(values: Values, flag: string, field: string, command: CommandName): number {
+function duration(values: Values, flag: string, field: string, command: string): number {
   const text = values[flag];
   if (typeof text !== 'string') return 0;
   let ms: number;
@@ -70,7 +85,7 @@ function duration(values: Values, flag: string, field: string, command: CommandN
  * The `--ipvs-*` flags.
  * @throws CliUsageError for an unknown scheduler, a bad CIDR or a bad or negative duration.
  */
-export function parseIpvsArgs(values: Values, command: CommandName): IpvsArgs {
+export function parseIpvsArgs(values: Values, command: string): IpvsArgs {
   const scheduler = typeof values['ipvs-scheduler'] === 'string' ? values['ipvs-scheduler'].trim() : '';
   const problem = ipvsSchedulerProblem(scheduler);
   if (problem !== undefined) throw invalid(`${IPVS_PATH}.Scheduler`, scheduler, problem, command);
