@@ -148,6 +148,14 @@ export class IpvsBackend implements Backend {
         await removeOwnedIptablesChains(st.options.iptables, ['filter', 'nat'], (c) => owned.has(c));
       }
       await st.reconciler.sync({ virtualServers: [], boundAddresses: [], ipsets: [] });
+      // kube-proxy's CleanupLeftovers flushes all of IPVS, excluded CIDRs included.
+      const left = (await st.options.executor.read()).virtualServers;
+      await st.options.executor.apply(
+        left.map((v) => ({
+          kind: 'delete-virtual-server' as const,
+          virtualServer: { address: v.address, port: v.port, protocol: v.protocol },
+        })),
+      );
       const ours = new Set(IPSET_DEFINITIONS.map((d) => ipsetName(d.baseName, st.family)));
       const present = (await st.options.executor.read()).ipsets.filter((s) => ours.has(s.name));
       await st.options.executor.apply(present.map((s) => ({ kind: 'destroy-ipset' as const, name: s.name })));

@@ -32,6 +32,28 @@ describe('backend adapters', () => {
     ]);
   });
 
+  it('IpvsBackend cleanup flushes every virtual server, excluded CIDRs included (kube-proxy --cleanup)', async () => {
+    const ipvs = new FakeIpvsExecutor();
+    await ipvs.apply([
+      {
+        kind: 'add-virtual-server',
+        virtualServer: {
+          address: '10.250.0.1',
+          port: 53,
+          protocol: 'UDP',
+          scheduler: 'rr',
+          flags: [],
+          timeoutSeconds: 0,
+        },
+      },
+    ]);
+    const backend = new IpvsBackend({ ipv4: { executor: ipvs }, excludeCIDRs: ['10.250.0.0/16'] });
+    await backend.sync(state().checkout(), { full: true });
+    await backend.cleanup();
+    backend.close();
+    expect(ipvs.state().virtualServers).toEqual([]);
+  });
+
   it('IpvsBackend programs virtual servers and cleans them up', async () => {
     // The IPVS part alone (no iptables executor); the residual rules are tested below.
     const ipvs = new FakeIpvsExecutor();
