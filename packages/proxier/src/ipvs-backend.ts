@@ -47,7 +47,7 @@ export interface IpvsBackendOptions {
   readonly checkIntervalMs?: number;
   /** Delete draining real servers after this long regardless. @default Infinity */
   readonly gracefulTimeoutMs?: number;
-  /** `--ipvs-exclude-cidrs`: other programs' virtual servers in these CIDRs are never deleted. @default none */
+  /** `--ipvs-exclude-cidrs`: other programs' virtual servers in these CIDRs are never deleted by a sync (`cleanup()` still flushes all of IPVS, as `kube-proxy --cleanup`). @default none */
   readonly excludeCIDRs?: readonly string[];
   /** @default realClock */
   readonly clock?: Clock;
