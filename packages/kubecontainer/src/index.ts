@@ -67,9 +67,24 @@ export {
   runningContainerStatuses,
 } from './pod-status.js';
 export {
+  DNS1123_LABEL_ERROR_MESSAGE,
+  DNS1123_LABEL_MAX_LENGTH,
+  DNS1123_SUBDOMAIN_ERROR_MESSAGE,
+  DNS1123_SUBDOMAIN_MAX_LENGTH,
+  formatFieldError,
+  isDns1123Label,
+  isDns1123Subdomain,
+  PATH_COMPONENT_MAX_BYTES,
+  type PathFieldError,
+  validateLocalDescendingPath,
+  validatePathComponent,
+  validatePathNoBacksteps,
+} from './path-validation.js';
+export {
   type CriListerRuntime,
   type CriRuntimeListerOptions,
   criRuntimeLister,
   type RuntimeLister,
 } from './runtime-lister.js';
+export { safeMakeDir, UnsafePathError } from './safe-path.js';
 export { sortContainerStatusesByCreationTime } from './status-order.js';
