@@ -56,17 +56,6 @@ export {
   podInfoFromLabels,
 } from './labels.js';
 export {
-  type ContainerRuntimeStatus,
-  emptyPodStatus,
-  findContainerStatusByName,
-  type PodStatus,
-  type PodStatusSource,
-  type RuntimeContainer,
-  type RuntimeContainerState,
-  type RuntimePod,
-  runningContainerStatuses,
-} from './pod-status.js';
-export {
   DNS1123_LABEL_ERROR_MESSAGE,
   DNS1123_LABEL_MAX_LENGTH,
   DNS1123_SUBDOMAIN_ERROR_MESSAGE,
@@ -80,6 +69,17 @@ export {
   validatePathComponent,
   validatePathNoBacksteps,
 } from './path-validation.js';
+export {
+  type ContainerRuntimeStatus,
+  emptyPodStatus,
+  findContainerStatusByName,
+  type PodStatus,
+  type PodStatusSource,
+  type RuntimeContainer,
+  type RuntimeContainerState,
+  type RuntimePod,
+  runningContainerStatuses,
+} from './pod-status.js';
 export {
   type CriListerRuntime,
   type CriRuntimeListerOptions,

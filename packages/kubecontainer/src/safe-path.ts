@@ -66,7 +66,12 @@ export async function safeMakeDir(base: string, subPath: string, mode: number): 
     }
     if (!within(root, target))
       throw new UnsafePathError(base, subPath, `subPath "${subPath}" resolves outside the volume`);
-    rest = [...relative(root, target).split('/').filter((p) => p !== ''), ...outcome.rest];
+    rest = [
+      ...relative(root, target)
+        .split('/')
+        .filter((p) => p !== ''),
+      ...outcome.rest,
+    ];
   }
   throw new UnsafePathError(base, subPath, `subPath "${subPath}": too many levels of symbolic links`);
 }

@@ -56,7 +56,8 @@ export function containerHostPathErrors(pod: V1Pod, container: V1Container): Pat
   const at = containerFieldPath(pod, container);
   push(out, `${at}.name`, container.name, isDns1123Label(container.name));
   (container.volumeMounts ?? []).forEach((vm, j) => {
-    if (vm.subPath) push(out, `${at}.volumeMounts[${j}].subPath`, vm.subPath, validateLocalDescendingPath(vm.subPath));
+    if (vm.subPath)
+      push(out, `${at}.volumeMounts[${j}].subPath`, vm.subPath, validateLocalDescendingPath(vm.subPath));
     if (vm.subPathExpr) {
       push(
         out,

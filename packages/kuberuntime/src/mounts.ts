@@ -33,7 +33,11 @@ export interface HostPathToPrepare {
    * Created with `safeMakeDir` (component by component, no symlink followed out of the volume),
    * with the volume directory's mode, as the kubelet does.
    */
-  readonly subPathOf?: { readonly volumePath: string; readonly subPath: string; readonly volumeMount: string };
+  readonly subPathOf?: {
+    readonly volumePath: string;
+    readonly subPath: string;
+    readonly volumeMount: string;
+  };
 }
 
 /**
@@ -58,7 +62,8 @@ function checkSubPath(subPath: string): void {
   if (subPath.startsWith('/'))
     throw new ContainerConfigError(`error SubPath \`${subPath}\` must not be an absolute path`);
   const back = validatePathNoBacksteps(subPath);
-  if (back !== undefined) throw new ContainerConfigError(`unable to provision SubPath \`${subPath}\`: ${back}`);
+  if (back !== undefined)
+    throw new ContainerConfigError(`unable to provision SubPath \`${subPath}\`: ${back}`);
 }
 
 /** @throws ContainerConfigError naming the first field of `pod` / `container` unsafe in a host path */
