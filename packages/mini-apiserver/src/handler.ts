@@ -79,7 +79,6 @@ export interface HandlerContext {
   readonly maxRequestBodyBytes: number;
 }
 
-
 function sendJson(res: ServerResponse, code: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });

@@ -7,7 +7,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type Clock, InvalidOptionsError } from '@nodeagent/core';
-import { alreadyExists, badRequest, conflict, MODIFIED_MESSAGE, notFound, requestTooLarge } from './errors.js';
+import {
+  alreadyExists,
+  badRequest,
+  conflict,
+  MODIFIED_MESSAGE,
+  notFound,
+  requestTooLarge,
+} from './errors.js';
 import { fieldsOf } from './fields.js';
 import { isPlainObject, type KubeObject } from './object.js';
 import { applyPatch, type PatchType } from './patch.js';
@@ -137,7 +144,10 @@ export class ObjectStore {
     this.#historyMaxBytes = options.historyMaxBytes ?? DEFAULT_HISTORY_MAX_BYTES;
     this.#maxObjectBytes = options.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
     if (!(this.#historyMaxBytes >= 0))
-      throw new InvalidOptionsError('ObjectStore', `historyMaxBytes must be >= 0, got ${this.#historyMaxBytes}`);
+      throw new InvalidOptionsError(
+        'ObjectStore',
+        `historyMaxBytes must be >= 0, got ${this.#historyMaxBytes}`,
+      );
     if (!(this.#maxObjectBytes > 0))
       throw new InvalidOptionsError('ObjectStore', `maxObjectBytes must be > 0, got ${this.#maxObjectBytes}`);
     for (const t of RESOURCE_TYPES)
