@@ -26,7 +26,8 @@ function required(field: string): StatusCause {
 }
 
 function invalidValue(field: string, value: unknown, detail: string): StatusCause {
-  const shown = typeof value === 'string' ? `"${value}"` : JSON.stringify(value);
+  // Go's %q for strings: quotes and control characters escaped.
+  const shown = JSON.stringify(value);
   return { reason: 'FieldValueInvalid', message: `Invalid value: ${shown}: ${detail}`, field };
 }
 
