@@ -50,8 +50,16 @@ describe('size limits', () => {
     // The same through a patch that grows an object past the limit; the stored one is kept.
     const rv = server.store.resourceVersion;
     expect((await call(server, 'POST', PODS, pod('small'))).code).toBe(201);
-    const patch = { spec: { containers: [{ name: 'app', env: [{ name: 'B', value: 'x'.repeat(1.6 * 1024 * 1024) }] }] } };
-    const patched = await call(server, 'PATCH', `${PODS}/small`, patch, 'application/strategic-merge-patch+json');
+    const patch = {
+      spec: { containers: [{ name: 'app', env: [{ name: 'B', value: 'x'.repeat(1.6 * 1024 * 1024) }] }] },
+    };
+    const patched = await call(
+      server,
+      'PATCH',
+      `${PODS}/small`,
+      patch,
+      'application/strategic-merge-patch+json',
+    );
     expect(patched.code).toBe(500);
     expect(Number(server.store.resourceVersion)).toBe(Number(rv) + 1);
     expect(server.store.get('pods', 'default', 'small').spec).toEqual(pod('small').spec);
@@ -63,7 +71,9 @@ describe('size limits', () => {
     p.metadata = { ...p.metadata, annotations: { a: 'x'.repeat(200 * 1024), b: 'y'.repeat(60 * 1024) } };
     const res = await call(server, 'POST', PODS, p);
     expect(res.code).toBe(422);
-    expect(res.body.message).toBe('Pod "anno" is invalid: metadata.annotations: Too long: must have at most 262144 bytes');
+    expect(res.body.message).toBe(
+      'Pod "anno" is invalid: metadata.annotations: Too long: must have at most 262144 bytes',
+    );
     expect(causesOf(res.body)).toEqual([
       'FieldValueTooLong metadata.annotations: Too long: must have at most 262144 bytes',
     ]);
@@ -75,7 +85,13 @@ describe('size limits', () => {
   test('label keys and values, annotation keys: 422 with upstream messages', async () => {
     server = await start();
     const p = pod('labels', {
-      labels: { 'a/b/c': 'x', ['k'.repeat(64)]: 'ok', 'Example.com/x': 'ok', good: 'v'.repeat(64), bad: 'a b' },
+      labels: {
+        'a/b/c': 'x',
+        ['k'.repeat(64)]: 'ok',
+        'Example.com/x': 'ok',
+        good: 'v'.repeat(64),
+        bad: 'a b',
+      },
     });
     p.metadata = { ...p.metadata, annotations: { 'Example.com/UPPER': 'fine', 'bad key': 'v' } };
     const res = await call(server, 'POST', PODS, p);
@@ -87,12 +103,30 @@ describe('size limits', () => {
     expect(causes).toContain(
       `FieldValueInvalid metadata.labels: Invalid value: "${'k'.repeat(64)}": name part must be no more than 63 characters`,
     );
-    expect(causes.some((c) => c.startsWith('FieldValueInvalid metadata.labels: Invalid value: "Example.com/x": prefix part a lowercase RFC 1123 subdomain'))).toBe(true);
+    expect(
+      causes.some((c) =>
+        c.startsWith(
+          'FieldValueInvalid metadata.labels: Invalid value: "Example.com/x": prefix part a lowercase RFC 1123 subdomain',
+        ),
+      ),
+    ).toBe(true);
     expect(causes).toContain(
       `FieldValueInvalid metadata.labels: Invalid value: "${'v'.repeat(64)}": must be no more than 63 characters`,
     );
-    expect(causes.some((c) => c.startsWith('FieldValueInvalid metadata.labels: Invalid value: "a b": a valid label must be an empty string'))).toBe(true);
-    expect(causes.some((c) => c.startsWith('FieldValueInvalid metadata.annotations: Invalid value: "bad key": name part must consist'))).toBe(true);
+    expect(
+      causes.some((c) =>
+        c.startsWith(
+          'FieldValueInvalid metadata.labels: Invalid value: "a b": a valid label must be an empty string',
+        ),
+      ),
+    ).toBe(true);
+    expect(
+      causes.some((c) =>
+        c.startsWith(
+          'FieldValueInvalid metadata.annotations: Invalid value: "bad key": name part must consist',
+        ),
+      ),
+    ).toBe(true);
     expect(causes.some((c) => c.includes('Example.com/UPPER'))).toBe(false); // annotation keys: any case
     expect(causes).toHaveLength(6);
   });
@@ -104,7 +138,9 @@ describe('pods whose strings would leave the node pod directories', () => {
     p.spec = {
       volumes,
       containers: [{ name: 'app', image: 'busybox', volumeMounts: mounts }],
-      ...(initMounts ? { initContainers: [{ name: 'init', image: 'busybox', volumeMounts: initMounts }] } : {}),
+      ...(initMounts
+        ? { initContainers: [{ name: 'init', image: 'busybox', volumeMounts: initMounts }] }
+        : {}),
     };
     return p;
   };
@@ -113,16 +149,24 @@ describe('pods whose strings would leave the node pod directories', () => {
     [
       'subPath with ..',
       withVolumes([{ name: 'v', emptyDir: {} }], [{ name: 'v', mountPath: '/v', subPath: '../../etc' }]),
-      [`FieldValueInvalid spec.containers[0].volumeMounts.subPath: Invalid value: "../../etc": must not contain '..'`],
+      [
+        `FieldValueInvalid spec.containers[0].volumeMounts.subPath: Invalid value: "../../etc": must not contain '..'`,
+      ],
     ],
     [
       'absolute subPath',
       withVolumes([{ name: 'v', emptyDir: {} }], [{ name: 'v', mountPath: '/v', subPath: '/etc' }]),
-      [`FieldValueInvalid spec.containers[0].volumeMounts.subPath: Invalid value: "/etc": must be a relative path`],
+      [
+        `FieldValueInvalid spec.containers[0].volumeMounts.subPath: Invalid value: "/etc": must be a relative path`,
+      ],
     ],
     [
       'absolute subPathExpr with .. in an init container',
-      withVolumes([{ name: 'v', emptyDir: {} }], [], [{ name: 'v', mountPath: '/v', subPathExpr: '/$(X)/../y' }]),
+      withVolumes(
+        [{ name: 'v', emptyDir: {} }],
+        [],
+        [{ name: 'v', mountPath: '/v', subPathExpr: '/$(X)/../y' }],
+      ),
       [
         `FieldValueInvalid spec.initContainers[0].volumeMounts.subPathExpr: Invalid value: "/$(X)/../y": must be a relative path`,
         `FieldValueInvalid spec.initContainers[0].volumeMounts.subPathExpr: Invalid value: "/$(X)/../y": must not contain '..'`,
@@ -130,14 +174,20 @@ describe('pods whose strings would leave the node pod directories', () => {
     ],
     [
       'subPath and subPathExpr together',
-      withVolumes([{ name: 'v', emptyDir: {} }], [{ name: 'v', mountPath: '/v', subPath: 'a', subPathExpr: 'b' }]),
+      withVolumes(
+        [{ name: 'v', emptyDir: {} }],
+        [{ name: 'v', mountPath: '/v', subPath: 'a', subPathExpr: 'b' }],
+      ),
       [
         `FieldValueInvalid spec.containers[0].volumeMounts[0].subPathExpr: Invalid value: "b": subPathExpr and subPath are mutually exclusive`,
       ],
     ],
     [
       'URL-encoded dots are a valid file name (nothing is decoded)',
-      withVolumes([{ name: 'v', emptyDir: {} }], [{ name: 'v', mountPath: '/v', subPath: '%2e%2e/%2e%2e/etc' }]),
+      withVolumes(
+        [{ name: 'v', emptyDir: {} }],
+        [{ name: 'v', mountPath: '/v', subPath: '%2e%2e/%2e%2e/etc' }],
+      ),
       [],
     ],
     [
@@ -180,9 +230,16 @@ describe('pods whose strings would leave the node pod directories', () => {
     const nl = await call(server, 'POST', PODS, pod('web\nx'));
     expect(nl.code).toBe(422);
     expect(nl.body.details.causes[0].field).toBe('metadata.name');
-    const q = await call(server, 'POST', PODS, { ...pod('app'), spec: { containers: [{ name: 'a"b', image: 'i' }] } });
-    expect(causesOf(q.body)[0]).toMatch(/^FieldValueInvalid spec\.containers\[0\]\.name: Invalid value: "a\\"b": a lowercase RFC 1123 label/);
-    expect(() => server.store.create('pods', pod('x', { ns: '../etc' }))).toThrow(/metadata\.namespace: Invalid value: "\.\.\/etc"/);
+    const q = await call(server, 'POST', PODS, {
+      ...pod('app'),
+      spec: { containers: [{ name: 'a"b', image: 'i' }] },
+    });
+    expect(causesOf(q.body)[0]).toMatch(
+      /^FieldValueInvalid spec\.containers\[0\]\.name: Invalid value: "a\\"b": a lowercase RFC 1123 label/,
+    );
+    expect(() => server.store.create('pods', pod('x', { ns: '../etc' }))).toThrow(
+      /metadata\.namespace: Invalid value: "\.\.\/etc"/,
+    );
   });
 });
 
@@ -199,8 +256,15 @@ describe('watch history bounded by bytes', () => {
     // 100 versions of ~10 KB do not fit in 200 KB: the oldest were forgotten.
     expect(store.historyBytes).toBeLessThanOrEqual(200_000);
     expect(store.historyBytes).toBeGreaterThan(150_000);
-    const old = await call(server, 'GET', `${PODS}?watch=true&resourceVersion=${first.metadata?.resourceVersion}`);
-    expect(old.body).toMatchObject({ type: 'ERROR', object: { kind: 'Status', reason: 'Expired', code: 410 } });
+    const old = await call(
+      server,
+      'GET',
+      `${PODS}?watch=true&resourceVersion=${first.metadata?.resourceVersion}`,
+    );
+    expect(old.body).toMatchObject({
+      type: 'ERROR',
+      object: { kind: 'Status', reason: 'Expired', code: 410 },
+    });
     expect(old.body.object.message).toMatch(/^too old resource version: \d+ \(\d+\)$/);
     // A watch from a recent resourceVersion still gets every event after it.
     const recent = Number(store.resourceVersion) - 3;
