@@ -4,7 +4,10 @@
  * ({@link RuntimePod}), the `io.kubernetes.*` label and annotation keys the kubelet writes on
  * sandboxes and containers, the newest-first order of statuses, and the conversion from CRI
  * messages ({@link criPodStatusSource}, {@link criRuntimeLister}). `@nodeagent/pleg` caches
- * this model and `@nodeagent/kuberuntime` plans from it; both import it from here.
+ * this model and `@nodeagent/kuberuntime` plans from it; both import it from here. It also holds
+ * the path-safety rules for laying pod files out on the node: kube-apiserver's name and path
+ * checks ({@link isDns1123Label}, {@link validateLocalDescendingPath}, …) and
+ * {@link safeMakeDir}, which never follows a symlink out of a volume.
  *
  * @example
  * ```ts

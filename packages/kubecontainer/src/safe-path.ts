@@ -61,8 +61,9 @@ export async function safeMakeDir(base: string, subPath: string, mode: number): 
     let target: string;
     try {
       target = await realpath(outcome.link);
-    } catch {
-      throw new UnsafePathError(base, subPath, `subPath "${subPath}": symlink ${outcome.link} dangles`);
+    } catch (err) {
+      const why = code(err) === 'ELOOP' ? 'is a symlink loop' : 'dangles';
+      throw new UnsafePathError(base, subPath, `subPath "${subPath}": symlink ${outcome.link} ${why}`);
     }
     if (!within(root, target))
       throw new UnsafePathError(base, subPath, `subPath "${subPath}" resolves outside the volume`);
