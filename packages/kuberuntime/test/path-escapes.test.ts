@@ -15,16 +15,20 @@ let h: Harness;
 let manager: KubeRuntimeManager;
 let roots: { pods: string; logs: string; outside: string };
 
-beforeEach(async () => {
-  h = await startHarness();
-  // The roots sit 2 levels below the harness directory, so 7 `..` from a volume land in it.
-  roots = {
-    pods: join(h.dir, 'a', 'b', 'pods'),
-    logs: join(h.dir, 'a', 'b', 'logs'),
-    outside: join(h.dir, 'outside'),
-  };
+// The roots sit 8 levels below the harness directory: the hostile values climb at most 7 levels,
+// so even if a check regressed, what escapes stays in the harness directory (and is found there).
+const CHAIN = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+
+async function setUp(fakeOptions: Parameters<typeof startHarness>[0] = {}): Promise<void> {
+  h = await startHarness(fakeOptions);
+  const deep = join(h.dir, ...CHAIN);
+  roots = { pods: join(deep, 'pods'), logs: join(deep, 'logs'), outside: join(h.dir, 'outside') };
   mkdirSync(roots.outside);
   manager = h.newManager({ podsRoot: roots.pods, podLogsRoot: roots.logs });
+}
+
+beforeEach(async () => {
+  await setUp();
 });
 afterEach(async () => {
   await h.close();
@@ -37,7 +41,8 @@ function outsideRoots(): string[] {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
       if (p === roots.pods || p === roots.logs || p === roots.outside) continue;
-      if (!(p === join(h.dir, 'a') || p === join(h.dir, 'a', 'b'))) found.push(relative(h.dir, p));
+      const chain = CHAIN.some((_, i) => p === join(h.dir, ...CHAIN.slice(0, i + 1)));
+      if (!chain) found.push(relative(h.dir, p));
       if (e.isDirectory()) walk(p);
     }
   };
@@ -221,16 +226,7 @@ describe('symlinks planted inside an emptyDir', () => {
 
   it('a subPath swapped for a symlink after the container started is refused at the restart', async () => {
     await h.close();
-    h = await startHarness({
-      behaviours: [{ match: { name: 'app' }, behaviour: { crashOnStart: true, exitCode: 1 } }],
-    });
-    roots = {
-      pods: join(h.dir, 'a', 'b', 'pods'),
-      logs: join(h.dir, 'a', 'b', 'logs'),
-      outside: join(h.dir, 'outside'),
-    };
-    mkdirSync(roots.outside);
-    manager = h.newManager({ podsRoot: roots.pods, podLogsRoot: roots.logs });
+    await setUp({ behaviours: [{ match: { name: 'app' }, behaviour: { crashOnStart: true, exitCode: 1 } }] });
     const p = pod({ containers: [ctr(mountVol({ subPath: 'data' }))] });
     expect(await startError(p)).toBeUndefined();
     rmSync(join(vol(), 'data'), { recursive: true });
