@@ -89,9 +89,10 @@ describe('safeMakeDir', () => {
     ['to /', '/', 'link/tmp'],
     ['to a directory outside', 'OUTSIDE', 'link/new'],
     ['relative, climbing out', '../outside', 'link/new'],
-    ['dangling', join('/nonexistent', 'x'), 'link/new'],
+    ['dangling', 'MISSING', 'link/new'],
   ])('refuses a symlink %s; nothing is created outside', async (_, target, sub) => {
-    symlinkSync(target === 'OUTSIDE' ? outside : target, join(vol, 'link'));
+    const to = target === 'OUTSIDE' ? outside : target === 'MISSING' ? join(outside, 'missing') : target;
+    symlinkSync(to, join(vol, 'link'));
     await expect(safeMakeDir(vol, sub, 0o755)).rejects.toBeInstanceOf(UnsafePathError);
     expect(readdirSync(outside)).toEqual([]);
   });
