@@ -4,7 +4,10 @@
  * ({@link RuntimePod}), the `io.kubernetes.*` label and annotation keys the kubelet writes on
  * sandboxes and containers, the newest-first order of statuses, and the conversion from CRI
  * messages ({@link criPodStatusSource}, {@link criRuntimeLister}). `@nodeagent/pleg` caches
- * this model and `@nodeagent/kuberuntime` plans from it; both import it from here.
+ * this model and `@nodeagent/kuberuntime` plans from it; both import it from here. It also holds
+ * the path-safety rules for laying pod files out on the node: kube-apiserver's name and path
+ * checks ({@link isDns1123Label}, {@link validateLocalDescendingPath}, …) and
+ * {@link safeMakeDir}, which never follows a symlink out of a volume.
  *
  * @example
  * ```ts
@@ -56,6 +59,20 @@ export {
   podInfoFromLabels,
 } from './labels.js';
 export {
+  DNS1123_LABEL_ERROR_MESSAGE,
+  DNS1123_LABEL_MAX_LENGTH,
+  DNS1123_SUBDOMAIN_ERROR_MESSAGE,
+  DNS1123_SUBDOMAIN_MAX_LENGTH,
+  formatFieldError,
+  isDns1123Label,
+  isDns1123Subdomain,
+  PATH_COMPONENT_MAX_BYTES,
+  type PathFieldError,
+  validateLocalDescendingPath,
+  validatePathComponent,
+  validatePathNoBacksteps,
+} from './path-validation.js';
+export {
   type ContainerRuntimeStatus,
   emptyPodStatus,
   findContainerStatusByName,
@@ -72,4 +89,5 @@ export {
   criRuntimeLister,
   type RuntimeLister,
 } from './runtime-lister.js';
+export { safeMakeDir, UnsafePathError } from './safe-path.js';
 export { sortContainerStatusesByCreationTime } from './status-order.js';

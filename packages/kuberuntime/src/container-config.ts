@@ -43,7 +43,7 @@ export function generateContainerConfig(
 ): GeneratedContainerConfig {
   const envs = makeEnvironmentVariables(pod, container, ctx);
   const { command, args } = expandCommandAndArgs(container, envs);
-  const { mounts, prepare } = makeMounts(pod, container, ctx.podsRoot, ctx.terminationFileId);
+  const { mounts, prepare } = makeMounts(pod, container, ctx.podsRoot, ctx.terminationFileId, envs);
   const config: ContainerConfig = {
     metadata: { name: container.name, attempt: restartCount },
     image: {

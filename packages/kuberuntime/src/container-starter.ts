@@ -13,13 +13,13 @@ import type { V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Clock, Logger } from '@nodeagent/core';
 import { definedFields } from '@nodeagent/core';
 import type { PodSandboxConfig } from '@nodeagent/cri';
-import type { PodStatus } from '@nodeagent/kubecontainer';
+import { type PodStatus, safeMakeDir, UnsafePathError } from '@nodeagent/kubecontainer';
 import { generateContainerConfig } from './container-config.js';
 import { ContainerConfigError, errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
 import type { ImagePuller } from './image-puller.js';
 import { type KillDeps, killContainer } from './kill.js';
 import { runLifecycleHandler } from './lifecycle-handlers.js';
-import { type HostPathToPrepare, makeMounts } from './mounts.js';
+import { assertHostPathSafe, type HostPathToPrepare, makeMounts } from './mounts.js';
 import { containerLogsDirectory } from './paths.js';
 import type { KubeRuntimeManagerOptions } from './runtime-manager-options.js';
 
@@ -73,6 +73,12 @@ export class ContainerStarter {
    */
   async prepare(pod: V1Pod, container: V1Container, podStatus: PodStatus): Promise<PreparedContainer> {
     const previous = podStatus.containerStatuses.find((c) => c.name === container.name);
+    try {
+      // Before the log directory is even read: its path is made of pod and container names.
+      assertHostPathSafe(pod, container);
+    } catch (err) {
+      throw new SyncStepError(SyncErrorReason.CreateContainerConfigError, errorMessage(err), { cause: err });
+    }
     const logDir = containerLogsDirectory(this.#deps.podLogsRoot, pod, container.name);
     const restartCount =
       previous !== undefined ? previous.restartCount + 1 : await restartCountFromLogDir(logDir);
@@ -80,7 +86,7 @@ export class ContainerStarter {
     try {
       const { prepare } = makeMounts(pod, container, this.#deps.podsRoot, terminationFileId);
       await mkdir(logDir, { recursive: true, mode: 0o755 });
-      for (const p of prepare) await prepareHostPath(p);
+      for (const p of prepare) await prepareHostPath(p, container.name);
     } catch (err) {
       throw new SyncStepError(SyncErrorReason.CreateContainerConfigError, errorMessage(err), { cause: err });
     }
@@ -130,6 +136,13 @@ export class ContainerStarter {
         podsRoot: this.#deps.podsRoot,
         terminationFileId: prepared.terminationFileId,
       });
+      // subPaths again, right before CreateContainer: subPathExpr needed the environment, and a
+      // container sharing the volume may have planted a symlink since the preparation.
+      for (const p of generated.prepare) {
+        if (p.subPathOf === undefined) continue;
+        const real = await prepareHostPath(p, container.name);
+        for (const m of generated.config.mounts) if (m.hostPath === p.path) m.hostPath = real;
+      }
     } catch (err) {
       throw new SyncStepError(SyncErrorReason.CreateContainerConfigError, errorMessage(err), { cause: err });
     }
@@ -201,14 +214,29 @@ export async function restartCountFromLogDir(dir: string): Promise<number> {
   return count;
 }
 
-async function prepareHostPath(p: HostPathToPrepare): Promise<void> {
+/** Creates or checks one host path; returns the path to mount (a subPath's resolved path). */
+async function prepareHostPath(p: HostPathToPrepare, containerName: string): Promise<string> {
+  const sub = p.subPathOf;
+  if (sub !== undefined) {
+    try {
+      const mode = (await stat(sub.volumePath)).mode & 0o7777;
+      return await safeMakeDir(sub.volumePath, sub.subPath, mode);
+    } catch (err) {
+      // As the kubelet: name the mount, not the host path (the detail is in `cause`).
+      const what = err instanceof UnsafePathError ? 'prepare subPath' : 'create subPath directory';
+      throw new ContainerConfigError(
+        `failed to ${what} for volumeMount "${sub.volumeMount}" of container "${containerName}"`,
+        { cause: err },
+      );
+    }
+  }
   const existing = await stat(p.path).catch(() => undefined);
   if (existing !== undefined) {
     if (p.kind === 'directory' && !existing.isDirectory())
       throw new ContainerConfigError(`hostPath ${p.path} is not a directory`);
     if (p.kind === 'file' && existing.isDirectory())
       throw new ContainerConfigError(`hostPath ${p.path} is a directory, not a file`);
-    return;
+    return p.path;
   }
   if (p.mustExist) throw new ContainerConfigError(`hostPath type check failed: ${p.path} does not exist`);
   // Like the kubelet, force group/other write bits (emptyDir 0777, termination file 0666)
@@ -223,4 +251,5 @@ async function prepareHostPath(p: HostPathToPrepare): Promise<void> {
     if (narrowed) await fh.chmod(p.mode);
     await fh.close();
   }
+  return p.path;
 }

@@ -1,14 +1,20 @@
 /**
  * Container mounts for the volume types this runtime manager handles itself: `emptyDir` (a
  * directory under the pod's directory) and `hostPath`, plus the termination message file
- * (upstream `makeMounts`). Other volume types need a volume manager and are rejected.
+ * (upstream `makeMounts`). Other volume types need a volume manager and are rejected. Every
+ * API string joined onto a host path is checked first (names, `subPath`, `subPathExpr` after
+ * expansion, as the kubelet does); a `subPath` directory is created later with `safeMakeDir`,
+ * which never leaves the volume.
  *
  * @module
  */
 import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { type Mount, MountPropagation } from '@nodeagent/cri';
+import { type KeyValue, type Mount, MountPropagation } from '@nodeagent/cri';
+import { formatFieldError, validatePathNoBacksteps } from '@nodeagent/kubecontainer';
 import { ContainerConfigError } from './errors.js';
+import { expand } from './expansion.js';
+import { containerHostPathErrors, podHostPathErrors } from './host-path-validation.js';
 import { DEFAULT_TERMINATION_MESSAGE_PATH } from './labels.js';
 import { emptyDirPath, podContainerDirectory } from './paths.js';
 
@@ -22,6 +28,49 @@ export interface HostPathToPrepare {
   readonly mode: number;
   /** Only check that it exists (and is of `kind`), never create it. */
   readonly mustExist: boolean;
+  /**
+   * For a `subPath`: the volume directory `path` must stay in and the relative path below it.
+   * Created with `safeMakeDir` (component by component, no symlink followed out of the volume),
+   * with the volume directory's mode, as the kubelet does.
+   */
+  readonly subPathOf?: {
+    readonly volumePath: string;
+    readonly subPath: string;
+    readonly volumeMount: string;
+  };
+}
+
+/**
+ * `subPathExpr` expanded with the container's environment (upstream
+ * `ExpandContainerVolumeMounts`): a reference to a variable that is unset or empty is an error.
+ * @throws ContainerConfigError `missing value for A, B`
+ */
+export function expandSubPathExpr(subPathExpr: string, envs: readonly KeyValue[]): string {
+  const env = new Map(envs.map((e) => [e.key, e.value]));
+  const missing = new Set<string>();
+  const expanded = expand(subPathExpr, (name) => {
+    const value = env.get(name);
+    if (value === undefined || value === '') missing.add(name);
+    return value ?? '';
+  });
+  if (missing.size > 0) throw new ContainerConfigError(`missing value for ${[...missing].sort().join(', ')}`);
+  return expanded;
+}
+
+/** The kubelet's own checks of a (possibly expanded) subPath (upstream `makeMounts`). */
+function checkSubPath(subPath: string): void {
+  if (subPath.startsWith('/'))
+    throw new ContainerConfigError(`error SubPath \`${subPath}\` must not be an absolute path`);
+  const back = validatePathNoBacksteps(subPath);
+  if (back !== undefined)
+    throw new ContainerConfigError(`unable to provision SubPath \`${subPath}\`: ${back}`);
+}
+
+/** @throws ContainerConfigError naming the first field of `pod` / `container` unsafe in a host path */
+export function assertHostPathSafe(pod: V1Pod, container: V1Container | undefined): void {
+  const errs = [...podHostPathErrors(pod), ...(container ? containerHostPathErrors(pod, container) : [])];
+  const first = errs[0];
+  if (first !== undefined) throw new ContainerConfigError(`invalid pod spec: ${formatFieldError(first)}`);
 }
 
 function propagation(mode: string | undefined): MountPropagation {
@@ -47,15 +96,20 @@ function mount(containerPath: string, hostPath: string, readonly: boolean, prop:
 
 /**
  * The mounts of a container and the host paths to prepare for them. `terminationFileId` names
- * this instance's termination message file (upstream: 8 random hex digits).
- * @throws ContainerConfigError for an unknown volume or an unsupported volume type
+ * this instance's termination message file (upstream: 8 random hex digits). `envs` expands
+ * `subPathExpr`; without it (node-side preparation before the pod IP is known) such mounts are
+ * left for later.
+ * @throws ContainerConfigError for an unknown volume, an unsupported volume type, or a name or
+ *   subPath that would leave the pod's directories
  */
 export function makeMounts(
   pod: V1Pod,
   container: V1Container,
   podsRoot: string,
   terminationFileId: string,
+  envs?: readonly KeyValue[],
 ): { mounts: Mount[]; prepare: HostPathToPrepare[] } {
+  assertHostPathSafe(pod, container);
   const uid = pod.metadata?.uid ?? '';
   const volumes = new Map((pod.spec?.volumes ?? []).map((v) => [v.name, v]));
   const mounts: Mount[] = [];
@@ -92,8 +146,21 @@ export function makeMounts(
         `volume "${vm.name}" of type ${kind} is not supported (only emptyDir and hostPath)`,
       );
     }
-    const hostPath = vm.subPath ? join(base, vm.subPath) : base;
-    if (vm.subPath) prepare.push({ path: hostPath, kind: 'directory', mode: 0o755, mustExist: false });
+    let subPath = vm.subPath ?? '';
+    if (vm.subPathExpr) {
+      if (envs === undefined) continue;
+      subPath = expandSubPathExpr(vm.subPathExpr, envs);
+    }
+    if (subPath !== '') checkSubPath(subPath);
+    const hostPath = subPath !== '' ? join(base, subPath) : base;
+    if (subPath !== '')
+      prepare.push({
+        path: hostPath,
+        kind: 'directory',
+        mode: 0o755,
+        mustExist: false,
+        subPathOf: { volumePath: base, subPath, volumeMount: vm.name },
+      });
     mounts.push(mount(vm.mountPath, hostPath, vm.readOnly === true, propagation(vm.mountPropagation)));
   }
   const tmp = container.terminationMessagePath ?? DEFAULT_TERMINATION_MESSAGE_PATH;

@@ -18,10 +18,16 @@ import {
   realClock,
 } from '@nodeagent/core';
 import { isNotFound, type PodSandboxConfig } from '@nodeagent/cri';
-import { criPodStatusSource, type PodStatus, type PodStatusSource } from '@nodeagent/kubecontainer';
+import {
+  criPodStatusSource,
+  formatFieldError,
+  type PodStatus,
+  type PodStatusSource,
+} from '@nodeagent/kubecontainer';
 import { formatPod, stableContainerKey } from './container-hash.js';
 import { ContainerStarter, type Prefetched } from './container-starter.js';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
+import { podHostPathErrors } from './host-path-validation.js';
 import { ImagePuller } from './image-puller.js';
 import { type KillDeps, killContainer, killPod } from './kill.js';
 import { createRuntimeMetrics, type RuntimeMetrics } from './metrics.js';
@@ -206,6 +212,18 @@ export class KubeRuntimeManager {
         ...actions.initContainersToStart.map((i) => pod.spec?.initContainers?.[i]),
         ...actions.containersToStart.map((i) => pod.spec?.containers[i]),
       ].filter((c): c is V1Container => c !== undefined);
+      // Nothing is created on the node for a pod whose names would leave the pod directories.
+      const unsafe = podHostPathErrors(pod)[0];
+      if (unsafe !== undefined) {
+        const message = `invalid pod spec: ${formatFieldError(unsafe)}`;
+        for (const c of starting) {
+          result.add('StartContainer', c.name).error = new SyncStepError(
+            SyncErrorReason.CreateContainerConfigError,
+            message,
+          );
+        }
+        return;
+      }
       const images = this.#puller.prefetch(starting);
       for (const c of starting) {
         const prepared = this.#starter.prepare(pod, c, podStatus);

@@ -194,3 +194,25 @@ export function tooLargeResourceVersion(requested: number, current: number): Api
     }),
   );
 }
+
+/** 413 RequestEntityTooLarge, as kube-apiserver answers a body over its limit (3 MiB). */
+export function requestEntityTooLarge(limitBytes: number): ApiStatusError {
+  return new ApiStatusError(
+    failureStatus(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limitBytes}`),
+  );
+}
+
+/**
+ * What kube-apiserver answers when etcd refuses a write over its request limit: a 500 with
+ * etcd's message and no reason (the error is not mapped to a Status; kubernetes#112152).
+ */
+export function requestTooLarge(): ApiStatusError {
+  return new ApiStatusError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'etcdserver: request is too large',
+    code: 500,
+  });
+}

@@ -24,6 +24,7 @@ import {
   invalid,
   methodNotAllowed,
   pathNotFound,
+  requestEntityTooLarge,
   type StatusBody,
   type StatusCause,
   tooLargeResourceVersion,
@@ -74,9 +75,9 @@ export interface HandlerContext {
     readonly onOverflow: () => void;
   };
   readonly record: (r: RequestRecord) => void;
+  /** Largest request body accepted (413 past it). */
+  readonly maxRequestBodyBytes: number;
 }
-
-const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 function sendJson(res: ServerResponse, code: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -92,14 +93,15 @@ function sendStatus(res: ServerResponse, status: StatusBody): void {
   sendJson(res, status.code, status);
 }
 
-async function readBody(req: IncomingMessage): Promise<unknown> {
+async function readBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limitBytes) throw requestEntityTooLarge(limitBytes);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req) {
     const b = c as Buffer;
     size += b.length;
-    if (size > MAX_BODY_BYTES)
-      throw new ApiStatusError(failureStatus(413, 'RequestEntityTooLarge', 'the request body is too large'));
+    if (size > limitBytes) throw requestEntityTooLarge(limitBytes);
     chunks.push(b);
   }
   if (size === 0) return undefined;
@@ -251,13 +253,13 @@ async function handleResource(
         return;
       }
       case 'POST': {
-        const body = await readBody(req);
+        const body = await readBody(req, ctx.maxRequestBodyBytes);
         if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
         const obj = withNamespace(body as KubeObject, namespace, type.namespaced);
         return sendJson(res, 201, store.create(type.resource, obj, { keepStatus: false }));
       }
       case 'DELETE': {
-        const opts = deleteOptions(await readBody(req), q);
+        const opts = deleteOptions(await readBody(req, ctx.maxRequestBodyBytes), q);
         const labels = parseLabelSelector(q.get('labelSelector'));
         const fields = parseFieldSelector(type, q.get('fieldSelector'));
         const items: KubeObject[] = [];
@@ -285,7 +287,7 @@ async function handleResource(
     }
     case 'PUT': {
       if (subresource === 'binding') throw methodNotAllowed();
-      const body = await readBody(req);
+      const body = await readBody(req, ctx.maxRequestBodyBytes);
       if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
       const obj = withNamespace(body as KubeObject, namespace, type.namespaced);
       const bodyName = obj.metadata?.name;
@@ -301,13 +303,13 @@ async function handleResource(
       const ct = req.headers['content-type'];
       const patchType = patchTypeOf(ct);
       if (!patchType) throw unsupportedMediaType(ct ?? '');
-      const body = await readBody(req);
+      const body = await readBody(req, ctx.maxRequestBodyBytes);
       const opts = subresource === 'status' ? { subresource: 'status' as const } : {};
       return sendJson(res, 200, store.patch(type.resource, namespace, name, patchType, body, opts));
     }
     case 'POST': {
       if (subresource !== 'binding') throw methodNotAllowed();
-      const body = await readBody(req);
+      const body = await readBody(req, ctx.maxRequestBodyBytes);
       const target = isPlainObject(body) && isPlainObject(body.target) ? body.target.name : undefined;
       if (typeof target !== 'string' || target === '') {
         throw invalid('', 'Binding', name, [
@@ -338,7 +340,7 @@ async function handleResource(
     }
     case 'DELETE': {
       if (subresource !== undefined) throw methodNotAllowed();
-      const opts = deleteOptions(await readBody(req), q);
+      const opts = deleteOptions(await readBody(req, ctx.maxRequestBodyBytes), q);
       const result = store.delete(type.resource, namespace, name, opts);
       if (['pods', 'services', 'namespaces'].includes(type.resource) || !result.deleted) {
         return sendJson(res, 200, result.object);

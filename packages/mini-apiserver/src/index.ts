@@ -49,13 +49,16 @@ export {
   runMiniApiServerCli,
 } from './run-cli.js';
 export { startMiniApiServer } from './server.js';
-export type {
-  MiniApiServer,
-  MiniApiServerOptions,
-  ServerTls,
+export {
+  DEFAULT_MAX_REQUEST_BODY_BYTES,
+  type MiniApiServer,
+  type MiniApiServerOptions,
+  type ServerTls,
 } from './server-options.js';
 export {
   type CreateOptions,
+  DEFAULT_HISTORY_MAX_BYTES,
+  DEFAULT_MAX_OBJECT_BYTES,
   type DeleteOptions,
   type DeleteResult,
   ObjectStore,

@@ -98,6 +98,26 @@ export interface MiniApiServerOptions {
    */
   readonly historySize?: number;
   /**
+   * Bytes of serialized objects the watch history of all resource types may hold together;
+   * past it the oldest events are forgotten first, as etcd compaction forgets old
+   * revisions, and a watch or continue token from before the oldest event kept gets 410
+   * Expired (a reflector then relists). Minimum: 0.
+   * @default 67108864 (64 MiB)
+   */
+  readonly historyMaxBytes?: number;
+  /**
+   * Largest object stored, in bytes of its JSON (etcd's default `--max-request-bytes`). A
+   * larger create or update fails as on a real cluster: 500 `etcdserver: request is too large`.
+   * @default 1572864 (1.5 MiB)
+   */
+  readonly maxObjectBytes?: number;
+  /**
+   * Largest request body read, in bytes (kube-apiserver's `MaxRequestBodyBytes`); past it the
+   * answer is 413 `Request entity too large: limit is 3145728`.
+   * @default 3145728 (3 MiB)
+   */
+  readonly maxRequestBodyBytes?: number;
+  /**
    * Create namespaces on the fly instead of answering 404 for objects in a missing one.
    * @default false
    */
@@ -113,6 +133,9 @@ export interface MiniApiServerOptions {
    */
   readonly requestLogSize?: number;
 }
+
+/** Default of {@link MiniApiServerOptions.maxRequestBodyBytes}: kube-apiserver's 3 MiB. */
+export const DEFAULT_MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 
 /** A running mini API server. */
 export interface MiniApiServer {

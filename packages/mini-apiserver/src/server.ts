@@ -14,7 +14,12 @@ import { EndpointSliceController } from './endpointslice-controller.js';
 import { Faults } from './faults.js';
 import { handleRequest, type RequestRecord } from './handler.js';
 import { renderKubeconfig } from './kubeconfig.js';
-import type { MiniApiServer, MiniApiServerOptions, ServerTls } from './server-options.js';
+import {
+  DEFAULT_MAX_REQUEST_BODY_BYTES,
+  type MiniApiServer,
+  type MiniApiServerOptions,
+  type ServerTls,
+} from './server-options.js';
 import { ObjectStore } from './store.js';
 import {
   type CertificateAndKey,
@@ -55,6 +60,8 @@ class RunningServer implements MiniApiServer {
       clock,
       ...definedFields({
         historySize: options.historySize,
+        historyMaxBytes: options.historyMaxBytes,
+        maxObjectBytes: options.maxObjectBytes,
         autoCreateNamespaces: options.autoCreateNamespaces,
       }),
     };
@@ -108,6 +115,7 @@ class RunningServer implements MiniApiServer {
         },
       },
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+      maxRequestBodyBytes: options.maxRequestBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES,
       watchTimeoutSeconds: () => options.watchTimeoutSeconds ?? 0,
       serverAddress: () => (this.#port > 0 ? `${options.host ?? '127.0.0.1'}:${this.#port}` : 'localhost'),
       watches: this.watches,

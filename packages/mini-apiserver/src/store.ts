@@ -6,8 +6,15 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '@nodeagent/core';
-import { alreadyExists, badRequest, conflict, MODIFIED_MESSAGE, notFound } from './errors.js';
+import { type Clock, InvalidOptionsError } from '@nodeagent/core';
+import {
+  alreadyExists,
+  badRequest,
+  conflict,
+  MODIFIED_MESSAGE,
+  notFound,
+  requestTooLarge,
+} from './errors.js';
 import { fieldsOf } from './fields.js';
 import { isPlainObject, type KubeObject } from './object.js';
 import { applyPatch, type PatchType } from './patch.js';
@@ -25,6 +32,22 @@ export interface ObjectStoreOptions {
    * @default 10000
    */
   readonly historySize?: number;
+  /**
+   * Bytes of serialized objects the watch history of all resource types may hold together.
+   * Past it the oldest events are forgotten first, whatever their type, as etcd compaction
+   * forgets old revisions: a watch or continue token from before the oldest event kept gets
+   * 410 Expired, and a client (a reflector) relists. Minimum: 0 (keep no history: only
+   * watches from the current resourceVersion succeed).
+   * @default 67108864 (64 MiB)
+   */
+  readonly historyMaxBytes?: number;
+  /**
+   * Largest object the store accepts, in bytes of its JSON (etcd's default
+   * `--max-request-bytes`, 1.5 MiB). A larger create or update fails as kube-apiserver
+   * fails when etcd refuses the write: 500 `etcdserver: request is too large`.
+   * @default 1572864
+   */
+  readonly maxObjectBytes?: number;
   /**
    * Create missing namespaces on the fly instead of answering 404 NotFound.
    * @default false
@@ -73,6 +96,10 @@ export interface StoreChange {
 }
 
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+/** Default of {@link ObjectStoreOptions.historyMaxBytes}. */
+export const DEFAULT_HISTORY_MAX_BYTES = 64 * 1024 * 1024;
+/** Default of {@link ObjectStoreOptions.maxObjectBytes}: etcd's default request limit. */
+export const DEFAULT_MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
 const GENERATE_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
 function isoSeconds(ms: number): string {
@@ -106,11 +133,23 @@ export class ObjectStore {
   readonly #listeners = new Set<(change: StoreChange) => void>();
   readonly #clock: Clock;
   readonly #autoCreateNamespaces: boolean;
+  readonly #historyMaxBytes: number;
+  readonly #maxObjectBytes: number;
+  #historyBytes = 0;
 
   /** Creates a store with the four default namespaces. */
   constructor(options: ObjectStoreOptions) {
     this.#clock = options.clock;
     this.#autoCreateNamespaces = options.autoCreateNamespaces ?? false;
+    this.#historyMaxBytes = options.historyMaxBytes ?? DEFAULT_HISTORY_MAX_BYTES;
+    this.#maxObjectBytes = options.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
+    if (!(this.#historyMaxBytes >= 0))
+      throw new InvalidOptionsError(
+        'ObjectStore',
+        `historyMaxBytes must be >= 0, got ${this.#historyMaxBytes}`,
+      );
+    if (!(this.#maxObjectBytes > 0))
+      throw new InvalidOptionsError('ObjectStore', `maxObjectBytes must be > 0, got ${this.#maxObjectBytes}`);
     for (const t of RESOURCE_TYPES)
       this.#tables.set(t.resource, new ResourceTable(t, options.historySize ?? 10_000, 0));
     for (const ns of DEFAULT_NAMESPACES) this.create('namespaces', { metadata: { name: ns } });
@@ -152,6 +191,12 @@ export class ObjectStore {
   compact(): void {
     const rv = ++this.#rv;
     for (const t of this.#tables.values()) t.compact(rv);
+    this.#historyBytes = 0;
+  }
+
+  /** Bytes of serialized objects the watch history holds now (at most `historyMaxBytes`). */
+  get historyBytes(): number {
+    return this.#historyBytes;
   }
 
   /** Reads one object; `undefined` when absent. */
@@ -438,6 +483,21 @@ export class ObjectStore {
     return this.#commit(type, 'MODIFIED', next, prev);
   }
 
+  /** Forgets the globally oldest events until the history fits `historyMaxBytes`. */
+  #trimHistory(): void {
+    while (this.#historyBytes > this.#historyMaxBytes) {
+      let oldest: ResourceTable | undefined;
+      for (const t of this.#tables.values()) {
+        const rv = t.oldestHistoryRv;
+        if (rv !== undefined && (oldest === undefined || rv < (oldest.oldestHistoryRv as number))) oldest = t;
+      }
+      if (oldest === undefined) return;
+      const before = oldest.historyBytes;
+      oldest.dropOldest();
+      this.#historyBytes -= before - oldest.historyBytes;
+    }
+  }
+
   /** Assigns the next resourceVersion, stores the entry, records history, notifies. */
   #commit(
     type: ResourceType,
@@ -445,10 +505,12 @@ export class ObjectStore {
     obj: KubeObject,
     prev: StoreEntry | undefined,
   ): KubeObject {
-    const rv = ++this.#rv;
+    const rv = this.#rv + 1;
     const meta = obj.metadata as NonNullable<KubeObject['metadata']>;
     meta.resourceVersion = String(rv);
     const json = JSON.stringify(obj);
+    if (eventType !== 'DELETED' && Buffer.byteLength(json) > this.#maxObjectBytes) throw requestTooLarge();
+    this.#rv = rv;
     const name = meta.name as string;
     const namespace = type.namespaced ? (meta.namespace as string) : '';
     const entry: StoreEntry = {
@@ -462,7 +524,11 @@ export class ObjectStore {
       fields: fieldsOf(type, obj),
     };
     const event: StoreEvent = { type: eventType, rv, entry, prev };
-    this.table(type).commit(event);
+    const table = this.table(type);
+    const before = table.historyBytes;
+    table.commit(event);
+    this.#historyBytes += table.historyBytes - before;
+    this.#trimHistory();
     if (this.#listeners.size > 0) {
       const change: StoreChange = {
         type,

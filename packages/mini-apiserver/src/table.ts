@@ -51,6 +51,7 @@ export class ResourceTable {
   /** Events with rv > compactedRv, oldest first, from index `historyStart`. */
   #history: StoreEvent[] = [];
   #historyStart = 0;
+  #historyBytes = 0;
   /** Watches from an RV older than this get 410 Expired. */
   compactedRv: number;
   #sortedKeys: string[] | null = null;
@@ -80,23 +81,45 @@ export class ResourceTable {
     }
     this.#current = null;
     this.#history.push(event);
-    if (this.#history.length - this.#historyStart > this.#historySize) {
-      const dropped = this.#history[this.#historyStart] as StoreEvent;
-      this.compactedRv = dropped.rv;
-      this.#history[this.#historyStart] = undefined as unknown as StoreEvent;
-      this.#historyStart++;
-      if (this.#historyStart > 1024 && this.#historyStart * 2 > this.#history.length) {
-        this.#history = this.#history.slice(this.#historyStart);
-        this.#historyStart = 0;
-      }
-    }
+    this.#historyBytes += eventBytes(event);
+    if (this.#history.length - this.#historyStart > this.#historySize) this.dropOldest();
     for (const s of this.sinks) s.onEvent(event);
+  }
+
+  /** Bytes of serialized objects the history holds (what {@link dropOldest} frees). */
+  get historyBytes(): number {
+    return this.#historyBytes;
+  }
+
+  /** The resourceVersion of the oldest event kept, or `undefined` when the history is empty. */
+  get oldestHistoryRv(): number | undefined {
+    return this.#history[this.#historyStart]?.rv;
+  }
+
+  /**
+   * Forgets the oldest event (as etcd compaction forgets old revisions): watches and continue
+   * tokens from before it get 410 Expired from now on.
+   */
+  dropOldest(): void {
+    const dropped = this.#history[this.#historyStart];
+    if (dropped === undefined) return;
+    this.compactedRv = dropped.rv;
+    this.#historyBytes -= eventBytes(dropped);
+    this.#history[this.#historyStart] = undefined as unknown as StoreEvent;
+    this.#historyStart++;
+    if (this.#historyStart > 1024 && this.#historyStart * 2 > this.#history.length) {
+      this.#history = this.#history.slice(this.#historyStart);
+      this.#historyStart = 0;
+    }
+    // Snapshots older than the window can no longer be served; they would only hold memory.
+    for (const rv of this.#snapshots.keys()) if (rv < this.compactedRv) this.#snapshots.delete(rv);
   }
 
   /** Forgets all history: every RV up to `rv` becomes too old for watches and continues. */
   compact(rv: number): void {
     this.#history = [];
     this.#historyStart = 0;
+    this.#historyBytes = 0;
     this.compactedRv = rv;
     this.#snapshots.clear();
   }
@@ -161,6 +184,11 @@ export class ResourceTable {
     this.remember(rv, snap);
     return snap;
   }
+}
+
+/** What an event keeps alive: its object's JSON (the previous version is an older event's). */
+function eventBytes(event: StoreEvent): number {
+  return event.entry.json.length;
 }
 
 /** Byte-wise key order, as etcd sorts keys. */

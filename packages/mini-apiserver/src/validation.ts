@@ -5,7 +5,9 @@
  * @module
  */
 import { type ApiStatusError, invalid, type StatusCause } from './errors.js';
+import { validateAnnotations, validateLabels } from './meta-validation.js';
 import { isPlainObject, type KubeObject } from './object.js';
+import { validateVolumeMounts, validateVolumes } from './pod-volume-validation.js';
 import type { ResourceType } from './resources.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -24,7 +26,8 @@ function required(field: string): StatusCause {
 }
 
 function invalidValue(field: string, value: unknown, detail: string): StatusCause {
-  const shown = typeof value === 'string' ? `"${value}"` : JSON.stringify(value);
+  // Go's %q for strings: quotes and control characters escaped.
+  const shown = JSON.stringify(value);
   return { reason: 'FieldValueInvalid', message: `Invalid value: ${shown}: ${detail}`, field };
 }
 
@@ -63,7 +66,13 @@ function validatePort(field: string, port: unknown, causes: StatusCause[]): void
   }
 }
 
-function validateContainers(field: string, list: unknown, requireOne: boolean, causes: StatusCause[]): void {
+function validateContainers(
+  field: string,
+  list: unknown,
+  requireOne: boolean,
+  volumes: ReadonlySet<string>,
+  causes: StatusCause[],
+): void {
   if (list === undefined || list === null || (Array.isArray(list) && list.length === 0)) {
     if (requireOne) causes.push(required(field));
     return;
@@ -90,6 +99,7 @@ function validateContainers(field: string, list: unknown, requireOne: boolean, c
       seen.add(name);
     }
     if (typeof ctr.image !== 'string' || ctr.image === '') causes.push(required(`${f}.image`));
+    validateVolumeMounts(f, ctr.volumeMounts, volumes, causes);
     if (Array.isArray(ctr.ports)) {
       ctr.ports.forEach((p: unknown, j: number) => {
         validatePort(
@@ -111,8 +121,9 @@ function validateSpecific(type: ResourceType, obj: KubeObject, causes: StatusCau
         causes.push(required('spec.containers'));
         return;
       }
-      validateContainers('spec.containers', spec.containers, true, causes);
-      validateContainers('spec.initContainers', spec.initContainers, false, causes);
+      const volumes = validateVolumes(spec.volumes, (f, n) => checkName(f, n, 'label'), causes);
+      validateContainers('spec.containers', spec.containers, true, volumes, causes);
+      validateContainers('spec.initContainers', spec.initContainers, false, volumes, causes);
       const rp = spec.restartPolicy;
       if (rp !== undefined && rp !== 'Always' && rp !== 'OnFailure' && rp !== 'Never') {
         causes.push({
@@ -190,30 +201,13 @@ export function validateObject(type: ResourceType, obj: KubeObject): ApiStatusEr
   if (type.namespaced) {
     const ns = meta.namespace;
     if (typeof ns !== 'string' || ns === '') causes.push(required('metadata.namespace'));
+    else {
+      const bad = checkName('metadata.namespace', ns, 'label');
+      if (bad) causes.push(bad);
+    }
   }
-  validateMetaMaps(meta.labels, 'metadata.labels', causes);
+  validateLabels(meta.labels, 'metadata.labels', causes);
+  validateAnnotations(meta.annotations, 'metadata.annotations', causes);
   validateSpecific(type, obj, causes);
   return causes.length > 0 ? invalid(type.group, type.kind, name, causes) : undefined;
-}
-
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
-function validateMetaMaps(map: unknown, field: string, causes: StatusCause[]): void {
-  if (map === undefined || map === null) return;
-  if (!isPlainObject(map)) {
-    causes.push(invalidValue(field, map, 'must be a map of strings'));
-    return;
-  }
-  for (const [k, v] of Object.entries(map)) {
-    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v)) {
-      causes.push(
-        invalidValue(
-          field,
-          v,
-          "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-        ),
-      );
-    }
-    if (k === '') causes.push(invalidValue(field, k, 'name part must be non-empty'));
-  }
 }
