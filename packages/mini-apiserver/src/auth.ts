@@ -31,6 +31,18 @@ export function tokenMap(tokens: ReadonlyArray<string | BearerToken>): Map<strin
   return map;
 }
 
+/**
+ * The token of an `Authorization` header as kube-apiserver's bearer token authenticator
+ * reads it: the scheme `bearer` in any case, one space, then the token up to the next space.
+ * @returns `undefined` when the header carries no bearer token.
+ */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const [scheme, token] = header.trim().split(' ', 2);
+  if (scheme?.toLowerCase() !== 'bearer' || token === undefined || token === '') return undefined;
+  return token;
+}
+
 /** Checks credentials; holds the current token set. */
 export class Authenticator {
   #tokens: Map<string, string>;
@@ -79,8 +91,9 @@ export class Authenticator {
     }
     const header = req.headers.authorization;
     if (this.#tokens.size > 0) {
-      if (header?.startsWith('Bearer ')) {
-        const user = this.#tokens.get(header.slice(7).trim());
+      const token = bearerToken(header);
+      if (token !== undefined) {
+        const user = this.#tokens.get(token);
         if (user !== undefined) return user;
       }
       throw unauthorized();

@@ -174,13 +174,30 @@ export function methodNotAllowed(): ApiStatusError {
   );
 }
 
-/** 415 UnsupportedMediaType. */
-export function unsupportedMediaType(contentType: string): ApiStatusError {
+/**
+ * 415 UnsupportedMediaType, with kube-apiserver's message listing the accepted media types.
+ */
+export function unsupportedMediaType(accepted: readonly string[]): ApiStatusError {
   return new ApiStatusError(
     failureStatus(
       415,
       'UnsupportedMediaType',
-      `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got ${contentType})`,
+      `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
+    ),
+  );
+}
+
+/**
+ * 504 Timeout of a request that did not complete within the server's request timeout
+ * (kube-apiserver's `--request-timeout`, `WithTimeoutForNonLongRunningRequests`).
+ */
+export function requestTimedOut(): ApiStatusError {
+  return new ApiStatusError(
+    failureStatus(
+      504,
+      'Timeout',
+      'Timeout: request did not complete within requested timeout - context deadline exceeded',
+      {},
     ),
   );
 }

@@ -24,7 +24,7 @@ import {
   invalid,
   methodNotAllowed,
   pathNotFound,
-  requestEntityTooLarge,
+  requestTimedOut,
   type StatusBody,
   type StatusCause,
   tooLargeResourceVersion,
@@ -35,7 +35,8 @@ import { parseFieldSelector } from './fields.js';
 import { parseLabelSelector } from './labels.js';
 import { listPage, writeListPage } from './list.js';
 import { isPlainObject, type KubeObject } from './object.js';
-import { patchTypeOf } from './patch.js';
+import { PATCH_MEDIA_TYPES, patchTypeOf } from './patch.js';
+import { checkBodyMediaType, readBody } from './request-body.js';
 import { parseRoute, type ResourceRoute } from './routes.js';
 import type { ObjectStore } from './store.js';
 import { type WatchStart, WatchStream } from './watch-stream.js';
@@ -77,9 +78,13 @@ export interface HandlerContext {
   readonly record: (r: RequestRecord) => void;
   /** Largest request body accepted (413 past it). */
   readonly maxRequestBodyBytes: number;
+  /** Time a non-watch request may take before it is answered 504 (0 = never). */
+  readonly requestTimeoutMs: number;
 }
 
 function sendJson(res: ServerResponse, code: number, body: unknown): void {
+  // A request that timed out was answered already (504); its late result is dropped.
+  if (res.headersSent) return;
   const text = JSON.stringify(body);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
   res.end(text);
@@ -91,26 +96,6 @@ function sendStatus(res: ServerResponse, status: StatusBody): void {
     return;
   }
   sendJson(res, status.code, status);
-}
-
-async function readBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
-  const declared = Number(req.headers['content-length']);
-  if (declared > limitBytes) throw requestEntityTooLarge(limitBytes);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req) {
-    const b = c as Buffer;
-    size += b.length;
-    if (size > limitBytes) throw requestEntityTooLarge(limitBytes);
-    chunks.push(b);
-  }
-  if (size === 0) return undefined;
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw badRequest(`the body of the request could not be decoded as JSON: ${(err as Error).message}`);
-  }
 }
 
 function isTrue(v: string | null): boolean {
@@ -130,13 +115,20 @@ export async function handleRequest(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  if (hasMalformedEscape(url.pathname)) {
+    // Go's net/http refuses such a request line before any kube-apiserver filter runs.
+    res.writeHead(400, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
+    res.end('400 Bad Request');
+    return;
+  }
+  const method = (req.method ?? 'GET').toUpperCase();
+  const q = url.searchParams;
+  const route = parseRoute(url.pathname);
+  const watch =
+    route.kind === 'resource' && method === 'GET' && (isTrue(q.get('watch')) || route.legacyWatch);
+  const timer = watch || ctx.requestTimeoutMs <= 0 ? undefined : startRequestTimer(ctx, req, res);
   try {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const method = (req.method ?? 'GET').toUpperCase();
-    const q = url.searchParams;
-    const route = parseRoute(url.pathname);
-    const watch =
-      route.kind === 'resource' && method === 'GET' && (isTrue(q.get('watch')) || route.legacyWatch);
     const query = Object.fromEntries(q);
     if (route.kind === 'health') {
       ctx.record({ method, path: url.pathname, query, watch });
@@ -202,7 +194,43 @@ export async function handleRequest(
       res,
       failureStatus(500, 'InternalError', `Internal error occurred: ${(err as Error).message}`),
     );
+  } finally {
+    timer?.cancel();
   }
+}
+
+/** Whether a request announces a body (a length above 0, or chunked). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
+}
+
+/** Whether a path has a `%` not followed by two hex digits (Go's `url.ParseRequestURI` fails). */
+function hasMalformedEscape(pathname: string): boolean {
+  return /%(?![0-9a-fA-F]{2})/.test(pathname);
+}
+
+/**
+ * Answers 504 when the request has not completed within the request timeout, as
+ * kube-apiserver's timeout filter does for non-long-running requests, and stops reading
+ * its body (a body trickled byte by byte ends there).
+ */
+function startRequestTimer(
+  ctx: HandlerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): { cancel(): void } {
+  return ctx.clock.setTimeout(() => {
+    if (res.headersSent) return;
+    const text = JSON.stringify(requestTimedOut().status);
+    res.writeHead(504, {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(text),
+      'Cache-Control': 'no-cache, private',
+      Connection: 'close',
+    });
+    res.end(text, () => req.socket.destroy());
+  }, ctx.requestTimeoutMs);
 }
 
 async function handleResource(
@@ -253,12 +281,14 @@ async function handleResource(
         return;
       }
       case 'POST': {
+        checkBodyMediaType(req.headers['content-type']);
         const body = await readBody(req, ctx.maxRequestBodyBytes);
         if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
         const obj = withNamespace(body as KubeObject, namespace, type.namespaced);
         return sendJson(res, 201, store.create(type.resource, obj, { keepStatus: false }));
       }
       case 'DELETE': {
+        if (hasBody(req)) checkBodyMediaType(req.headers['content-type']);
         const opts = deleteOptions(await readBody(req, ctx.maxRequestBodyBytes), q);
         const labels = parseLabelSelector(q.get('labelSelector'));
         const fields = parseFieldSelector(type, q.get('fieldSelector'));
@@ -287,6 +317,7 @@ async function handleResource(
     }
     case 'PUT': {
       if (subresource === 'binding') throw methodNotAllowed();
+      checkBodyMediaType(req.headers['content-type']);
       const body = await readBody(req, ctx.maxRequestBodyBytes);
       if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
       const obj = withNamespace(body as KubeObject, namespace, type.namespaced);
@@ -302,13 +333,14 @@ async function handleResource(
       if (subresource === 'binding') throw methodNotAllowed();
       const ct = req.headers['content-type'];
       const patchType = patchTypeOf(ct);
-      if (!patchType) throw unsupportedMediaType(ct ?? '');
+      if (!patchType) throw unsupportedMediaType(PATCH_MEDIA_TYPES);
       const body = await readBody(req, ctx.maxRequestBodyBytes);
       const opts = subresource === 'status' ? { subresource: 'status' as const } : {};
       return sendJson(res, 200, store.patch(type.resource, namespace, name, patchType, body, opts));
     }
     case 'POST': {
       if (subresource !== 'binding') throw methodNotAllowed();
+      checkBodyMediaType(req.headers['content-type']);
       const body = await readBody(req, ctx.maxRequestBodyBytes);
       const target = isPlainObject(body) && isPlainObject(body.target) ? body.target.name : undefined;
       if (typeof target !== 'string' || target === '') {
@@ -340,6 +372,7 @@ async function handleResource(
     }
     case 'DELETE': {
       if (subresource !== undefined) throw methodNotAllowed();
+      if (hasBody(req)) checkBodyMediaType(req.headers['content-type']);
       const opts = deleteOptions(await readBody(req, ctx.maxRequestBodyBytes), q);
       const result = store.delete(type.resource, namespace, name, opts);
       if (['pods', 'services', 'namespaces'].includes(type.resource) || !result.deleted) {

@@ -40,6 +40,7 @@ export { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
 export { type LabelRequirement, type LabelSelector, parseLabelSelector } from './labels.js';
 export type { JsonValue, KubeObject, ObjectMeta } from './object.js';
 export { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, type PatchType } from './patch.js';
+export { MAX_JSON_NESTING_DEPTH, MAX_STORED_NESTING_DEPTH } from './request-body.js';
 export { RESOURCE_TYPES, type ResourceName, type ResourceType } from './resources.js';
 export {
   type CliOutput,
@@ -50,7 +51,9 @@ export {
 } from './run-cli.js';
 export { startMiniApiServer } from './server.js';
 export {
+  DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_REQUEST_BODY_BYTES,
+  DEFAULT_REQUEST_TIMEOUT_MS,
   type MiniApiServer,
   type MiniApiServerOptions,
   type ServerTls,

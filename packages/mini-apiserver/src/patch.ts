@@ -276,7 +276,14 @@ export function applyStrategicMergePatch(original: Json, patch: Json): Json {
 /** The patch content types the server accepts. */
 export type PatchType = 'merge' | 'strategic' | 'json';
 
-/** Maps a request `Content-Type` to a patch type, or `undefined` when unsupported. */
+/** The patch media types the server applies, in kube-apiserver's order. */
+export const PATCH_MEDIA_TYPES: readonly string[] = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+];
+
+/** The patch type of a `Content-Type`, or undefined for one the server does not apply. */
 export function patchTypeOf(contentType: string | undefined): PatchType | undefined {
   const ct = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
   if (ct === 'application/merge-patch+json') return 'merge';

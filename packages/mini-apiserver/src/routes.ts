@@ -25,12 +25,21 @@ export interface OtherRoute {
   readonly version?: string;
 }
 
+/** Decodes a `%`-escaped path segment; a sequence that is not UTF-8 is kept as sent. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** Parses a request path. */
 export function parseRoute(pathname: string): ResourceRoute | OtherRoute {
   const parts = pathname
     .split('/')
     .filter((p) => p !== '')
-    .map(decodeURIComponent);
+    .map(decodeSegment);
   const [root] = parts;
   if (parts.length === 0) return { kind: 'unknown' };
   if (root === 'version' && parts.length === 1) return { kind: 'version' };

@@ -118,6 +118,20 @@ export interface MiniApiServerOptions {
    */
   readonly maxRequestBodyBytes?: number;
   /**
+   * Time a request other than a watch may take, body included, before the server answers
+   * 504 `Timeout: request did not complete within requested timeout - context deadline
+   * exceeded` and closes the connection (kube-apiserver's `--request-timeout`). 0 = never.
+   * Measured on `clock`.
+   * @default 60000
+   */
+  readonly requestTimeoutMs?: number;
+  /**
+   * Time a client has to send the request line and headers before the connection is closed
+   * (kube-apiserver's `ReadHeaderTimeout`; Node answers 408 before closing). Node's own timer.
+   * @default 32000
+   */
+  readonly headersTimeoutMs?: number;
+  /**
    * Create namespaces on the fly instead of answering 404 for objects in a missing one.
    * @default false
    */
@@ -133,6 +147,12 @@ export interface MiniApiServerOptions {
    */
   readonly requestLogSize?: number;
 }
+
+/** Default of {@link MiniApiServerOptions.requestTimeoutMs}: kube-apiserver's `--request-timeout` of 1 minute. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+
+/** Default of {@link MiniApiServerOptions.headersTimeoutMs}: kube-apiserver's `ReadHeaderTimeout` of 32 s. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 32_000;
 
 /** Default of {@link MiniApiServerOptions.maxRequestBodyBytes}: kube-apiserver's 3 MiB. */
 export const DEFAULT_MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;

@@ -15,7 +15,9 @@ import { Faults } from './faults.js';
 import { handleRequest, type RequestRecord } from './handler.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_REQUEST_BODY_BYTES,
+  DEFAULT_REQUEST_TIMEOUT_MS,
   type MiniApiServer,
   type MiniApiServerOptions,
   type ServerTls,
@@ -116,6 +118,10 @@ class RunningServer implements MiniApiServer {
       },
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
       maxRequestBodyBytes: options.maxRequestBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES,
+      requestTimeoutMs: nonNegative(
+        'requestTimeoutMs',
+        options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      ),
       watchTimeoutSeconds: () => options.watchTimeoutSeconds ?? 0,
       serverAddress: () => (this.#port > 0 ? `${options.host ?? '127.0.0.1'}:${this.#port}` : 'localhost'),
       watches: this.watches,
@@ -125,12 +131,24 @@ class RunningServer implements MiniApiServer {
         if (this.#log.length > logSize) this.#log.splice(0, this.#log.length - logSize);
       },
     };
+    const headersTimeout = nonNegative(
+      'headersTimeoutMs',
+      options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+    );
+    // Node checks its header timer every `connectionsCheckingInterval`; a short timeout needs
+    // a short interval to be honoured on time.
+    const serverOptions = {
+      headersTimeout,
+      requestTimeout: 0,
+      connectionsCheckingInterval: Math.max(10, Math.min(30_000, Math.floor(headersTimeout / 4) || 30_000)),
+    };
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
       void handleRequest(ctx, req, res);
     };
     this.http = tls
       ? createHttpsServer(
           {
+            ...serverOptions,
             cert: tls.cert,
             key: tls.key,
             // Certificates are verified by the handshake but checked per request, so a
@@ -139,9 +157,8 @@ class RunningServer implements MiniApiServer {
           },
           onRequest,
         )
-      : createServer(onRequest);
+      : createServer(serverOptions, onRequest);
     this.http.keepAliveTimeout = 65_000;
-    this.http.requestTimeout = 0;
   }
 
   get url(): string {
@@ -268,6 +285,13 @@ export async function startMiniApiServer(options: MiniApiServerOptions = {}): Pr
   const server = new RunningServer(options, await resolveTls(options));
   await server.start();
   return server;
+}
+
+function nonNegative(field: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) {
+    throw new InvalidOptionsError('MiniApiServer', `${field} must be a finite number >= 0, got ${value}`);
+  }
+  return value;
 }
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
