@@ -2,16 +2,18 @@
  * Reads an exited container's termination message for its status (upstream
  * `getTerminationMessage`, `readLastStringFromContainerLogs`): the file mounted at
  * `terminationMessagePath` (at most 4096 bytes), or with `FallbackToLogsOnError` and a
- * non-zero exit and an empty file, the last 80 log lines (at most 2048 bytes).
+ * non-zero exit and an empty file, the last 80 log lines (at most 2048 bytes), read from the
+ * end of the log without reading the rest of it.
  *
  * @module
  */
-import { open, readFile } from 'node:fs/promises';
-import { type ContainerStatus, parseCriLog } from '@nodeagent/cri';
+import { open } from 'node:fs/promises';
+import type { ContainerStatus } from '@nodeagent/cri';
 import {
   CONTAINER_TERMINATION_MESSAGE_PATH_ANNOTATION,
   CONTAINER_TERMINATION_MESSAGE_POLICY_ANNOTATION,
 } from '@nodeagent/kubecontainer';
+import { readLastStringFromContainerLog } from './container-log-tail.js';
 
 /** Most bytes of a termination message file read (upstream `MaxContainerTerminationMessageLength`). */
 export const MAX_TERMINATION_MESSAGE_BYTES = 4096;
@@ -35,20 +37,11 @@ async function readAtMost(path: string, max: number): Promise<string> {
 
 async function lastLogLines(logPath: string): Promise<string> {
   if (logPath === '') return '';
-  let text: string;
-  try {
-    text = await readFile(logPath, 'utf8');
-  } catch {
-    return '';
-  }
-  const lines = parseCriLog(text)
-    .slice(-MAX_TERMINATION_MESSAGE_LOG_LINES)
-    .map((l) => `${l.content}\n`)
-    .join('');
-  const bytes = Buffer.from(lines, 'utf8');
-  return bytes.length <= MAX_TERMINATION_MESSAGE_LOG_BYTES
-    ? lines
-    : bytes.subarray(bytes.length - MAX_TERMINATION_MESSAGE_LOG_BYTES).toString('utf8');
+  return readLastStringFromContainerLog(
+    logPath,
+    MAX_TERMINATION_MESSAGE_LOG_LINES,
+    MAX_TERMINATION_MESSAGE_LOG_BYTES,
+  );
 }
 
 /**
