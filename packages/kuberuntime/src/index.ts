@@ -22,6 +22,24 @@
  *
  * @packageDocumentation
  */
+export { type ReadContainerLogHistoryOptions, readContainerLogHistory } from './container-log-history.js';
+export {
+  ContainerLogManager,
+  type ContainerLogManagerOptions,
+  type ContainerLogRuntime,
+  DEFAULT_CONTAINER_LOG_MAX_FILES,
+  DEFAULT_CONTAINER_LOG_MAX_SIZE,
+  DEFAULT_CONTAINER_LOG_MONITOR_INTERVAL_MS,
+  rotatedLogs,
+  rotationTimestamp,
+} from './container-log-manager.js';
+export {
+  findTailLineStart,
+  type RandomAccessFile,
+  randomAccessFile,
+  readLastStringFromContainerLog,
+  tailCriLogContent,
+} from './container-log-tail.js';
 export type { DnsOptions } from './dns.js';
 export type { EnvSources } from './env.js';
 export { ContainerConfigError, SyncErrorReason, SyncStepError } from './errors.js';
