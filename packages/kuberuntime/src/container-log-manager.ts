@@ -168,7 +168,9 @@ export class ContainerLogManager implements Lifecycle {
 
   /**
    * One pass over the running containers; errors are logged per container and never stop
-   * the others.
+   * the others. Rotated names have a one-second resolution, as upstream's: two passes that
+   * rotate the same log within one second would give the same name (the periodic check is
+   * at least 3 s apart).
    */
   async rotateLogs(): Promise<void> {
     let containers: Awaited<ReturnType<ContainerLogRuntime['listContainers']>>['containers'];
