@@ -8,6 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { unauthorized } from './errors.js';
+import { SYSTEM_MASTERS, type UserInfo } from './rbac.js';
 
 /** A bearer token and the user it authenticates. */
 export interface BearerToken {
@@ -15,20 +16,42 @@ export interface BearerToken {
   readonly token: string;
   /** The user name recorded for requests with this token. */
   readonly user: string;
+  /**
+   * The user's groups (for RBAC); `system:authenticated` is added to every authenticated user.
+   * @default []
+   */
+  readonly groups?: readonly string[];
 }
 
 /** User name of tokens given as bare strings. */
 export const DEFAULT_TOKEN_USER = 'mini-apiserver-user';
 
-/** Normalises `string | BearerToken` entries to a token → user map. */
-export function tokenMap(tokens: ReadonlyArray<string | BearerToken>): Map<string, string> {
-  const map = new Map<string, string>();
+/** Groups of tokens given as bare strings: the admin group, as a cluster's admin kubeconfig. */
+export const DEFAULT_TOKEN_GROUPS: readonly string[] = [SYSTEM_MASTERS];
+
+/** Group of every authenticated user. */
+export const SYSTEM_AUTHENTICATED = 'system:authenticated';
+
+/** The user of unauthenticated requests (when the server accepts them). */
+export const ANONYMOUS_USER: UserInfo = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
+
+/** Normalises `string | BearerToken` entries to a token → entry map. */
+export function tokenMap(tokens: ReadonlyArray<string | BearerToken>): Map<string, BearerToken> {
+  const map = new Map<string, BearerToken>();
   for (const t of tokens) {
-    const entry = typeof t === 'string' ? { token: t, user: DEFAULT_TOKEN_USER } : t;
+    const entry: BearerToken =
+      typeof t === 'string' ? { token: t, user: DEFAULT_TOKEN_USER, groups: DEFAULT_TOKEN_GROUPS } : t;
     if (entry.token === '') throw new TypeError('a bearer token must not be empty');
-    map.set(entry.token, entry.user);
+    map.set(entry.token, entry);
   }
   return map;
+}
+
+function authenticated(name: string, groups: readonly string[]): UserInfo {
+  return {
+    name,
+    groups: groups.includes(SYSTEM_AUTHENTICATED) ? [...groups] : [...groups, SYSTEM_AUTHENTICATED],
+  };
 }
 
 /**
@@ -45,7 +68,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 /** Checks credentials; holds the current token set. */
 export class Authenticator {
-  #tokens: Map<string, string>;
+  #tokens: Map<string, BearerToken>;
 
   /**
    * @param tokens initial bearer tokens
@@ -65,14 +88,15 @@ export class Authenticator {
 
   /** The accepted tokens. */
   get tokenList(): readonly BearerToken[] {
-    return [...this.#tokens].map(([token, user]) => ({ token, user }));
+    return [...this.#tokens.values()];
   }
 
   /**
-   * Returns the user name (undefined for anonymous access, allowed only when no token and
-   * no client certificate is configured) or throws a 401 {@link ApiStatusError}.
+   * Returns the user (undefined for anonymous access, allowed only when no token and no
+   * client certificate is configured) or throws a 401 {@link ApiStatusError}. A client
+   * certificate's organizations are the user's groups.
    */
-  authenticate(req: IncomingMessage): string | undefined {
+  authenticate(req: IncomingMessage): UserInfo | undefined {
     if (this.#clientCertificates) {
       const socket = req.socket as TLSSocket;
       const peer = socket.getPeerCertificate?.();
@@ -86,15 +110,16 @@ export class Authenticator {
         const cn = peer.subject?.CN;
         const user = Array.isArray(cn) ? cn[0] : cn;
         if (!user) throw unauthorized('Unauthorized: client certificate has no common name');
-        return user;
+        const o = peer.subject?.O;
+        return authenticated(user, o === undefined ? [] : Array.isArray(o) ? o : [o]);
       }
     }
     const header = req.headers.authorization;
     if (this.#tokens.size > 0) {
       const token = bearerToken(header);
       if (token !== undefined) {
-        const user = this.#tokens.get(token);
-        if (user !== undefined) return user;
+        const entry = this.#tokens.get(token);
+        if (entry !== undefined) return authenticated(entry.user, entry.groups ?? []);
       }
       throw unauthorized();
     }

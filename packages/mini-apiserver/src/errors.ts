@@ -233,3 +233,19 @@ export function requestTooLarge(): ApiStatusError {
     code: 500,
   });
 }
+
+/**
+ * 403 Forbidden as kube-apiserver's authorization filter answers: `pods is forbidden: …`,
+ * `pods "web" is forbidden: …`, or `forbidden: …` for a non-resource path.
+ */
+export function forbidden(group: string, resource: string, name: string, message: string): ApiStatusError {
+  const qualifiedResource = group === '' ? resource : `${resource}.${group}`;
+  const text =
+    resource === '' && group === ''
+      ? `forbidden: ${message}`
+      : name === ''
+        ? `${qualifiedResource} is forbidden: ${message}`
+        : `${qualifiedResource} ${JSON.stringify(name)} is forbidden: ${message}`;
+  const details: StatusDetails = group === '' ? { name, kind: resource } : { name, group, kind: resource };
+  return new ApiStatusError(failureStatus(403, 'Forbidden', text, details));
+}

@@ -7,7 +7,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock, Logger } from '@nodeagent/core';
-import type { Authenticator } from './auth.js';
+import { ALWAYS_ALLOW, AUTHORIZATION_GROUP, type Authorizer, review } from './access-review.js';
+import { decodeAccessReview, PROTOBUF_MEDIA_TYPE } from './access-review-protobuf.js';
+import { ANONYMOUS_USER, type Authenticator } from './auth.js';
 import {
   apiGroup,
   apiGroupList,
@@ -21,6 +23,7 @@ import {
   ApiStatusError,
   badRequest,
   failureStatus,
+  forbidden as forbiddenStatus,
   invalid,
   methodNotAllowed,
   pathNotFound,
@@ -36,7 +39,9 @@ import { parseLabelSelector } from './labels.js';
 import { listPage, writeListPage } from './list.js';
 import { isPlainObject, type KubeObject } from './object.js';
 import { PATCH_MEDIA_TYPES, patchTypeOf } from './patch.js';
-import { checkBodyMediaType, readBody } from './request-body.js';
+import { forbiddenMessage, type UserInfo } from './rbac.js';
+import { checkBodyMediaType, mediaTypeOf, parseJsonBody, readBody, readRawBody } from './request-body.js';
+import { requestInfo } from './request-info.js';
 import { parseRoute, type ResourceRoute } from './routes.js';
 import type { ObjectStore } from './store.js';
 import { type WatchStart, WatchStream } from './watch-stream.js';
@@ -66,6 +71,8 @@ export interface HandlerContext {
   readonly clock: Clock;
   readonly log: Logger;
   readonly auth: Authenticator;
+  /** Decides every authenticated request (undefined: AlwaysAllow without the check). */
+  readonly authorizer: Authorizer | undefined;
   readonly bookmarkIntervalMs: number;
   readonly watchTimeoutSeconds: () => number;
   readonly serverAddress: () => string;
@@ -136,23 +143,55 @@ export async function handleRequest(
       res.end('ok');
       return;
     }
-    let user: string | undefined;
+    let authenticated: UserInfo | undefined;
     try {
-      user = ctx.auth.authenticate(req);
+      authenticated = ctx.auth.authenticate(req);
     } catch (err) {
       ctx.record({ method, path: url.pathname, query, watch, rejected: 401 });
       throw err;
     }
     ctx.record(
-      user === undefined
+      authenticated === undefined
         ? { method, path: url.pathname, query, watch }
-        : { method, path: url.pathname, query, watch, user },
+        : { method, path: url.pathname, query, watch, user: authenticated.name },
     );
+    const user = authenticated ?? ANONYMOUS_USER;
+    const info = requestInfo(method, decodedPath(url.pathname), q);
+    if (ctx.authorizer) {
+      const decision = ctx.authorizer.authorize(user, info);
+      if (!decision.allowed) {
+        throw forbiddenStatus(
+          info.apiGroup,
+          info.resource,
+          info.name,
+          forbiddenMessage(user, info, decision.reason),
+        );
+      }
+    }
     if (ctx.faults.latencyMs > 0) await ctx.clock.sleep(ctx.faults.latencyMs);
     const injected = ctx.faults.takeFailure({ method, path: url.pathname, watch });
     if (injected) {
       sendStatus(res, injected);
       return;
+    }
+    if (
+      info.isResourceRequest &&
+      info.apiGroup === AUTHORIZATION_GROUP &&
+      info.apiVersion === 'v1' &&
+      info.namespace === '' &&
+      info.name === '' &&
+      (info.resource === 'subjectaccessreviews' || info.resource === 'selfsubjectaccessreviews')
+    ) {
+      if (method !== 'POST') throw methodNotAllowed();
+      checkBodyMediaType(req.headers['content-type']);
+      const raw = await readRawBody(req, ctx.maxRequestBodyBytes);
+      // kubectl sends access reviews in protobuf; the answer is JSON, which it also accepts.
+      const body =
+        mediaTypeOf(req.headers['content-type']) === PROTOBUF_MEDIA_TYPE
+          ? decodeAccessReview(raw)
+          : parseJsonBody(raw.toString('utf8'));
+      if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+      return sendJson(res, 201, review(info.resource, body, user, ctx.authorizer ?? ALWAYS_ALLOW));
     }
     switch (route.kind) {
       case 'version':
@@ -197,6 +236,20 @@ export async function handleRequest(
   } finally {
     timer?.cancel();
   }
+}
+
+/** The path with each segment `%`-decoded (a segment that is not UTF-8 is kept as sent). */
+function decodedPath(pathname: string): string {
+  return pathname
+    .split('/')
+    .map((p) => {
+      try {
+        return decodeURIComponent(p);
+      } catch {
+        return p;
+      }
+    })
+    .join('/');
 }
 
 /** Whether a request announces a body (a length above 0, or chunked). */

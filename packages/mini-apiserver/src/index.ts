@@ -22,7 +22,13 @@
  * @packageDocumentation
  */
 
-export { type BearerToken, DEFAULT_TOKEN_USER } from './auth.js';
+export {
+  ANONYMOUS_USER,
+  type BearerToken,
+  DEFAULT_TOKEN_GROUPS,
+  DEFAULT_TOKEN_USER,
+  SYSTEM_AUTHENTICATED,
+} from './auth.js';
 export {
   EndpointSliceController,
   MANAGED_BY,
@@ -40,7 +46,17 @@ export { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
 export { type LabelRequirement, type LabelSelector, parseLabelSelector } from './labels.js';
 export type { JsonValue, KubeObject, ObjectMeta } from './object.js';
 export { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, type PatchType } from './patch.js';
+export {
+  type Decision,
+  forbiddenMessage,
+  type PolicyRule,
+  RbacAuthorizer,
+  ruleAllows,
+  SYSTEM_MASTERS,
+  type UserInfo,
+} from './rbac.js';
 export { MAX_JSON_NESTING_DEPTH, MAX_STORED_NESTING_DEPTH } from './request-body.js';
+export { type RequestInfo, requestInfo } from './request-info.js';
 export { RESOURCE_TYPES, type ResourceName, type ResourceType } from './resources.js';
 export {
   type CliOutput,

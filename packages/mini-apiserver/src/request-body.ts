@@ -93,8 +93,8 @@ export function parseJsonBody(text: string): unknown {
   }
 }
 
-/** Reads a body of at most `limitBytes` (413 past it) and parses it as JSON (`undefined` when empty). */
-export async function readBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+/** Reads a body of at most `limitBytes` (413 past it). */
+export async function readRawBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (declared > limitBytes) throw requestEntityTooLarge(limitBytes);
   const chunks: Buffer[] = [];
@@ -105,6 +105,12 @@ export async function readBody(req: IncomingMessage, limitBytes: number): Promis
     if (size > limitBytes) throw requestEntityTooLarge(limitBytes);
     chunks.push(b);
   }
-  if (size === 0) return undefined;
-  return parseJsonBody(Buffer.concat(chunks).toString('utf8'));
+  return Buffer.concat(chunks, size);
+}
+
+/** Reads a body of at most `limitBytes` (413 past it) and parses it as JSON (`undefined` when empty). */
+export async function readBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+  const raw = await readRawBody(req, limitBytes);
+  if (raw.length === 0) return undefined;
+  return parseJsonBody(raw.toString('utf8'));
 }

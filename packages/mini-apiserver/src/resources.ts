@@ -66,6 +66,19 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   rt('', 'v1', 'namespaces', 'namespace', 'Namespace', false, ['ns'], true),
   rt('discovery.k8s.io', 'v1', 'endpointslices', 'endpointslice', 'EndpointSlice', true, [], false),
   rt('coordination.k8s.io', 'v1', 'leases', 'lease', 'Lease', true, ['lease'], false),
+  rt('rbac.authorization.k8s.io', 'v1', 'roles', 'role', 'Role', true, [], false),
+  rt('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'clusterrole', 'ClusterRole', false, [], false),
+  rt('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'rolebinding', 'RoleBinding', true, [], false),
+  rt(
+    'rbac.authorization.k8s.io',
+    'v1',
+    'clusterrolebindings',
+    'clusterrolebinding',
+    'ClusterRoleBinding',
+    false,
+    [],
+    false,
+  ),
 ];
 
 /** The verbs every served type supports, as listed in discovery. */
@@ -88,7 +101,11 @@ export type ResourceName =
   | 'events'
   | 'namespaces'
   | 'endpointslices'
-  | 'leases';
+  | 'leases'
+  | 'roles'
+  | 'clusterroles'
+  | 'rolebindings'
+  | 'clusterrolebindings';
 
 const BY_NAME = new Map<string, ResourceType>();
 for (const t of RESOURCE_TYPES) {

@@ -118,6 +118,16 @@ export interface MiniApiServerOptions {
    */
   readonly maxRequestBodyBytes?: number;
   /**
+   * How requests are authorized: `'AlwaysAllow'` lets every authenticated request through;
+   * `'RBAC'` decides with the Roles, ClusterRoles, RoleBindings and ClusterRoleBindings
+   * stored in the server (rbac.authorization.k8s.io/v1) as kube-apiserver's RBAC authorizer
+   * (403 Forbidden otherwise; `system:masters` members are always allowed), and creates the
+   * bootstrap roles for discovery and self access reviews. `SubjectAccessReview` and
+   * `SelfSubjectAccessReview` answer in both modes.
+   * @default 'AlwaysAllow'
+   */
+  readonly authorization?: 'AlwaysAllow' | 'RBAC';
+  /**
    * Time a request other than a watch may take, body included, before the server answers
    * 504 `Timeout: request did not complete within requested timeout - context deadline
    * exceeded` and closes the connection (kube-apiserver's `--request-timeout`). 0 = never.

@@ -14,6 +14,8 @@ import { EndpointSliceController } from './endpointslice-controller.js';
 import { Faults } from './faults.js';
 import { handleRequest, type RequestRecord } from './handler.js';
 import { renderKubeconfig } from './kubeconfig.js';
+import { RbacAuthorizer } from './rbac.js';
+import { bootstrapPolicy } from './rbac-bootstrap.js';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_REQUEST_BODY_BYTES,
@@ -102,7 +104,20 @@ class RunningServer implements MiniApiServer {
       clientCertificate: requestCert ? tls.clientCertificate : undefined,
       requestCert,
     };
+    const authorization = options.authorization ?? 'AlwaysAllow';
+    if (authorization !== 'AlwaysAllow' && authorization !== 'RBAC') {
+      throw new InvalidOptionsError(
+        'MiniApiServer',
+        `authorization must be 'AlwaysAllow' or 'RBAC', got ${JSON.stringify(authorization)}`,
+      );
+    }
+    if (authorization === 'RBAC') {
+      const policy = bootstrapPolicy();
+      for (const r of policy.clusterRoles) this.store.create('clusterroles', r);
+      for (const b of policy.clusterRoleBindings) this.store.create('clusterrolebindings', b);
+    }
     const ctx = {
+      authorizer: authorization === 'RBAC' ? new RbacAuthorizer(this.store) : undefined,
       store: this.store,
       faults: this.faults,
       clock,

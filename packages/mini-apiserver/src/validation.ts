@@ -31,7 +31,7 @@ function invalidValue(field: string, value: unknown, detail: string): StatusCaus
   return { reason: 'FieldValueInvalid', message: `Invalid value: ${shown}: ${detail}`, field };
 }
 
-type NameRule = 'label' | 'subdomain' | 'dns1035';
+type NameRule = 'label' | 'subdomain' | 'dns1035' | 'path';
 
 const NAME_RULES: Readonly<Record<string, NameRule>> = {
   pods: 'subdomain',
@@ -41,11 +41,20 @@ const NAME_RULES: Readonly<Record<string, NameRule>> = {
   namespaces: 'label',
   endpointslices: 'subdomain',
   leases: 'subdomain',
+  // RBAC objects: any valid path segment (`system:node` has a colon), as ValidateRBACName.
+  roles: 'path',
+  clusterroles: 'path',
+  rolebindings: 'path',
+  clusterrolebindings: 'path',
 };
 
 /** Checks a name against a DNS rule; returns a cause or `undefined`. */
 export function checkName(field: string, name: string, rule: NameRule): StatusCause | undefined {
-  if (rule === 'label') {
+  if (rule === 'path') {
+    if (name === '.' || name === '..') return invalidValue(field, name, `may not be '${name}'`);
+    for (const c of ['/', '%'])
+      if (name.includes(c)) return invalidValue(field, name, `may not contain '${c}'`);
+  } else if (rule === 'label') {
     if (name.length > 63) return invalidValue(field, name, 'must be no more than 63 characters');
     if (!DNS1123_LABEL.test(name)) return invalidValue(field, name, LABEL_MSG);
   } else if (rule === 'dns1035') {

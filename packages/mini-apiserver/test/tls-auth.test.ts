@@ -175,7 +175,7 @@ describe('bearer tokens', () => {
     expect(watch.status).toBe(200);
     server.setTokens(['new', { token: 'newer', user: 'sa-newer' }]);
     expect(server.tokens).toEqual([
-      { token: 'new', user: 'mini-apiserver-user' },
+      { token: 'new', user: 'mini-apiserver-user', groups: ['system:masters'] },
       { token: 'newer', user: 'sa-newer' },
     ]);
     const old = await get('old');

@@ -1,0 +1,76 @@
+/**
+ * The part of kube-apiserver's bootstrap RBAC policy every cluster has and clients rely on:
+ * discovery and health paths for everyone authenticated (`system:discovery`,
+ * `system:public-info-viewer`) and self access reviews (`system:basic-user`, which `kubectl
+ * auth can-i` needs). Created in the store when the server starts in RBAC mode.
+ *
+ * @module
+ * @internal
+ */
+import type { KubeObject } from './object.js';
+
+const BOOTSTRAP_META = {
+  labels: { 'kubernetes.io/bootstrapping': 'rbac-defaults' },
+  annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'true' },
+};
+
+function clusterRole(name: string, rules: unknown[]): KubeObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name, ...BOOTSTRAP_META },
+    rules,
+  } as KubeObject;
+}
+
+function bindingToGroups(name: string, groups: string[]): KubeObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name, ...BOOTSTRAP_META },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    subjects: groups.map((g) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: g })),
+  } as KubeObject;
+}
+
+/** The bootstrap ClusterRoles, then their ClusterRoleBindings. */
+export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBindings: KubeObject[] } {
+  return {
+    clusterRoles: [
+      clusterRole('system:discovery', [
+        {
+          verbs: ['get'],
+          nonResourceURLs: [
+            '/api',
+            '/api/*',
+            '/apis',
+            '/apis/*',
+            '/healthz',
+            '/livez',
+            '/openapi',
+            '/openapi/*',
+            '/readyz',
+            '/version',
+            '/version/',
+          ],
+        },
+      ]),
+      clusterRole('system:basic-user', [
+        {
+          verbs: ['create'],
+          apiGroups: ['authorization.k8s.io'],
+          resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'],
+        },
+        { verbs: ['create'], apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'] },
+      ]),
+      clusterRole('system:public-info-viewer', [
+        { verbs: ['get'], nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'] },
+      ]),
+    ],
+    clusterRoleBindings: [
+      bindingToGroups('system:discovery', ['system:authenticated']),
+      bindingToGroups('system:basic-user', ['system:authenticated']),
+      bindingToGroups('system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
+    ],
+  };
+}
