@@ -26,6 +26,8 @@ const USAGE = `Usage: mini-apiserver [options]
   --tls-ca <file>              PEM CA of --tls-cert (written to the kubeconfig)
   --client-cert-auth           accept client certificates signed by the CA (CN = user); with
                                --tls self-signed a client certificate goes into the kubeconfig
+  --authorization-mode <mode>  AlwaysAllow (default) or RBAC: decide with the stored Roles and
+                               bindings; --token users are in system:masters
   --endpointslice-controller   maintain EndpointSlices for Services with selectors
   --bookmark-interval-ms <n>   interval of watch BOOKMARK events (default: 60000)
   --watch-buffer-max-events <n>  close a watch whose client lags by more events (default: 10000, 0 = never)
@@ -120,6 +122,9 @@ async function serverOptions(values: Values): Promise<MiniApiServerOptions> {
   const watchBufferMaxEvents = nonNegative(values, 'watch-buffer-max-events');
   const tls = await tlsOption(values);
   const tokens = (values.token as string[] | undefined) ?? [];
+  const mode = values['authorization-mode'];
+  if (mode !== undefined && mode !== 'AlwaysAllow' && mode !== 'RBAC')
+    throw new CliUsageError(`--authorization-mode accepts AlwaysAllow or RBAC, got "${String(mode)}"`);
   if (values['client-cert-auth'] === true && tls === undefined)
     throw new CliUsageError('--client-cert-auth needs --tls self-signed or --tls-cert/--tls-key/--tls-ca');
   return {
@@ -133,6 +138,7 @@ async function serverOptions(values: Values): Promise<MiniApiServerOptions> {
       requestCert: values['client-cert-auth'] === true ? true : undefined,
       bookmarkIntervalMs,
       watchBufferMaxEvents,
+      authorization: mode as MiniApiServerOptions['authorization'],
     }),
     endpointSliceController: values['endpointslice-controller'] === true,
     autoCreateNamespaces: values['auto-create-namespaces'] === true,
@@ -170,6 +176,7 @@ export async function runMiniApiServerCli(argv: readonly string[], io: MiniApiSe
         'tls-key': { type: 'string' },
         'tls-ca': { type: 'string' },
         'client-cert-auth': { type: 'boolean' },
+        'authorization-mode': { type: 'string' },
         'endpointslice-controller': { type: 'boolean' },
         'bookmark-interval-ms': { type: 'string' },
         'watch-buffer-max-events': { type: 'string' },

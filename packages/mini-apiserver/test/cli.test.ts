@@ -75,6 +75,29 @@ describe('runMiniApiServerCli (in process)', () => {
     await expect(fetch(`${url}/version`)).rejects.toThrow();
   });
 
+  test('--authorization-mode RBAC: --token users are admins, other users get 403', async () => {
+    const ac = new AbortController();
+    let server: MiniApiServer | undefined;
+    const done = runMiniApiServerCli(['--authorization-mode', 'RBAC', '--token', 'tok', '--port', '0'], {
+      stdout: sink(),
+      stderr: sink(),
+      signal: ac.signal,
+      signals: null,
+      onListening: (s) => {
+        server = s;
+      },
+    });
+    for (let i = 0; i < 100 && server === undefined; i++) await new Promise((r) => setTimeout(r, 20));
+    if (!server) throw new Error('the CLI did not start');
+    const admin = await fetch(`${server.url}/api/v1/nodes`, { headers: { Authorization: 'Bearer tok' } });
+    expect(admin.status).toBe(200);
+    server.setTokens(['tok', { token: 'other', user: 'someone' }]);
+    const other = await fetch(`${server.url}/api/v1/nodes`, { headers: { Authorization: 'Bearer other' } });
+    expect(other.status).toBe(403);
+    ac.abort();
+    expect(await done).toBe(0);
+  });
+
   test('SIGTERM (through the injected signal source) stops it and removes the handlers', async () => {
     const signals = new EventEmitter();
     const stdout = sink();
@@ -106,6 +129,7 @@ describe('runMiniApiServerCli (in process)', () => {
       ['--tls', 'bogus'],
       ['--tls-cert', 'a'],
       ['--client-cert-auth'],
+      ['--authorization-mode', 'Node'],
       ['--nope'],
     ]) {
       const stderr = sink();
