@@ -1,5 +1,5 @@
-// The README's ```ts blocks type-check and run as written: the first against the fake CRI
-// runtime this test starts (its endpoint through CONTAINER_RUNTIME_ENDPOINT), the second on
+// The README's ```ts blocks type-check and run as written: the first and third against the fake
+// CRI runtime this test starts (its endpoint through CONTAINER_RUNTIME_ENDPOINT), the second on
 // the package's own test harness.
 import { fileURLToPath } from 'node:url';
 import { startFakeRuntime } from '@nodeagent/kubecontainer/testing';
@@ -7,15 +7,21 @@ import { readmeSnippets, startSnippet, typecheckSnippets } from '@nodeagent/test
 import { afterAll, expect, it } from 'vitest';
 
 const README = fileURLToPath(new URL('../README.md', import.meta.url));
-const [example, testing] = readmeSnippets(README);
+const [example, testing, logs] = readmeSnippets(README);
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-it('has two ts blocks, and they type-check', async () => {
-  expect(readmeSnippets(README)).toHaveLength(2);
-  expect(await typecheckSnippets('kuberuntime-readme', [example?.code ?? '', testing?.code ?? ''])).toBe('');
+it('has three ts blocks, and they type-check', async () => {
+  expect(readmeSnippets(README)).toHaveLength(3);
+  expect(
+    await typecheckSnippets('kuberuntime-readme', [
+      example?.code ?? '',
+      testing?.code ?? '',
+      logs?.code ?? '',
+    ]),
+  ).toBe('');
 }, 120_000);
 
 it('the example starts the pod and prints its phase', async () => {
@@ -35,4 +41,17 @@ it('the testing example shows the restart, then CrashLoopBackOff as no error wit
   cleanups.push(run.stop);
   expect(await run.exited()).toBe(0);
   expect(run.output()).toBe('0 no error resync\n1 no error resync\n2 no error 9000\n');
+});
+
+it('the log rotation example runs a pass against the runtime and stops', async () => {
+  const fake = await startFakeRuntime();
+  cleanups.push(fake.stop);
+  const run = await startSnippet(logs?.code ?? '', {
+    name: 'kuberuntime-readme-logs',
+    env: { CONTAINER_RUNTIME_ENDPOINT: fake.endpoint },
+  });
+  cleanups.push(run.stop);
+  expect(await run.exited()).toBe(0);
+  expect(run.output()).toBe('log rotation stopped\n');
+  expect(fake.runtime.calls('ListContainers').length).toBeGreaterThanOrEqual(1);
 });
