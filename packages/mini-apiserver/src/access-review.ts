@@ -7,9 +7,12 @@
  * @module
  * @internal
  */
-import { invalid } from './errors.js';
+import type { IncomingMessage } from 'node:http';
+import { decodeAccessReview, PROTOBUF_MEDIA_TYPE } from './access-review-protobuf.js';
+import { badRequest, invalid } from './errors.js';
 import { isPlainObject } from './object.js';
 import type { Decision, UserInfo } from './rbac.js';
+import { checkBodyMediaType, mediaTypeOf, parseJsonBody, readRawBody } from './request-body.js';
 import type { RequestInfo } from './request-info.js';
 
 /** The group and version served. */
@@ -117,4 +120,20 @@ export function review(
     spec,
     status,
   };
+}
+
+/**
+ * Reads a review from a request body: JSON, or the protobuf kubectl sends (the answer is JSON,
+ * which kubectl also accepts).
+ * @throws ApiStatusError 415 for another media type, 400 for a body that does not decode.
+ */
+export async function readAccessReview(req: IncomingMessage, limitBytes: number): Promise<Obj> {
+  checkBodyMediaType(req.headers['content-type']);
+  const raw = await readRawBody(req, limitBytes);
+  const body =
+    mediaTypeOf(req.headers['content-type']) === PROTOBUF_MEDIA_TYPE
+      ? decodeAccessReview(raw)
+      : parseJsonBody(raw.toString('utf8'));
+  if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+  return body;
 }

@@ -7,8 +7,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock, Logger } from '@nodeagent/core';
-import { ALWAYS_ALLOW, AUTHORIZATION_GROUP, type Authorizer, review } from './access-review.js';
-import { decodeAccessReview, PROTOBUF_MEDIA_TYPE } from './access-review-protobuf.js';
+import {
+  ALWAYS_ALLOW,
+  AUTHORIZATION_GROUP,
+  type Authorizer,
+  readAccessReview,
+  review,
+} from './access-review.js';
 import { ANONYMOUS_USER, type Authenticator } from './auth.js';
 import {
   apiGroup,
@@ -27,7 +32,6 @@ import {
   invalid,
   methodNotAllowed,
   pathNotFound,
-  requestTimedOut,
   type StatusBody,
   type StatusCause,
   tooLargeResourceVersion,
@@ -40,7 +44,8 @@ import { listPage, writeListPage } from './list.js';
 import { isPlainObject, type KubeObject } from './object.js';
 import { PATCH_MEDIA_TYPES, patchTypeOf } from './patch.js';
 import { forbiddenMessage, type UserInfo } from './rbac.js';
-import { checkBodyMediaType, mediaTypeOf, parseJsonBody, readBody, readRawBody } from './request-body.js';
+import { checkBodyMediaType, readBody } from './request-body.js';
+import { decodedPath, hasBody, hasMalformedEscape, startRequestTimer } from './request-edges.js';
 import { requestInfo } from './request-info.js';
 import { parseRoute, type ResourceRoute } from './routes.js';
 import type { ObjectStore } from './store.js';
@@ -134,7 +139,10 @@ export async function handleRequest(
   const route = parseRoute(url.pathname);
   const watch =
     route.kind === 'resource' && method === 'GET' && (isTrue(q.get('watch')) || route.legacyWatch);
-  const timer = watch || ctx.requestTimeoutMs <= 0 ? undefined : startRequestTimer(ctx, req, res);
+  const timer =
+    watch || ctx.requestTimeoutMs <= 0
+      ? undefined
+      : startRequestTimer(ctx.clock, ctx.requestTimeoutMs, req, res);
   try {
     const query = Object.fromEntries(q);
     if (route.kind === 'health') {
@@ -183,14 +191,7 @@ export async function handleRequest(
       (info.resource === 'subjectaccessreviews' || info.resource === 'selfsubjectaccessreviews')
     ) {
       if (method !== 'POST') throw methodNotAllowed();
-      checkBodyMediaType(req.headers['content-type']);
-      const raw = await readRawBody(req, ctx.maxRequestBodyBytes);
-      // kubectl sends access reviews in protobuf; the answer is JSON, which it also accepts.
-      const body =
-        mediaTypeOf(req.headers['content-type']) === PROTOBUF_MEDIA_TYPE
-          ? decodeAccessReview(raw)
-          : parseJsonBody(raw.toString('utf8'));
-      if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+      const body = await readAccessReview(req, ctx.maxRequestBodyBytes);
       return sendJson(res, 201, review(info.resource, body, user, ctx.authorizer ?? ALWAYS_ALLOW));
     }
     switch (route.kind) {
@@ -236,54 +237,6 @@ export async function handleRequest(
   } finally {
     timer?.cancel();
   }
-}
-
-/** The path with each segment `%`-decoded (a segment that is not UTF-8 is kept as sent). */
-function decodedPath(pathname: string): string {
-  return pathname
-    .split('/')
-    .map((p) => {
-      try {
-        return decodeURIComponent(p);
-      } catch {
-        return p;
-      }
-    })
-    .join('/');
-}
-
-/** Whether a request announces a body (a length above 0, or chunked). */
-function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
-}
-
-/** Whether a path has a `%` not followed by two hex digits (Go's `url.ParseRequestURI` fails). */
-function hasMalformedEscape(pathname: string): boolean {
-  return /%(?![0-9a-fA-F]{2})/.test(pathname);
-}
-
-/**
- * Answers 504 when the request has not completed within the request timeout, as
- * kube-apiserver's timeout filter does for non-long-running requests, and stops reading
- * its body (a body trickled byte by byte ends there).
- */
-function startRequestTimer(
-  ctx: HandlerContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-): { cancel(): void } {
-  return ctx.clock.setTimeout(() => {
-    if (res.headersSent) return;
-    const text = JSON.stringify(requestTimedOut().status);
-    res.writeHead(504, {
-      'Content-Type': 'application/json',
-      'Content-Length': Buffer.byteLength(text),
-      'Cache-Control': 'no-cache, private',
-      Connection: 'close',
-    });
-    res.end(text, () => req.socket.destroy());
-  }, ctx.requestTimeoutMs);
 }
 
 async function handleResource(
