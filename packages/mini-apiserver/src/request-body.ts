@@ -73,6 +73,27 @@ export function jsonNestingDepth(text: string, limit = MAX_JSON_NESTING_DEPTH): 
 }
 
 /**
+ * The nesting depth of a parsed value (an object or array counts 1, plus its deepest member),
+ * measured without recursion and stopping past `limit`.
+ */
+export function valueNestingDepth(value: unknown, limit = MAX_STORED_NESTING_DEPTH): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) {
+      max = depth;
+      if (max > limit) return max;
+    }
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return max;
+}
+
+/**
  * Parses JSON text, refusing with 400 documents nested deeper than
  * {@link MAX_JSON_NESTING_DEPTH} (Go's message) or than {@link MAX_STORED_NESTING_DEPTH}.
  */

@@ -5,6 +5,7 @@
  *
  * @module
  */
+
 import { randomUUID } from 'node:crypto';
 import { type Clock, InvalidOptionsError } from '@nodeagent/core';
 import {
@@ -18,6 +19,7 @@ import {
 import { fieldsOf } from './fields.js';
 import { isPlainObject, type KubeObject } from './object.js';
 import { applyPatch, type PatchType } from './patch.js';
+import { MAX_STORED_NESTING_DEPTH, valueNestingDepth } from './request-body.js';
 import { findResourceType, RESOURCE_TYPES, type ResourceType } from './resources.js';
 import { ResourceTable, type StoreEntry, type StoreEvent, type StoreEventType } from './table.js';
 import { validateObject } from './validation.js';
@@ -315,6 +317,11 @@ export class ObjectStore {
     const current = JSON.parse(prev.json) as KubeObject;
     const patched = applyPatch(patchType, current, patch);
     if (!isPlainObject(patched)) throw badRequest('the patch did not produce an object');
+    if (valueNestingDepth(patched) > MAX_STORED_NESTING_DEPTH) {
+      throw badRequest(
+        `the patched object is nested deeper than ${MAX_STORED_NESTING_DEPTH}; mini-apiserver handles objects nested at most ${MAX_STORED_NESTING_DEPTH} deep`,
+      );
+    }
     const obj = patched as KubeObject;
     const meta = (isPlainObject(obj.metadata) ? obj.metadata : {}) as NonNullable<KubeObject['metadata']>;
     obj.metadata = meta;

@@ -156,6 +156,27 @@ describe('JSON nesting limit', () => {
     expect(got.text).toContain(deep);
   });
 
+  test('a JSON patch that would nest the object past 1000 levels is a 400, never a 500', async () => {
+    server = await start();
+    const deep = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+    const p = JSON.stringify(pod('web'));
+    const created = await raw(PODS, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `${p.slice(0, -1)},"x":${deep(MAX_STORED_NESTING_DEPTH - 2)}}`,
+    });
+    expect(created.code).toBe(201);
+    const path = `/x${'/a'.repeat(MAX_STORED_NESTING_DEPTH - 3)}`;
+    const res = await raw(`${PODS}/web`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json-patch+json' },
+      body: `[{"op":"add","path":"${path}","value":${deep(900)}}]`,
+    });
+    expect(res.code).toBe(400);
+    expect(JSON.parse(res.text).message).toMatch(/^the patched object is nested deeper than 1000/);
+    expect((await raw(`${PODS}/web`)).code).toBe(200);
+  });
+
   test('brackets inside strings do not count', async () => {
     server = await start();
     const p = pod('web');
