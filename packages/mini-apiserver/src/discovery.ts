@@ -24,6 +24,24 @@ export const VERSION_INFO = {
   platform: `${process.platform}/${process.arch}`,
 } as const;
 
+/** Served by the access-review handler, not the store: create only. */
+const AUTHORIZATION_RESOURCES = [
+  {
+    name: 'selfsubjectaccessreviews',
+    singularName: 'selfsubjectaccessreview',
+    namespaced: false,
+    kind: 'SelfSubjectAccessReview',
+    verbs: ['create'],
+  },
+  {
+    name: 'subjectaccessreviews',
+    singularName: 'subjectaccessreview',
+    namespaced: false,
+    kind: 'SubjectAccessReview',
+    verbs: ['create'],
+  },
+];
+
 function groups(): Map<string, ResourceType[]> {
   const out = new Map<string, ResourceType[]>();
   for (const t of RESOURCE_TYPES) {
@@ -54,12 +72,18 @@ export function apiGroupList(): unknown {
   return {
     kind: 'APIGroupList',
     apiVersion: 'v1',
-    groups: [...groups().entries()].map(([g, types]) => groupDoc(g, (types[0] as ResourceType).version)),
+    groups: [
+      ...[...groups().entries()].map(([g, types]) => groupDoc(g, (types[0] as ResourceType).version)),
+      groupDoc('authorization.k8s.io', 'v1'),
+    ],
   };
 }
 
 /** `/apis/<group>` (APIGroup), or `undefined` for an unknown group. */
 export function apiGroup(group: string): unknown {
+  if (group === 'authorization.k8s.io') {
+    return { kind: 'APIGroup', apiVersion: 'v1', ...(groupDoc(group, 'v1') as object) };
+  }
   const types = groups().get(group);
   if (!types) return undefined;
   return {
@@ -71,6 +95,14 @@ export function apiGroup(group: string): unknown {
 
 /** `/api/v1` or `/apis/<group>/<version>` (APIResourceList), or `undefined` when unknown. */
 export function apiResourceList(group: string, version: string): unknown {
+  if (group === 'authorization.k8s.io' && version === 'v1') {
+    return {
+      kind: 'APIResourceList',
+      apiVersion: 'v1',
+      groupVersion: 'authorization.k8s.io/v1',
+      resources: AUTHORIZATION_RESOURCES,
+    };
+  }
   const types = RESOURCE_TYPES.filter((t) => t.group === group && t.version === version);
   if (types.length === 0) return undefined;
   const resources: unknown[] = [];

@@ -292,7 +292,12 @@ describe('CRUD over HTTP', () => {
     expect(pods.verbs).toContain('watch');
     expect(v1.resources.map((r: any) => r.name)).toContain('pods/status');
     const groups = (await call(server, 'GET', '/apis')).body.groups.map((g: any) => g.name);
-    expect(groups).toEqual(['discovery.k8s.io', 'coordination.k8s.io', 'rbac.authorization.k8s.io']);
+    expect(groups).toEqual([
+      'discovery.k8s.io',
+      'coordination.k8s.io',
+      'rbac.authorization.k8s.io',
+      'authorization.k8s.io',
+    ]);
     const coord = (await call(server, 'GET', '/apis/coordination.k8s.io/v1')).body;
     expect(coord.resources[0]).toMatchObject({ name: 'leases', kind: 'Lease', shortNames: ['lease'] });
     expect((await call(server, 'GET', '/version')).body.major).toBe('1');

@@ -449,8 +449,77 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl auth can-i
         out: 'yes',
       });
       expect(await canI('get', '/logs/kubelet.log')).toEqual({ code: 1, out: 'no' });
+      const resources = await new Promise<string>((resolve) => {
+        execFile(
+          'kubectl',
+          ['api-resources', '--api-group=authorization.k8s.io', '-o', 'name'],
+          { env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dir } },
+          (_err, stdout, stderr) => resolve((stdout + stderr).trim()),
+        );
+      });
+      expect(resources.split('\n').sort()).toEqual([
+        'selfsubjectaccessreviews.authorization.k8s.io',
+        'subjectaccessreviews.authorization.k8s.io',
+      ]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe('protobuf access reviews', () => {
+  /** Minimal protobuf writer: length-delimited fields only (what the reviews use). */
+  const field = (n: number, value: Buffer | string): Buffer => {
+    const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value);
+    const len: number[] = [];
+    let l = bytes.length;
+    do {
+      len.push((l & 0x7f) | (l > 0x7f ? 0x80 : 0));
+      l >>= 7;
+    } while (l > 0);
+    return Buffer.concat([Buffer.from([(n << 3) | 2, ...len]), bytes]);
+  };
+  const envelope = (kind: string, spec: Buffer): Buffer =>
+    Buffer.concat([
+      Buffer.from('k8s\0', 'binary'),
+      field(1, Buffer.concat([field(1, 'authorization.k8s.io/v1'), field(2, kind)])),
+      field(2, Buffer.concat([field(1, Buffer.alloc(0)), field(2, spec)])),
+      field(4, 'application/vnd.kubernetes.protobuf'),
+    ]);
+
+  test('a SubjectAccessReview in protobuf is decoded (user, groups, resource attributes)', async () => {
+    await rbacServer();
+    const spec = Buffer.concat([
+      field(1, Buffer.concat([field(1, 'default'), field(2, 'list'), field(5, 'pods')])),
+      field(3, 'x'),
+      field(4, 'system:masters'),
+    ]);
+    const res = await fetch(`${server.url}/apis/authorization.k8s.io/v1/subjectaccessreviews`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer admin', 'content-type': 'application/vnd.kubernetes.protobuf' },
+      body: envelope('SubjectAccessReview', spec),
+    });
+    expect(res.status).toBe(201);
+    expect(await res.json()).toMatchObject({
+      kind: 'SubjectAccessReview',
+      spec: {
+        user: 'x',
+        groups: ['system:masters'],
+        resourceAttributes: { namespace: 'default', verb: 'list', resource: 'pods' },
+      },
+      status: { allowed: true },
+    });
+  });
+
+  test('bytes that are not a review get 400, not 500', async () => {
+    await rbacServer();
+    for (const body of [Buffer.from('k8s\0\xff\xff\xff', 'binary'), Buffer.from('garbage')]) {
+      const res = await fetch(`${server.url}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer alice', 'content-type': 'application/vnd.kubernetes.protobuf' },
+        body,
+      });
+      expect(res.status).toBe(400);
+    }
+  });
 });
