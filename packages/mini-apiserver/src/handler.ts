@@ -45,7 +45,7 @@ import { isPlainObject, type KubeObject } from './object.js';
 import { PATCH_MEDIA_TYPES, patchTypeOf } from './patch.js';
 import { forbiddenMessage, type UserInfo } from './rbac.js';
 import { checkBodyMediaType, readBody } from './request-body.js';
-import { decodedPath, hasBody, hasMalformedEscape, startRequestTimer } from './request-edges.js';
+import { decodedPath, goQuery, hasBody, hasMalformedEscape, startRequestTimer } from './request-edges.js';
 import { requestInfo } from './request-info.js';
 import { parseRoute, type ResourceRoute } from './routes.js';
 import type { ObjectStore } from './store.js';
@@ -135,7 +135,7 @@ export async function handleRequest(
     return;
   }
   const method = (req.method ?? 'GET').toUpperCase();
-  const q = url.searchParams;
+  const q = goQuery(url.search);
   const route = parseRoute(url.pathname);
   const watch =
     route.kind === 'resource' && method === 'GET' && (isTrue(q.get('watch')) || route.legacyWatch);

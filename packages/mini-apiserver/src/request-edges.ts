@@ -58,3 +58,15 @@ export function startRequestTimer(
     res.end(text, () => req.socket.destroy());
   }, timeoutMs);
 }
+
+/**
+ * The query as Go's `url.ParseQuery` (and so kube-apiserver) sees it: a pair with a malformed
+ * `%` escape or a `;` is dropped, the others are kept.
+ */
+export function goQuery(search: string): URLSearchParams {
+  const kept = search
+    .replace(/^\?/, '')
+    .split('&')
+    .filter((pair) => pair !== '' && !pair.includes(';') && !hasMalformedEscape(pair));
+  return new URLSearchParams(kept.join('&'));
+}

@@ -77,6 +77,17 @@ describe('malformed % escapes', () => {
     expect(JSON.parse(res.text)).toMatchObject({ reason: 'NotFound' });
   });
 
+  test('in the query, a pair with a malformed escape is dropped, as Go url.ParseQuery does', async () => {
+    server = await start();
+    server.store.create('pods', pod('a', { labels: { app: 'x' } }));
+    server.store.create('pods', pod('b'));
+    const all = await raw(`${PODS}?labelSelector=%zz`);
+    expect(all.code).toBe(200);
+    expect(JSON.parse(all.text).items).toHaveLength(2);
+    const some = await raw(`${PODS}?labelSelector=app%3Dx&limit=%2`);
+    expect(JSON.parse(some.text).items.map((p: any) => p.metadata.name)).toEqual(['a']);
+  });
+
   test('without a malformed escape an unauthenticated request still gets 401 first', async () => {
     server = await start({ token: 'secret' });
     expect((await raw(`${PODS}/web%20x`)).code).toBe(401);
