@@ -259,7 +259,9 @@ export class ContainerLogManager implements Lifecycle {
 async function compressLog(log: string): Promise<void> {
   const tmp = log + TMP_SUFFIX;
   try {
-    await pipeline(createReadStream(log), createGzip(), createWriteStream(tmp, { mode: 0o644 }));
+    // The archive keeps the log's mode (current upstream; older releases used 0644).
+    const { mode } = await stat(log);
+    await pipeline(createReadStream(log), createGzip(), createWriteStream(tmp, { mode: mode & 0o777 }));
     await rename(tmp, log + COMPRESS_SUFFIX);
   } finally {
     await rm(tmp, { force: true });
