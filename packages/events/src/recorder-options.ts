@@ -1,0 +1,54 @@
+/**
+ * Options of the {@link EventRecorder}, in their own module so adapters import the type
+ * without the class.
+ *
+ * @module
+ */
+import type { Clock, Logger, MetricsOptions } from '@nodeagent/core';
+import type { CorrelatorOptions } from './correlator.js';
+import type { EventSink } from './sink.js';
+
+/** Upstream `maxQueuedEvents`: events waiting to be written before new ones are dropped. */
+export const DEFAULT_MAX_QUEUED_EVENTS = 1000;
+/** Upstream `maxTriesPerEvent`. */
+export const DEFAULT_MAX_TRIES = 12;
+/** Upstream `defaultSleepDuration` between tries (the first sleep is a random part of it), ms. */
+export const DEFAULT_RETRY_SLEEP_MS = 10_000;
+
+/** Options of {@link EventRecorder}. */
+export interface EventRecorderOptions {
+  /**
+   * Where events are written, e.g. `apiClientEventSink(new HttpJsonClient({ server }))`.
+   * @example apiClientEventSink(apiClient)
+   */
+  readonly sink: EventSink;
+  /** `source.component` and, unless `reportingController` is set, `reportingComponent`. @default 'kubelet' */
+  readonly component?: string;
+  /** `source.host` (the kubelet uses its node name) and, unless `reportingInstance` is set, `reportingInstance`. @default '' */
+  readonly host?: string;
+  /** `reportingComponent` of every event. @default the component */
+  readonly reportingController?: string;
+  /** `reportingInstance` of every event. @default the host */
+  readonly reportingInstance?: string;
+  /**
+   * Events waiting to be written (queued, not counting the one being written). When it is
+   * full a new event is dropped (counted as `queue_full`), as client-go's broadcaster does;
+   * recording never waits. Minimum: 1.
+   * @default 1000
+   */
+  readonly maxQueuedEvents?: number;
+  /** Tries per event for transport errors, 429, 409 Conflict and 5xx before it is dropped. Minimum: 1. @default 12 */
+  readonly maxTries?: number;
+  /** Sleep between tries, ms; the first sleep is a random fraction of it. Minimum: 0. @default 10_000 */
+  readonly retrySleepMs?: number;
+  /** Aggregation, de-duplication and spam filter settings (upstream's defaults). @default {} */
+  readonly correlator?: CorrelatorOptions;
+  /** Time of events, aggregation windows, spam refills and retry sleeps. @default realClock */
+  readonly clock?: Clock;
+  /** Dropped events and write failures. @default noopLogger */
+  readonly logger?: Logger;
+  /** `event_recorder_dropped_total`, `event_recorder_writes_total`, `event_recorder_pending_events`. @default none */
+  readonly metrics?: MetricsOptions;
+  /** Random numbers in [0, 1) for the first retry's jitter. @default Math.random */
+  readonly random?: () => number;
+}

@@ -1,0 +1,400 @@
+/**
+ * The event recorder (upstream `record.EventBroadcaster` + `EventRecorder` +
+ * `StartRecordingToSink`): `event()` builds a core/v1 Event and queues it without ever
+ * waiting; one writer correlates each queued event (aggregation, counting, spam filter) and
+ * writes it to the sink, retrying failures with upstream's sleeps.
+ *
+ * @module
+ */
+import {
+  type Clock,
+  InvalidOptionsError,
+  type Logger,
+  noopLogger,
+  realClock,
+  StartOnce,
+} from '@nodeagent/core';
+import { EventCorrelator } from './correlator.js';
+import { type CoreEvent, EVENT_TYPES, type EventType, formatTime, type ObjectReference } from './event.js';
+import { sprintf } from './format.js';
+import { createRecorderMetrics, type DropReason, type RecorderMetrics } from './metrics.js';
+import { InvalidReferenceError, objectReference, type ReferencedObject } from './object-reference.js';
+import {
+  DEFAULT_MAX_QUEUED_EVENTS,
+  DEFAULT_MAX_TRIES,
+  DEFAULT_RETRY_SLEEP_MS,
+  type EventRecorderOptions,
+} from './recorder-options.js';
+import { type EventSink, statusOf } from './sink.js';
+
+/** What an event is about: an object reference, or an API object with a kind and a name. */
+export type EventTarget = ObjectReference | ReferencedObject;
+
+/** Thrown (to the logger, never to the caller) for an event with a type other than Normal or Warning. */
+export class InvalidEventTypeError extends Error {
+  override readonly name = 'InvalidEventTypeError';
+  /** @param type the refused type. @param reason the event's reason. */
+  constructor(
+    readonly type: string,
+    readonly reason: string,
+  ) {
+    super(
+      `unsupported event type ${JSON.stringify(type)} for reason ${JSON.stringify(reason)}: want Normal or Warning`,
+    );
+  }
+}
+
+type Outcome = 'done' | 'retry' | 'rejected';
+
+function checkInt(name: string, value: number | undefined, min: number): void {
+  if (value !== undefined && !(Number.isInteger(value) && value >= min)) {
+    throw new InvalidOptionsError('EventRecorder', `${name} must be an integer >= ${min}, got ${value}`);
+  }
+}
+
+/**
+ * Records core/v1 Events for one source (e.g. the kubelet on one node). Recording never
+ * blocks and never throws; events wait in a bounded queue (recorded before `start()` too)
+ * and one writer sends them in order.
+ */
+export class EventRecorder {
+  readonly #sink: EventSink;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #metrics: RecorderMetrics;
+  readonly #random: () => number;
+  readonly #source: { component: string; host: string };
+  readonly #reportingController: string;
+  readonly #reportingInstance: string;
+  readonly #maxQueued: number;
+  readonly #maxTries: number;
+  readonly #sleepMs: number;
+  readonly #correlator: EventCorrelator;
+  readonly #once = new StartOnce('EventRecorder');
+  readonly #abort = new AbortController();
+  readonly #queue: CoreEvent[] = [];
+  readonly #dropped = new Map<DropReason, number>();
+  readonly #idleWaiters: (() => void)[] = [];
+  #inFlight = 0;
+  #writer: Promise<void> | undefined;
+  #running = false;
+  #stopped = false;
+  #lastNanos = 0n;
+
+  constructor(options: EventRecorderOptions) {
+    checkInt('maxQueuedEvents', options.maxQueuedEvents, 1);
+    checkInt('maxTries', options.maxTries, 1);
+    if (options.retrySleepMs !== undefined && !(options.retrySleepMs >= 0)) {
+      throw new InvalidOptionsError(
+        'EventRecorder',
+        `retrySleepMs must be >= 0, got ${options.retrySleepMs}`,
+      );
+    }
+    const c = options.correlator ?? {};
+    checkInt('correlator.lruCacheSize', c.lruCacheSize, 1);
+    checkInt('correlator.burst', c.burst, 1);
+    checkInt('correlator.maxEvents', c.maxEvents, 1);
+    if (c.qps !== undefined && !(c.qps > 0)) {
+      throw new InvalidOptionsError('EventRecorder', `correlator.qps must be > 0, got ${c.qps}`);
+    }
+    if (c.maxIntervalMs !== undefined && !(c.maxIntervalMs >= 0)) {
+      throw new InvalidOptionsError(
+        'EventRecorder',
+        `correlator.maxIntervalMs must be >= 0, got ${c.maxIntervalMs}`,
+      );
+    }
+    this.#sink = options.sink;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? noopLogger).child({ component: 'events' });
+    this.#random = options.random ?? Math.random;
+    this.#source = { component: options.component ?? 'kubelet', host: options.host ?? '' };
+    this.#reportingController = options.reportingController ?? this.#source.component;
+    this.#reportingInstance = options.reportingInstance ?? this.#source.host;
+    this.#maxQueued = options.maxQueuedEvents ?? DEFAULT_MAX_QUEUED_EVENTS;
+    this.#maxTries = options.maxTries ?? DEFAULT_MAX_TRIES;
+    this.#sleepMs = options.retrySleepMs ?? DEFAULT_RETRY_SLEEP_MS;
+    this.#correlator = new EventCorrelator(c, this.#clock, (name) => this.#eventName(name));
+    this.#metrics = createRecorderMetrics(options.metrics, () => this.pending);
+  }
+
+  /**
+   * Records an event about `target` (upstream `Event`). Never blocks and never throws: a bad
+   * type or target is logged and counted as `invalid`; a full queue drops the event
+   * (`queue_full`).
+   * @param annotations annotations of the Event object. @default none
+   */
+  event(
+    target: EventTarget,
+    type: EventType,
+    reason: string,
+    message: string,
+    annotations?: Readonly<Record<string, string>>,
+  ): void {
+    let ref: ObjectReference;
+    try {
+      ref = 'metadata' in target ? objectReference(target) : (target as ObjectReference);
+      if (!ref.name) throw new InvalidReferenceError(`${ref.kind ?? 'object'} <unnamed>`, 'no name');
+      if (!EVENT_TYPES.includes(type)) throw new InvalidEventTypeError(String(type), reason);
+    } catch (err) {
+      this.#drop('invalid', { err, reason, message }, 'Could not record event (will not report it)');
+      return;
+    }
+    if (this.#stopped) {
+      this.#drop('shutdown', { reason, message }, 'Event recorded after stop (dropped)');
+      return;
+    }
+    if (this.#queue.length >= this.#maxQueued) {
+      this.#drop(
+        'queue_full',
+        { reason, message, object: ref.name },
+        'Unable to record event: too many queued events, dropped event',
+      );
+      return;
+    }
+    const t = this.#clock.now();
+    const time = formatTime(t);
+    this.#queue.push({
+      metadata: {
+        name: this.#eventName(ref.name ?? '', t),
+        namespace: ref.namespace || 'default',
+        ...(annotations === undefined ? {} : { annotations: { ...annotations } }),
+      },
+      involvedObject: ref,
+      reason,
+      message,
+      firstTimestamp: time,
+      lastTimestamp: time,
+      count: 1,
+      type,
+      source: this.#source,
+      reportingComponent: this.#reportingController,
+      reportingInstance: this.#reportingInstance,
+    });
+    this.#kick();
+  }
+
+  /** {@link event} with a Go-style format (`%s`, `%v`, `%d`, `%q`), as upstream `Eventf`. */
+  eventf(
+    target: EventTarget,
+    type: EventType,
+    reason: string,
+    format: string,
+    ...args: readonly unknown[]
+  ): void {
+    this.event(target, type, reason, sprintf(format, ...args));
+  }
+
+  /** Starts writing queued events to the sink. Resolves at once. @throws AlreadyStartedError when called twice */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => {
+        if (this.#stopped) return;
+        this.#running = true;
+        signal?.addEventListener('abort', () => void this.stop(), { once: true });
+        this.#kick();
+      },
+      () => this.stop(),
+    );
+  }
+
+  /**
+   * Stops writing: a retry sleep ends, the request in flight is aborted, and every event
+   * still queued is dropped (`shutdown`). Call {@link flush} first to give them a chance.
+   * Idempotent.
+   */
+  async stop(): Promise<void> {
+    if (!this.#stopped) {
+      this.#stopped = true;
+      this.#running = false;
+      this.#abort.abort(new Error('event recorder stopped'));
+    }
+    await this.#writer;
+    while (this.#queue.length > 0) {
+      const e = this.#queue.shift() as CoreEvent;
+      this.#drop(
+        'shutdown',
+        { reason: e.reason, message: e.message },
+        'Event recorder stopped, event not written',
+      );
+    }
+    this.#wakeIdle();
+  }
+
+  /**
+   * Resolves once nothing is queued or in flight (or at once when stopped), or rejects when
+   * `signal` aborts first.
+   */
+  flush(signal?: AbortSignal): Promise<void> {
+    if (this.pending === 0 || this.#stopped) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => reject(signal?.reason ?? new Error('flush aborted'));
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#idleWaiters.push(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+    });
+  }
+
+  /** Events queued or being written. */
+  get pending(): number {
+    return this.#queue.length + this.#inFlight;
+  }
+
+  /** Events not written so far, by reason (the `event_recorder_dropped_total` counts). */
+  dropped(): ReadonlyMap<DropReason, number> {
+    return new Map(this.#dropped);
+  }
+
+  #eventName(objectName: string, nowMs = this.#clock.now()): string {
+    // `<name>.<hex unix nanoseconds>` as upstream; the clock has ms, so later events in the
+    // same ms take the next nanosecond and names stay unique.
+    let nanos = BigInt(Math.floor(nowMs)) * 1_000_000n;
+    if (nanos <= this.#lastNanos) nanos = this.#lastNanos + 1n;
+    this.#lastNanos = nanos;
+    return `${objectName}.${nanos.toString(16)}`;
+  }
+
+  #drop(reason: DropReason, fields: Record<string, unknown>, msg: string): void {
+    this.#dropped.set(reason, (this.#dropped.get(reason) ?? 0) + 1);
+    this.#metrics.dropped(reason);
+    if (reason === 'spam_filter' || reason === 'shutdown')
+      this.#log.debug({ ...fields, dropReason: reason }, msg);
+    else this.#log.warn({ ...fields, dropReason: reason }, msg);
+  }
+
+  #kick(): void {
+    if (!this.#running || this.#writer !== undefined || this.#queue.length === 0) return;
+    this.#writer = this.#drain().finally(() => {
+      this.#writer = undefined;
+      this.#wakeIdle();
+      this.#kick();
+    });
+  }
+
+  #wakeIdle(): void {
+    if (this.pending !== 0 && !this.#stopped) return;
+    for (const w of this.#idleWaiters.splice(0)) w();
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#running && this.#queue.length > 0) {
+      const event = this.#queue.shift() as CoreEvent;
+      this.#inFlight = 1;
+      try {
+        await this.#recordToSink(event);
+      } catch (err) {
+        this.#log.error({ err }, 'Event writer failed');
+      } finally {
+        this.#inFlight = 0;
+      }
+    }
+  }
+
+  async #recordToSink(event: CoreEvent): Promise<void> {
+    const result = this.#correlator.correlate(event);
+    if (result.skip) {
+      this.#drop(
+        'spam_filter',
+        { reason: event.reason, object: event.involvedObject.name },
+        'Event skipped by the spam filter',
+      );
+      return;
+    }
+    const e = result.event;
+    for (let tries = 0; ; ) {
+      const outcome = await this.#recordOnce(e, result.patch);
+      if (outcome === 'done') return;
+      if (outcome === 'rejected') {
+        this.#drop(
+          'rejected',
+          { reason: e.reason, name: e.metadata.name },
+          'Server rejected event (will not retry!)',
+        );
+        return;
+      }
+      if (this.#stopped) {
+        this.#drop(
+          'shutdown',
+          { reason: e.reason, name: e.metadata.name },
+          'Unable to write event (recorder is stopped)',
+        );
+        return;
+      }
+      tries++;
+      if (tries >= this.#maxTries) {
+        this.#drop(
+          'retries_exhausted',
+          { reason: e.reason, name: e.metadata.name },
+          'Unable to write event (retry limit exceeded!)',
+        );
+        return;
+      }
+      // The first sleep is random so that many agents don't retry in step after an outage.
+      const delay = tries === 1 ? this.#sleepMs * this.#random() : this.#sleepMs;
+      try {
+        await this.#clock.sleep(delay, this.#abort.signal);
+      } catch {
+        this.#drop(
+          'shutdown',
+          { reason: e.reason, name: e.metadata.name },
+          'Unable to write event (recorder is stopped)',
+        );
+        return;
+      }
+    }
+  }
+
+  async #recordOnce(
+    event: CoreEvent,
+    patch: Readonly<Record<string, unknown>> | undefined,
+  ): Promise<Outcome> {
+    const signal = this.#abort.signal;
+    let error: unknown;
+    let stored: CoreEvent | undefined;
+    let verb: 'create' | 'patch' = 'create';
+    const update = (event.count ?? 1) > 1 && patch !== undefined;
+    if (update) {
+      verb = 'patch';
+      try {
+        stored = (await this.#sink.patch(event, patch, signal)) ?? event;
+      } catch (err) {
+        error = err;
+      }
+    }
+    // A patch finds nothing when the Event expired (or was deleted): create it again.
+    if (!update || (error !== undefined && statusOf(error)?.code === 404)) {
+      verb = 'create';
+      error = undefined;
+      const { resourceVersion: _rv, ...metadata } = event.metadata;
+      try {
+        stored = (await this.#sink.create({ ...event, metadata }, signal)) ?? event;
+      } catch (err) {
+        error = err;
+      }
+    }
+    if (error === undefined) {
+      this.#metrics.write(verb, 'success');
+      this.#correlator.updateState(stored ?? event);
+      return 'done';
+    }
+    this.#metrics.write(verb, 'error');
+    const status = statusOf(error);
+    const fields = { err: error, verb, reason: event.reason, name: event.metadata.name };
+    if (status === undefined) {
+      this.#log.warn(fields, 'Unable to write event (may retry after sleeping)');
+      return 'retry';
+    }
+    // An earlier try that the server stored but whose answer was lost.
+    if (status.code === 409 && status.reason === 'AlreadyExists') return 'done';
+    // Transient server answers are retried like transport errors; upstream leaves these to
+    // the REST client's own Retry-After handling, which a plain sink does not have.
+    if (status.code === 409 || status.code === 429 || status.code >= 500) {
+      this.#log.warn(fields, 'Unable to write event (may retry after sleeping)');
+      return 'retry';
+    }
+    return 'rejected';
+  }
+}
