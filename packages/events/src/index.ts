@@ -55,6 +55,7 @@ export {
   type ReferencedObject,
   type ReferencedPod,
 } from './object-reference.js';
+export { type PodEventRecorder, podEventRecorder } from './pod-event-recorder.js';
 export * from './reasons.js';
 export { EventRecorder, type EventTarget, InvalidEventTypeError } from './recorder.js';
 export {

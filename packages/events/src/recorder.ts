@@ -27,8 +27,12 @@ import {
 } from './recorder-options.js';
 import { type EventSink, statusOf } from './sink.js';
 
-/** What an event is about: an object reference, or an API object with a kind and a name. */
-export type EventTarget = ObjectReference | ReferencedObject;
+/**
+ * What an event is about: an object reference, an API object with a kind and a name, or a
+ * function returning either (whose errors, such as an {@link InvalidReferenceError}, are
+ * caught and counted like any invalid target).
+ */
+export type EventTarget = ObjectReference | ReferencedObject | (() => ObjectReference | ReferencedObject);
 
 /** Thrown (to the logger, never to the caller) for an event with a type other than Normal or Warning. */
 export class InvalidEventTypeError extends Error {
@@ -132,7 +136,8 @@ export class EventRecorder {
   ): void {
     let ref: ObjectReference;
     try {
-      ref = 'metadata' in target ? objectReference(target) : (target as ObjectReference);
+      const t = typeof target === 'function' ? target() : target;
+      ref = 'metadata' in t ? objectReference(t) : (t as ObjectReference);
       if (!ref.name) throw new InvalidReferenceError(`${ref.kind ?? 'object'} <unnamed>`, 'no name');
       if (!EVENT_TYPES.includes(type)) throw new InvalidEventTypeError(String(type), reason);
     } catch (err) {
