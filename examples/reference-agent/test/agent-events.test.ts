@@ -1,7 +1,7 @@
 // Events end to end: the agent (embedded API server + runtime) records the kubelet's events
 // through one EventRecorder, and the real `kubectl describe` lists them: Pulling / Pulled /
 // Created / Started for a pod, BackOff (counted) for a crash loop, Unhealthy for a failing
-// readiness probe, Starting and NodeReady for the node.
+// readiness probe, Starting and NodeNotReady/NodeReady (on a Ready flip) for the node.
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -113,11 +113,30 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
       expect(out).toMatch(/Warning\s+Unhealthy\s+.*kubelet\s+Readiness probe failed: /);
     }, 30_000);
 
-    it('the node: Starting and NodeReady in kubectl describe node', async () => {
+    it('the node: Starting, then NodeNotReady and NodeReady when Ready flips, in kubectl describe node', async () => {
       await waitFor('Starting event', () => events(NODE).some((e) => e.reason === 'Starting'), 10_000);
+      // The first Ready condition makes no event (as upstream); flips do.
+      expect(events(NODE).map((e) => e.reason)).toEqual(['Starting']);
+      agent.fakeRuntime?.setCondition(
+        'NetworkReady',
+        false,
+        'NetworkPluginNotReady',
+        'cni config uninitialized',
+      );
+      await waitFor(
+        'NodeNotReady event',
+        () => events(NODE).some((e) => e.reason === 'NodeNotReady'),
+        10_000,
+      );
+      agent.fakeRuntime?.setCondition('NetworkReady', true);
+      await waitFor('NodeReady event', () => events(NODE).some((e) => e.reason === 'NodeReady'), 10_000);
       const out = await kubectl('describe', 'node', NODE);
       const section = out.slice(out.indexOf('Events:'));
       expect(section).toMatch(/Normal\s+Starting\s+.*kubelet\s+Starting kubelet\./);
-    }, 20_000);
+      expect(section).toMatch(
+        /Normal\s+NodeNotReady\s+.*kubelet\s+Node events-node status is now: NodeNotReady/,
+      );
+      expect(section).toMatch(/Normal\s+NodeReady\s+.*kubelet\s+Node events-node status is now: NodeReady/);
+    }, 30_000);
   },
 );
