@@ -62,6 +62,8 @@ export {
   DEFAULT_MAX_QUEUED_EVENTS,
   DEFAULT_MAX_TRIES,
   DEFAULT_RETRY_SLEEP_MS,
+  DEFAULT_WRITE_BURST,
+  DEFAULT_WRITE_QPS,
   type EventRecorderOptions,
 } from './recorder-options.js';
 export { apiClientEventSink, type EventSink, EventSinkError, type JsonApiClient, statusOf } from './sink.js';

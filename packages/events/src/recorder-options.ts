@@ -14,6 +14,10 @@ export const DEFAULT_MAX_QUEUED_EVENTS = 1000;
 export const DEFAULT_MAX_TRIES = 12;
 /** Upstream `defaultSleepDuration` between tries (the first sleep is a random part of it), ms. */
 export const DEFAULT_RETRY_SLEEP_MS = 10_000;
+/** The kubelet's `eventRecordQPS`: writes per second to the API server. */
+export const DEFAULT_WRITE_QPS = 50;
+/** The kubelet's `eventBurst`: writes allowed at once before `writeQps` applies. */
+export const DEFAULT_WRITE_BURST = 100;
 
 /** Options of {@link EventRecorder}. */
 export interface EventRecorderOptions {
@@ -41,6 +45,15 @@ export interface EventRecorderOptions {
   readonly maxTries?: number;
   /** Sleep between tries, ms; the first sleep is a random fraction of it. Minimum: 0. @default 10_000 */
   readonly retrySleepMs?: number;
+  /**
+   * Writes (creates and patches, retries included) per second to the API server, as the
+   * kubelet's `--event-qps`; queued events wait their turn. `Infinity` turns the limit off.
+   * Must be > 0.
+   * @default 50
+   */
+  readonly writeQps?: number;
+  /** Writes allowed at once before `writeQps` applies, as the kubelet's `--event-burst`. Minimum: 1. @default 100 */
+  readonly writeBurst?: number;
   /** Aggregation, de-duplication and spam filter settings (upstream's defaults). @default {} */
   readonly correlator?: CorrelatorOptions;
   /** Time of events, aggregation windows, spam refills and retry sleeps. @default realClock */

@@ -7,6 +7,7 @@
  * @module
  */
 import {
+  BucketRateLimiter,
   type Clock,
   InvalidOptionsError,
   type Logger,
@@ -23,6 +24,8 @@ import {
   DEFAULT_MAX_QUEUED_EVENTS,
   DEFAULT_MAX_TRIES,
   DEFAULT_RETRY_SLEEP_MS,
+  DEFAULT_WRITE_BURST,
+  DEFAULT_WRITE_QPS,
   type EventRecorderOptions,
 } from './recorder-options.js';
 import { type EventSink, statusOf } from './sink.js';
@@ -74,6 +77,7 @@ export class EventRecorder {
   readonly #maxTries: number;
   readonly #sleepMs: number;
   readonly #correlator: EventCorrelator;
+  readonly #writeLimiter: BucketRateLimiter<void>;
   readonly #once = new StartOnce('EventRecorder');
   readonly #abort = new AbortController();
   readonly #queue: CoreEvent[] = [];
@@ -93,6 +97,10 @@ export class EventRecorder {
         'EventRecorder',
         `retrySleepMs must be >= 0, got ${options.retrySleepMs}`,
       );
+    }
+    checkInt('writeBurst', options.writeBurst, 1);
+    if (options.writeQps !== undefined && !(options.writeQps > 0)) {
+      throw new InvalidOptionsError('EventRecorder', `writeQps must be > 0, got ${options.writeQps}`);
     }
     const c = options.correlator ?? {};
     checkInt('correlator.lruCacheSize', c.lruCacheSize, 1);
@@ -118,6 +126,11 @@ export class EventRecorder {
     this.#maxTries = options.maxTries ?? DEFAULT_MAX_TRIES;
     this.#sleepMs = options.retrySleepMs ?? DEFAULT_RETRY_SLEEP_MS;
     this.#correlator = new EventCorrelator(c, this.#clock, (name) => this.#eventName(name));
+    this.#writeLimiter = new BucketRateLimiter(
+      options.writeQps ?? DEFAULT_WRITE_QPS,
+      options.writeBurst ?? DEFAULT_WRITE_BURST,
+      this.#clock,
+    );
     this.#metrics = createRecorderMetrics(options.metrics, () => this.pending);
   }
 
@@ -310,6 +323,19 @@ export class EventRecorder {
     }
     const e = result.event;
     for (let tries = 0; ; ) {
+      const wait = this.#writeLimiter.when(undefined);
+      if (wait > 0) {
+        try {
+          await this.#clock.sleep(wait, this.#abort.signal);
+        } catch {
+          this.#drop(
+            'shutdown',
+            { reason: e.reason, name: e.metadata.name },
+            'Unable to write event (recorder is stopped)',
+          );
+          return;
+        }
+      }
       const outcome = await this.#recordOnce(e, result.patch);
       if (outcome === 'done') return;
       if (outcome === 'rejected') {

@@ -91,6 +91,35 @@ describe('bounded queue', () => {
   });
 });
 
+describe("write rate (the kubelet's event QPS 50, burst 100)", () => {
+  it('writes 100 at once, then one every 20 ms; events wait in the queue, none is dropped', async () => {
+    const { recorder, sink, clock } = setup();
+    await recorder.start();
+    for (let i = 0; i < 110; i++) {
+      recorder.event(podReference({ metadata: { name: `p${i}`, namespace: 'ns' } }), 'Normal', 'R', 'm');
+    }
+    await clock.advance(0);
+    expect(sink.list()).toHaveLength(100);
+    await clock.advance(19);
+    expect(sink.list()).toHaveLength(100);
+    await clock.advance(1);
+    expect(sink.list()).toHaveLength(101);
+    await clock.advance(180);
+    expect(sink.list()).toHaveLength(110);
+    expect(recorder.dropped().size).toBe(0);
+  });
+
+  it('writeQps Infinity turns the limit off', async () => {
+    const { recorder, sink, clock } = setup({ writeQps: Number.POSITIVE_INFINITY, writeBurst: 1 });
+    await recorder.start();
+    for (let i = 0; i < 200; i++) {
+      recorder.event(podReference({ metadata: { name: `p${i}`, namespace: 'ns' } }), 'Normal', 'R', 'm');
+    }
+    await clock.advance(0);
+    expect(sink.list()).toHaveLength(200);
+  });
+});
+
 describe('retries', () => {
   it('retries a transport error after a random part of 10 s, then every 10 s, and gives up after 12 tries', async () => {
     const { recorder, sink, clock } = setup();
