@@ -106,4 +106,23 @@ describe('EventRecorder against the mini API server', () => {
     });
     await recorder.stop();
   });
+
+  it('under faults, one object still gets exactly its 25 spam-filter tokens', async () => {
+    server = await startMiniApiServer({ autoCreateNamespaces: true });
+    client = new HttpJsonClient({ server: server.url });
+    const recorder = new EventRecorder({ sink: apiClientEventSink(client), host: 'node-1', retrySleepMs: 5 });
+    server.faults.failNext(4, { code: 503, method: 'POST' });
+    server.faults.dropNext(3, { method: 'POST', when: 'after' });
+    await recorder.start();
+    const p = pod('noisy');
+    for (let i = 0; i < 40; i++) {
+      recorder.event(containerReference(p, 'app'), 'Warning', `Reason${i}`, `distinct message ${i}`);
+    }
+    await recorder.flush();
+    const stored = await listEvents('involvedObject.name=noisy');
+    expect(stored).toHaveLength(25);
+    expect(stored.map((e) => e.reason)).toEqual(Array.from({ length: 25 }, (_, i) => `Reason${i}`));
+    expect(recorder.dropped()).toEqual(new Map([['spam_filter', 15]]));
+    await recorder.stop();
+  });
 });
