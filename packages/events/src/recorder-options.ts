@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Clock, Logger, MetricsOptions } from '@nodeagent/core';
+import { type Clock, InvalidOptionsError, type Logger, type MetricsOptions } from '@nodeagent/core';
 import type { CorrelatorOptions } from './correlator.js';
 import type { EventSink } from './sink.js';
 
@@ -64,4 +64,39 @@ export interface EventRecorderOptions {
   readonly metrics?: MetricsOptions;
   /** Random numbers in [0, 1) for the first retry's jitter. @default Math.random */
   readonly random?: () => number;
+}
+
+function refuse(message: string): never {
+  throw new InvalidOptionsError('EventRecorder', message);
+}
+
+function integerAtLeast(name: string, value: number | undefined, min: number): void {
+  if (value !== undefined && !(Number.isInteger(value) && value >= min)) {
+    refuse(`${name} must be an integer >= ${min}, got ${value}`);
+  }
+}
+
+/**
+ * Checks the options' ranges.
+ * @throws InvalidOptionsError naming the option, the bad value and what is valid
+ * @internal
+ */
+export function checkRecorderOptions(options: EventRecorderOptions): void {
+  integerAtLeast('maxQueuedEvents', options.maxQueuedEvents, 1);
+  integerAtLeast('maxTries', options.maxTries, 1);
+  integerAtLeast('writeBurst', options.writeBurst, 1);
+  if (options.retrySleepMs !== undefined && !(options.retrySleepMs >= 0)) {
+    refuse(`retrySleepMs must be >= 0, got ${options.retrySleepMs}`);
+  }
+  if (options.writeQps !== undefined && !(options.writeQps > 0)) {
+    refuse(`writeQps must be > 0, got ${options.writeQps}`);
+  }
+  const c = options.correlator ?? {};
+  integerAtLeast('correlator.lruCacheSize', c.lruCacheSize, 1);
+  integerAtLeast('correlator.burst', c.burst, 1);
+  integerAtLeast('correlator.maxEvents', c.maxEvents, 1);
+  if (c.qps !== undefined && !(c.qps > 0)) refuse(`correlator.qps must be > 0, got ${c.qps}`);
+  if (c.maxIntervalMs !== undefined && !(c.maxIntervalMs >= 0)) {
+    refuse(`correlator.maxIntervalMs must be >= 0, got ${c.maxIntervalMs}`);
+  }
 }

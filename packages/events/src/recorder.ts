@@ -9,7 +9,6 @@
 import {
   BucketRateLimiter,
   type Clock,
-  InvalidOptionsError,
   type Logger,
   noopLogger,
   realClock,
@@ -21,6 +20,7 @@ import { sprintf } from './format.js';
 import { createRecorderMetrics, type DropReason, type RecorderMetrics } from './metrics.js';
 import { InvalidReferenceError, objectReference, type ReferencedObject } from './object-reference.js';
 import {
+  checkRecorderOptions,
   DEFAULT_MAX_QUEUED_EVENTS,
   DEFAULT_MAX_TRIES,
   DEFAULT_RETRY_SLEEP_MS,
@@ -28,7 +28,7 @@ import {
   DEFAULT_WRITE_QPS,
   type EventRecorderOptions,
 } from './recorder-options.js';
-import { type EventSink, statusOf } from './sink.js';
+import { SinkWriter } from './sink-writer.js';
 
 /**
  * What an event is about: an object reference, an API object with a kind and a name, or a
@@ -51,33 +51,20 @@ export class InvalidEventTypeError extends Error {
   }
 }
 
-type Outcome = 'done' | 'retry' | 'rejected';
-
-function checkInt(name: string, value: number | undefined, min: number): void {
-  if (value !== undefined && !(Number.isInteger(value) && value >= min)) {
-    throw new InvalidOptionsError('EventRecorder', `${name} must be an integer >= ${min}, got ${value}`);
-  }
-}
-
 /**
  * Records core/v1 Events for one source (e.g. the kubelet on one node). Recording never
  * blocks and never throws; events wait in a bounded queue (recorded before `start()` too)
  * and one writer sends them in order.
  */
 export class EventRecorder {
-  readonly #sink: EventSink;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #metrics: RecorderMetrics;
-  readonly #random: () => number;
   readonly #source: { component: string; host: string };
   readonly #reportingController: string;
   readonly #reportingInstance: string;
   readonly #maxQueued: number;
-  readonly #maxTries: number;
-  readonly #sleepMs: number;
-  readonly #correlator: EventCorrelator;
-  readonly #writeLimiter: BucketRateLimiter<void>;
+  readonly #writerOfOne: SinkWriter;
   readonly #once = new StartOnce('EventRecorder');
   readonly #abort = new AbortController();
   readonly #queue: CoreEvent[] = [];
@@ -89,49 +76,33 @@ export class EventRecorder {
   #stopped = false;
   #lastNanos = 0n;
 
+  /** @throws InvalidOptionsError for an option out of range */
   constructor(options: EventRecorderOptions) {
-    checkInt('maxQueuedEvents', options.maxQueuedEvents, 1);
-    checkInt('maxTries', options.maxTries, 1);
-    if (options.retrySleepMs !== undefined && !(options.retrySleepMs >= 0)) {
-      throw new InvalidOptionsError(
-        'EventRecorder',
-        `retrySleepMs must be >= 0, got ${options.retrySleepMs}`,
-      );
-    }
-    checkInt('writeBurst', options.writeBurst, 1);
-    if (options.writeQps !== undefined && !(options.writeQps > 0)) {
-      throw new InvalidOptionsError('EventRecorder', `writeQps must be > 0, got ${options.writeQps}`);
-    }
-    const c = options.correlator ?? {};
-    checkInt('correlator.lruCacheSize', c.lruCacheSize, 1);
-    checkInt('correlator.burst', c.burst, 1);
-    checkInt('correlator.maxEvents', c.maxEvents, 1);
-    if (c.qps !== undefined && !(c.qps > 0)) {
-      throw new InvalidOptionsError('EventRecorder', `correlator.qps must be > 0, got ${c.qps}`);
-    }
-    if (c.maxIntervalMs !== undefined && !(c.maxIntervalMs >= 0)) {
-      throw new InvalidOptionsError(
-        'EventRecorder',
-        `correlator.maxIntervalMs must be >= 0, got ${c.maxIntervalMs}`,
-      );
-    }
-    this.#sink = options.sink;
+    checkRecorderOptions(options);
     this.#clock = options.clock ?? realClock;
     this.#log = (options.logger ?? noopLogger).child({ component: 'events' });
-    this.#random = options.random ?? Math.random;
     this.#source = { component: options.component ?? 'kubelet', host: options.host ?? '' };
     this.#reportingController = options.reportingController ?? this.#source.component;
     this.#reportingInstance = options.reportingInstance ?? this.#source.host;
     this.#maxQueued = options.maxQueuedEvents ?? DEFAULT_MAX_QUEUED_EVENTS;
-    this.#maxTries = options.maxTries ?? DEFAULT_MAX_TRIES;
-    this.#sleepMs = options.retrySleepMs ?? DEFAULT_RETRY_SLEEP_MS;
-    this.#correlator = new EventCorrelator(c, this.#clock, (name) => this.#eventName(name));
-    this.#writeLimiter = new BucketRateLimiter(
-      options.writeQps ?? DEFAULT_WRITE_QPS,
-      options.writeBurst ?? DEFAULT_WRITE_BURST,
-      this.#clock,
-    );
     this.#metrics = createRecorderMetrics(options.metrics, () => this.pending);
+    this.#writerOfOne = new SinkWriter({
+      sink: options.sink,
+      correlator: new EventCorrelator(options.correlator ?? {}, this.#clock, (name) => this.#eventName(name)),
+      clock: this.#clock,
+      log: this.#log,
+      metrics: this.#metrics,
+      limiter: new BucketRateLimiter(
+        options.writeQps ?? DEFAULT_WRITE_QPS,
+        options.writeBurst ?? DEFAULT_WRITE_BURST,
+        this.#clock,
+      ),
+      maxTries: options.maxTries ?? DEFAULT_MAX_TRIES,
+      sleepMs: options.retrySleepMs ?? DEFAULT_RETRY_SLEEP_MS,
+      random: options.random ?? Math.random,
+      signal: this.#abort.signal,
+      drop: (reason, fields, msg) => this.#drop(reason, fields, msg),
+    });
   }
 
   /**
@@ -150,7 +121,7 @@ export class EventRecorder {
     let ref: ObjectReference;
     try {
       const t = typeof target === 'function' ? target() : target;
-      ref = 'metadata' in t ? objectReference(t) : (t as ObjectReference);
+      ref = 'metadata' in t ? objectReference(t) : { ...(t as ObjectReference) };
       if (!ref.name) throw new InvalidReferenceError(`${ref.kind ?? 'object'} <unnamed>`, 'no name');
       if (!EVENT_TYPES.includes(type)) throw new InvalidEventTypeError(String(type), reason);
     } catch (err) {
@@ -302,130 +273,12 @@ export class EventRecorder {
       const event = this.#queue.shift() as CoreEvent;
       this.#inFlight = 1;
       try {
-        await this.#recordToSink(event);
+        await this.#writerOfOne.write(event);
       } catch (err) {
         this.#log.error({ err }, 'Event writer failed');
       } finally {
         this.#inFlight = 0;
       }
     }
-  }
-
-  async #recordToSink(event: CoreEvent): Promise<void> {
-    const result = this.#correlator.correlate(event);
-    if (result.skip) {
-      this.#drop(
-        'spam_filter',
-        { reason: event.reason, object: event.involvedObject.name },
-        'Event skipped by the spam filter',
-      );
-      return;
-    }
-    const e = result.event;
-    for (let tries = 0; ; ) {
-      const wait = this.#writeLimiter.when(undefined);
-      if (wait > 0) {
-        try {
-          await this.#clock.sleep(wait, this.#abort.signal);
-        } catch {
-          this.#drop(
-            'shutdown',
-            { reason: e.reason, name: e.metadata.name },
-            'Unable to write event (recorder is stopped)',
-          );
-          return;
-        }
-      }
-      const outcome = await this.#recordOnce(e, result.patch);
-      if (outcome === 'done') return;
-      if (outcome === 'rejected') {
-        this.#drop(
-          'rejected',
-          { reason: e.reason, name: e.metadata.name },
-          'Server rejected event (will not retry!)',
-        );
-        return;
-      }
-      if (this.#stopped) {
-        this.#drop(
-          'shutdown',
-          { reason: e.reason, name: e.metadata.name },
-          'Unable to write event (recorder is stopped)',
-        );
-        return;
-      }
-      tries++;
-      if (tries >= this.#maxTries) {
-        this.#drop(
-          'retries_exhausted',
-          { reason: e.reason, name: e.metadata.name },
-          'Unable to write event (retry limit exceeded!)',
-        );
-        return;
-      }
-      // The first sleep is random so that many agents don't retry in step after an outage.
-      const delay = tries === 1 ? this.#sleepMs * this.#random() : this.#sleepMs;
-      try {
-        await this.#clock.sleep(delay, this.#abort.signal);
-      } catch {
-        this.#drop(
-          'shutdown',
-          { reason: e.reason, name: e.metadata.name },
-          'Unable to write event (recorder is stopped)',
-        );
-        return;
-      }
-    }
-  }
-
-  async #recordOnce(
-    event: CoreEvent,
-    patch: Readonly<Record<string, unknown>> | undefined,
-  ): Promise<Outcome> {
-    const signal = this.#abort.signal;
-    let error: unknown;
-    let stored: CoreEvent | undefined;
-    let verb: 'create' | 'patch' = 'create';
-    const update = (event.count ?? 1) > 1 && patch !== undefined;
-    if (update) {
-      verb = 'patch';
-      try {
-        stored = (await this.#sink.patch(event, patch, signal)) ?? event;
-      } catch (err) {
-        error = err;
-      }
-    }
-    // A patch finds nothing when the Event expired (or was deleted): create it again.
-    if (!update || (error !== undefined && statusOf(error)?.code === 404)) {
-      verb = 'create';
-      error = undefined;
-      const { resourceVersion: _rv, ...metadata } = event.metadata;
-      try {
-        stored = (await this.#sink.create({ ...event, metadata }, signal)) ?? event;
-      } catch (err) {
-        error = err;
-      }
-    }
-    if (error === undefined) {
-      this.#metrics.write(verb, 'success');
-      this.#correlator.updateState(stored ?? event);
-      return 'done';
-    }
-    this.#metrics.write(verb, 'error');
-    const status = statusOf(error);
-    const fields = { err: error, verb, reason: event.reason, name: event.metadata.name };
-    if (status === undefined) {
-      this.#log.warn(fields, 'Unable to write event (may retry after sleeping)');
-      return 'retry';
-    }
-    // An earlier try that the server stored but whose answer was lost.
-    if (status.code === 409 && status.reason === 'AlreadyExists') return 'done';
-    // Transient server answers are retried like transport errors; upstream leaves these to
-    // the REST client's own Retry-After handling, which a plain sink does not have.
-    if (status.code === 409 || status.code === 429 || status.code >= 500) {
-      this.#log.warn(fields, 'Unable to write event (may retry after sleeping)');
-      return 'retry';
-    }
-    return 'rejected';
   }
 }
