@@ -7,7 +7,6 @@
  *
  * @module
  */
-
 import type { V1Node, V1NodeCondition, V1NodeStatus } from '@kubernetes/client-node';
 import {
   Backoff,
