@@ -13,13 +13,20 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, definedFields, type Logger, noopLogger, realClock, WorkQueue } from '@nodeagent/core';
 import { type CriClient, createCriClient } from '@nodeagent/cri';
 import type { FakeRuntime } from '@nodeagent/cri/testing';
+import {
+  apiClientEventSink,
+  EventRecorder,
+  nodeReference,
+  podEventRecorder,
+  StartingKubelet,
+} from '@nodeagent/events';
 import { SharedInformerFactory } from '@nodeagent/informer';
 import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
 import { KubeRuntimeManager } from '@nodeagent/kuberuntime';
 import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
 import { type CachedPodStatus, GenericPLEG } from '@nodeagent/pleg';
 import { PodWorkers } from '@nodeagent/pod-workers';
-import { criCommandRunner, type ProbeEventRecorder, ProbeManager } from '@nodeagent/prober';
+import { criCommandRunner, ProbeManager } from '@nodeagent/prober';
 import { ApiClient } from './api-client.js';
 import { startEmbeddedRuntime } from './embedded-runtime.js';
 import { HealthServer } from './health-server.js';
@@ -104,6 +111,8 @@ export interface RunningAgent {
   readonly lifecycle: PodLifecycle;
   /** The prober (liveness, readiness and startup probes of the node's pods). */
   readonly prober: ProbeManager;
+  /** The event recorder (source `kubelet` on this node) the prober, runtime and node status report to. */
+  readonly events: EventRecorder;
   /** `/healthz` base URL, when enabled. */
   readonly healthUrl: string | undefined;
   /** Stops everything; idempotent. */
@@ -130,20 +139,6 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
     await stop();
     throw err;
   }
-}
-
-/** The probe events as log lines (the agent has no event recorder): `Warning Unhealthy ...` at warn. */
-function probeEventLogger(log: Logger): ProbeEventRecorder {
-  return (pod, container, type, reason, message) => {
-    const fields = {
-      pod: `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`,
-      container: container.name,
-      type,
-      reason,
-    };
-    if (type === 'Warning') log.warn(fields, message);
-    else log.info(fields, message);
-  };
 }
 
 async function tempDir(cleanups: (() => Promise<void> | void)[], prefix: string): Promise<string> {
@@ -178,6 +173,16 @@ async function start(
   }
   const api = new ApiClient(kubeConfig);
   cleanups.push(() => api.close());
+  // One recorder for the node, as the kubelet's (source kubelet/<node>); at stop, what is
+  // queued gets two seconds to be written.
+  const events = new EventRecorder({ sink: apiClientEventSink(api), host: nodeName, clock, logger: log });
+  cleanups.push(async () => {
+    await events.flush(AbortSignal.timeout(2_000)).catch(() => {});
+    await events.stop();
+  });
+  await events.start();
+  events.event(nodeReference(nodeName), 'Normal', StartingKubelet, 'Starting kubelet.');
+  const recordPodEvent = podEventRecorder(events);
 
   // Runtime: a real CRI endpoint, or the in-process fake.
   let fakeRuntime: FakeRuntime | undefined;
@@ -216,7 +221,7 @@ async function start(
   const prober = new ProbeManager({
     statusProvider: { getPodStatus: (uid) => writer.lastSent(uid) },
     commandRunner: criCommandRunner(cri),
-    recorder: probeEventLogger(log),
+    recorder: recordPodEvent,
     clock,
     logger: log,
   });
@@ -226,6 +231,7 @@ async function start(
     logger: log,
     podsRoot,
     podLogsRoot,
+    recorder: recordPodEvent,
     hostIps: [options.nodeIp ?? machine.internalIp],
     crashLoopBackOff: { initialMs: Math.min(10_000, restartMaxMs), maxMs: restartMaxMs },
     isPodTerminationRequested: (uid) => workers?.isPodTerminationRequested(uid) ?? false,
@@ -261,6 +267,7 @@ async function start(
     nodeName,
     machine,
     plegHealth: () => pleg.healthy(),
+    events,
     podCidr: options.podCidr,
     nodeIp: options.nodeIp,
     clock,
@@ -345,6 +352,7 @@ async function start(
     lease,
     lifecycle,
     prober,
+    events,
     healthUrl: health?.url,
     stop,
   };

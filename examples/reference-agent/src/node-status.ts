@@ -19,6 +19,7 @@ import {
   type Timer,
 } from '@nodeagent/core';
 import type { CriClient } from '@nodeagent/cri';
+import { type EventRecorder, NodeNotReady, NodeReady, nodeReference } from '@nodeagent/events';
 import type { PlegHealth } from '@nodeagent/pleg';
 import { type ApiClient, ApiError } from './api-client.js';
 import {
@@ -42,6 +43,8 @@ export interface NodeStatusReporterOptions {
   readonly machine: MachineInfo;
   /** PLEG health, part of Ready. */
   readonly plegHealth: () => PlegHealth;
+  /** Records `NodeReady` / `NodeNotReady` when Ready flips. @default none */
+  readonly events?: Pick<EventRecorder, 'eventf'>;
   /** `spec.podCIDR`. @default none */
   readonly podCidr?: string | undefined;
   /** InternalIP address. @default the machine's first IPv4 address */
@@ -208,6 +211,19 @@ export class NodeStatusReporter implements Lifecycle {
         { ready: this.ready.status, message: this.ready.message },
         'Node Ready condition changed',
       );
+      // As upstream's Ready setter: an event on a flip, none for the first condition.
+      if (this.#lastPosted !== undefined) {
+        const reason = this.ready.status === 'True' ? NodeReady : NodeNotReady;
+        const node = this.#options.nodeName;
+        this.#options.events?.eventf(
+          nodeReference(node),
+          'Normal',
+          reason,
+          'Node %s status is now: %s',
+          node,
+          reason,
+        );
+      }
     }
     this.#lastPosted = comparable;
     this.#lastPostAtMs = now;

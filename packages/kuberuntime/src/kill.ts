@@ -11,6 +11,7 @@ import type { Clock, Logger } from '@nodeagent/core';
 import { type CriClient, isNotFound } from '@nodeagent/cri';
 import type { ContainerRuntimeStatus, PodStatus } from '@nodeagent/kubecontainer';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
+import type { RuntimeEventRecorder } from './event-recorder.js';
 import { restoreSpecsFromLabels } from './labels.js';
 import { type HandlerRunnerDeps, runLifecycleHandler } from './lifecycle-handlers.js';
 import type { ContainerKillReason } from './pod-actions.js';
@@ -32,6 +33,8 @@ export interface KillDeps {
   readonly runtimeRequestTimeoutMs: number;
   /** Handler runner overrides (HTTP client). */
   readonly httpGet?: HandlerRunnerDeps['httpGet'];
+  /** `Killing` and `FailedPreStopHook` events; must not throw. @default none */
+  readonly recorder?: RuntimeEventRecorder;
 }
 
 /** The spec of container `name` among the pod's containers and init containers. */
@@ -89,6 +92,8 @@ async function runPreStop(
           { pod: pod.metadata?.name, container: container.name, err: errorMessage(err) },
           'PreStop hook failed',
         );
+        // Not the hook's output: it may hold secrets (as upstream).
+        deps.recorder?.(pod, container, 'Warning', 'FailedPreStopHook', 'PreStopHook failed');
       }
     },
   );
@@ -154,6 +159,7 @@ export async function killContainer(
   let grace = terminationGracePeriodSeconds(p, spec, options.reason ?? '');
   const message = options.message || `Stopping container ${spec.name}`;
   deps.logger.info({ pod: p.metadata?.name, container: spec.name, containerId: status.id }, message);
+  deps.recorder?.(p, spec, 'Normal', 'Killing', message);
   if (options.gracePeriodOverrideSeconds !== undefined) grace = options.gracePeriodOverrideSeconds;
   if (spec.lifecycle?.preStop != null && grace > 0) {
     grace -= await runPreStop(deps, p, status, spec, grace, options.podIp ?? '');
