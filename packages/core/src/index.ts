@@ -61,6 +61,7 @@ export {
 } from './metrics.js';
 export { type Defined, definedFields, type UndefinedKeys } from './optional.js';
 export { InvalidOptionsError } from './options-error.js';
+export { InvalidQuantityError, isValidQuantity, milliValue, quantityValue } from './quantity.js';
 export { createPromMetricsProvider } from './prom-work-queue-metrics.js';
 export {
   BucketRateLimiter,

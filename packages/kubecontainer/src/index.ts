@@ -73,3 +73,4 @@ export {
   type RuntimeLister,
 } from './runtime-lister.js';
 export { sortContainerStatusesByCreationTime } from './status-order.js';
+export { effectiveRequests, podQosClass } from './pod-qos.js';
