@@ -13,7 +13,10 @@ function intOf(text: string | undefined): bigint | undefined {
   return BigInt(text);
 }
 
-function requirementMatches(req: V1NodeSelectorRequirement, labels: Readonly<Record<string, string>>): boolean {
+function requirementMatches(
+  req: V1NodeSelectorRequirement,
+  labels: Readonly<Record<string, string>>,
+): boolean {
   const has = Object.hasOwn(labels, req.key);
   const value = labels[req.key];
   const values = req.values ?? [];

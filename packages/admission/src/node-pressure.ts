@@ -10,7 +10,12 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { podQosClass } from '@nodeagent/kubecontainer';
 import { isStaticPod } from '@nodeagent/pod-workers';
-import { ADMITTED, type PodAdmitAttributes, type PodAdmitHandler, type PodAdmitResult } from './admit-handler.js';
+import {
+  ADMITTED,
+  type PodAdmitAttributes,
+  type PodAdmitHandler,
+  type PodAdmitResult,
+} from './admit-handler.js';
 import { findMatchingUntoleratedTaint } from './taints.js';
 
 /** A node pressure condition the eviction manager reports. */
@@ -50,6 +55,10 @@ export class NodePressureAdmitHandler implements PodAdmitHandler {
       const taint = { key: 'node.kubernetes.io/memory-pressure', effect: 'NoSchedule' };
       if (findMatchingUntoleratedTaint([taint], pod.spec?.tolerations ?? []) === undefined) return ADMITTED;
     }
-    return { admit: false, reason: 'Evicted', message: `The node had condition: [${conditions.join(' ')}]. ` };
+    return {
+      admit: false,
+      reason: 'Evicted',
+      message: `The node had condition: [${conditions.join(' ')}]. `,
+    };
   }
 }

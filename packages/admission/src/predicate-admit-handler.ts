@@ -9,7 +9,13 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { isStaticPod } from '@nodeagent/pod-workers';
-import { ADMITTED, type NodeGetter, type PodAdmitAttributes, type PodAdmitHandler, type PodAdmitResult } from './admit-handler.js';
+import {
+  ADMITTED,
+  type NodeGetter,
+  type PodAdmitAttributes,
+  type PodAdmitHandler,
+  type PodAdmitResult,
+} from './admit-handler.js';
 import { insufficientResourceMessage, insufficientResources } from './fit.js';
 import { requiredNodeAffinityMatches } from './node-affinity.js';
 import { NodeInfo, podHostPorts } from './node-info.js';
@@ -104,7 +110,8 @@ export class PredicateAdmitHandler implements PodAdmitHandler {
     }
     if (!requiredNodeAffinityMatches(pod, node)) return predicateFailure('NodeAffinity');
     const wanted = pod.spec?.nodeName;
-    if (wanted !== undefined && wanted !== '' && wanted !== node.metadata?.name) return predicateFailure('NodeName');
+    if (wanted !== undefined && wanted !== '' && wanted !== node.metadata?.name)
+      return predicateFailure('NodeName');
     if (!hostPortsFit(pod, info)) return predicateFailure('NodePorts');
     // The kubelet looks only at NoExecute taints (NoSchedule is the scheduler's), never for static pods.
     if (!isStaticPod(pod)) {

@@ -80,7 +80,5 @@ export function podRequests(pod: V1Pod): ResourceAmounts {
 
 /** The node's allocatable (`status.allocatable`, falling back to `status.capacity`). */
 export function nodeAllocatable(node: V1Node): ResourceAmounts {
-  return toAmounts(
-    (node.status?.allocatable ?? node.status?.capacity) as Record<string, string> | undefined,
-  );
+  return toAmounts((node.status?.allocatable ?? node.status?.capacity) as Record<string, string> | undefined);
 }

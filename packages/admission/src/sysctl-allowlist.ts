@@ -57,7 +57,10 @@ export class SysctlAllowlist implements PodAdmitHandler {
   constructor(allowedUnsafeSysctls: readonly string[] = []) {
     for (const pattern of [...SAFE_SYSCTLS, ...allowedUnsafeSysctls]) {
       if (!/^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*(\*|[a-z0-9]([-_a-z0-9]*[a-z0-9])?)\*?$/.test(pattern)) {
-        throw new InvalidOptionsError('SysctlAllowlist', `sysctl pattern ${JSON.stringify(pattern)} is not valid`);
+        throw new InvalidOptionsError(
+          'SysctlAllowlist',
+          `sysctl pattern ${JSON.stringify(pattern)} is not valid`,
+        );
       }
       let name = normalizeSysctlName(pattern);
       const star = name.indexOf('*');
@@ -97,7 +100,8 @@ export class SysctlAllowlist implements PodAdmitHandler {
   admit({ pod }: PodAdmitAttributes): PodAdmitResult {
     for (const s of pod.spec?.securityContext?.sysctls ?? []) {
       const why = this.validate(s.name, pod.spec?.hostNetwork === true, pod.spec?.hostIPC === true);
-      if (why !== undefined) return { admit: false, reason: 'SysctlForbidden', message: `forbidden sysctl: ${why}` };
+      if (why !== undefined)
+        return { admit: false, reason: 'SysctlForbidden', message: `forbidden sysctl: ${why}` };
     }
     return ADMITTED;
   }

@@ -8,7 +8,8 @@ import type { V1Taint, V1Toleration } from '@kubernetes/client-node';
 
 /** Whether one toleration tolerates one taint: effect (empty = any), key (empty = any, `Exists` only), value. */
 export function toleratesTaint(toleration: V1Toleration, taint: V1Taint): boolean {
-  if (toleration.effect !== undefined && toleration.effect !== '' && toleration.effect !== taint.effect) return false;
+  if (toleration.effect !== undefined && toleration.effect !== '' && toleration.effect !== taint.effect)
+    return false;
   if (toleration.key !== undefined && toleration.key !== '' && toleration.key !== taint.key) return false;
   switch (toleration.operator ?? 'Equal') {
     case '':
