@@ -1,5 +1,5 @@
 // One table per predicate, with the reasons and messages of upstream's predicate admit handler.
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1NodeSelector, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { PredicateAdmitHandler } from '../src/index.js';
 import { node, pod } from './helpers.js';
@@ -12,11 +12,8 @@ const affinityFailure = {
 const labels = { 'kubernetes.io/hostname': 'node-1', zone: 'a', gen: '5' };
 const admitOn = (p: V1Pod, n = node({ labels }), others: V1Pod[] = []) =>
   new PredicateAdmitHandler({ node: () => n }).admit({ pod: p, otherPods: others });
-const required = (
-  terms: NonNullable<
-    NonNullable<NonNullable<V1Pod['spec']>['affinity']>['nodeAffinity']
-  >['requiredDuringSchedulingIgnoredDuringExecution'],
-) => pod({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: terms } } });
+const required = (terms: V1NodeSelector) =>
+  pod({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: terms } } });
 
 describe('NodeAffinity: nodeSelector and required node affinity', () => {
   it.each([
