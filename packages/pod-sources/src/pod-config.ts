@@ -182,7 +182,8 @@ export class PodConfig {
       }
       names.add(fullName);
       const ref = structuredClone(raw);
-      const meta = (ref.metadata ??= {});
+      ref.metadata ??= {};
+      const meta = ref.metadata;
       meta.annotations = { ...(meta.annotations ?? {}), [CONFIG_SOURCE_ANNOTATION]: source };
       const uid = uidOf(ref);
       const existing = old.get(uid);

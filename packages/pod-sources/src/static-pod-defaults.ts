@@ -58,11 +58,13 @@ export function staticPodUid(pod: V1Pod, origin: StaticPodOrigin): string {
  */
 export function applyStaticPodDefaults(pod: V1Pod, origin: StaticPodOrigin): V1Pod {
   const out = structuredClone(pod);
-  const metadata = (out.metadata ??= {});
+  out.metadata ??= {};
+  const metadata = out.metadata;
   if (metadata.uid === undefined || metadata.uid === '') metadata.uid = staticPodUid(pod, origin);
   metadata.name = `${metadata.name ?? ''}-${origin.nodeName.toLowerCase()}`;
   if (metadata.namespace === undefined || metadata.namespace === '') metadata.namespace = 'default';
-  const spec = (out.spec ??= { containers: [] });
+  out.spec ??= { containers: [] };
+  const spec = out.spec;
   spec.nodeName = origin.nodeName;
   metadata.annotations = { ...(metadata.annotations ?? {}), [CONFIG_HASH_ANNOTATION]: metadata.uid };
   if (origin.source === 'file') {
