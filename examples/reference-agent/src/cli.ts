@@ -73,6 +73,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         podsRoot: flags.podsRoot,
         podLogsRoot: flags.podLogsRoot,
         healthPort: flags.healthPort,
+        podManifestPath: flags.podManifestPath,
+        manifestUrl: flags.manifestUrl,
+        manifestUrlHeaders: flags.manifestUrlHeaders,
+        maxPods: flags.maxPods,
+        allowedUnsafeSysctls: flags.allowedUnsafeSysctls,
         crashLoopBackOffMaxMs:
           flags.maxContainerRestartPeriodSeconds === undefined
             ? undefined

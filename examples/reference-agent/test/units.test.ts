@@ -7,7 +7,6 @@ import { FlagError, parseFlags } from '../src/flags.js';
 import { renderHealthz } from '../src/health-server.js';
 import { microTime } from '../src/node-lease.js';
 import { notReadyReasons, readyCondition } from '../src/node-ready.js';
-import { podConfigChanged } from '../src/pod-lifecycle.js';
 import { PodStatusWriter } from '../src/pod-status-writer.js';
 
 describe('parseFlags', () => {
@@ -102,18 +101,6 @@ describe('node Ready condition', () => {
     expect(second.lastHeartbeatTime).toBe('T2');
     const down = readyCondition({ ...ready, pleg: { ok: false, message: 'x' } }, second, 'T3');
     expect(down).toMatchObject({ status: 'False', reason: 'KubeletNotReady', lastTransitionTime: 'T3' });
-  });
-});
-
-describe('podConfigChanged', () => {
-  const pod: V1Pod = { metadata: { name: 'p', labels: { a: 'b' } }, spec: { containers: [{ name: 'c' }] } };
-  it('ignores status-only changes (a reconcile) and sees spec, label and deletion changes', () => {
-    expect(podConfigChanged(pod, { ...pod, status: { phase: 'Running' } })).toBe(false);
-    expect(podConfigChanged(pod, { ...pod, metadata: { ...pod.metadata, labels: { a: 'c' } } })).toBe(true);
-    expect(
-      podConfigChanged(pod, { ...pod, metadata: { ...pod.metadata, deletionGracePeriodSeconds: 3 } }),
-    ).toBe(true);
-    expect(podConfigChanged(pod, { ...pod, spec: { containers: [{ name: 'd' }] } })).toBe(true);
   });
 });
 
