@@ -309,6 +309,11 @@ async function start(
     nodeName,
     nodeUid: () => nodeStatus.nodeUid,
     isStaticPodTerminating: (fullName) => workers?.isPodForMirrorPodTerminatingByFullName(fullName) ?? false,
+    // A new mirror starts with an empty status: send the static pod's again.
+    onMirrorPodCreated: (pod) => {
+      writer.forget(pod.metadata?.uid ?? '');
+      workers?.updatePod({ updateType: 'sync', pod });
+    },
     podManifestPath: options.podManifestPath,
     manifestUrl: options.manifestUrl,
     manifestUrlHeaders: options.manifestUrlHeaders,

@@ -26,6 +26,8 @@ export interface PodSourcesOptions {
   readonly nodeUid: () => string | undefined;
   /** Whether the static pod of that full name still terminates (its mirror waits). */
   readonly isStaticPodTerminating: (podFullName: string) => boolean;
+  /** A mirror pod was (re)created for this static pod: its status is due again. */
+  readonly onMirrorPodCreated: (staticPod: V1Pod) => void;
   readonly podManifestPath: string | undefined;
   readonly manifestUrl: string | undefined;
   readonly manifestUrlHeaders: readonly (readonly [string, string])[] | undefined;
@@ -72,6 +74,7 @@ export function startPodSources(o: PodSourcesOptions): PodSources {
     nodeName: o.nodeName,
     nodeUid: o.nodeUid,
     isTerminating: o.isStaticPodTerminating,
+    onCreated: o.onMirrorPodCreated,
     logger: o.logger,
   });
   const reconcileMirrorPods = () => {

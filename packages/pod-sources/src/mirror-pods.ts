@@ -33,6 +33,12 @@ export interface MirrorPodManagerOptions {
   readonly nodeUid: () => string | undefined;
   /** Whether a static pod of that full name is still terminating (its orphaned mirror waits). @default never */
   readonly isTerminating?: (podFullName: string) => boolean;
+  /**
+   * Called after a mirror pod was created for `staticPod` (first time or again): the new
+   * mirror has an empty status, so the static pod's status is due again (upstream routes the
+   * mirror pod's arrival to the static pod's worker). @default none
+   */
+  readonly onCreated?: (staticPod: V1Pod) => void;
   /** @default noopLogger */
   readonly logger?: Logger;
 }
@@ -136,6 +142,7 @@ export class MirrorPodManager {
       await this.#options.api.createPod(body.metadata?.namespace ?? 'default', body);
       this.created++;
       this.#log.info({ pod: podFullName(pod) }, 'Created mirror pod');
+      this.#options.onCreated?.(pod);
     } catch (err) {
       if (statusCode(err) === 409) return; // created meanwhile; the next pass checks its hash
       this.#log.warn({ pod: podFullName(pod), err: (err as Error).message }, 'Failed creating a mirror pod');

@@ -61,7 +61,13 @@ describe('mirror pods', () => {
 
   it('creates a missing mirror, recreates it after a deletion, replaces a stale one and deletes orphans', async () => {
     const api = new FakeApi();
-    const manager = new MirrorPodManager({ api, nodeName: 'node-1', nodeUid: () => 'node-uid' });
+    const created: string[] = [];
+    const manager = new MirrorPodManager({
+      api,
+      nodeName: 'node-1',
+      nodeUid: () => 'node-uid',
+      onCreated: (p) => created.push(p.metadata?.uid ?? ''),
+    });
     const v1 = staticPod('nginx:1');
     await manager.reconcile([v1], api.list());
     expect(api.calls).toEqual(['create default/web-node-1']);
@@ -80,6 +86,7 @@ describe('mirror pods', () => {
     await manager.reconcile([], api.list());
     expect(api.list()).toEqual([]);
     expect(manager.created).toBe(3);
+    expect(created).toEqual([v1.metadata?.uid, v1.metadata?.uid, v2.metadata?.uid]);
     expect(manager.deleted).toBe(2);
   });
 
