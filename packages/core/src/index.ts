@@ -61,8 +61,8 @@ export {
 } from './metrics.js';
 export { type Defined, definedFields, type UndefinedKeys } from './optional.js';
 export { InvalidOptionsError } from './options-error.js';
-export { InvalidQuantityError, isValidQuantity, milliValue, quantityValue } from './quantity.js';
 export { createPromMetricsProvider } from './prom-work-queue-metrics.js';
+export { InvalidQuantityError, isValidQuantity, milliValue, quantityValue } from './quantity.js';
 export {
   BucketRateLimiter,
   defaultControllerRateLimiter,

@@ -55,6 +55,7 @@ export {
   parseRestartCount,
   podInfoFromLabels,
 } from './labels.js';
+export { effectiveRequests, podQosClass } from './pod-qos.js';
 export {
   type ContainerRuntimeStatus,
   emptyPodStatus,
@@ -73,4 +74,3 @@ export {
   type RuntimeLister,
 } from './runtime-lister.js';
 export { sortContainerStatusesByCreationTime } from './status-order.js';
-export { effectiveRequests, podQosClass } from './pod-qos.js';

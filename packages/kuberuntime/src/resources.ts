@@ -90,7 +90,6 @@ export function calculateLinuxResources(
 
 type ResourceMap = Readonly<Record<string, string>> | undefined;
 
-
 function cpuMilli(map: ResourceMap): bigint {
   return milliValue(map?.cpu);
 }
