@@ -55,7 +55,7 @@ export {
   parseRestartCount,
   podInfoFromLabels,
 } from './labels.js';
-export { effectiveRequests, podQosClass } from './pod-qos.js';
+export { effectiveRequests, podQosClass, type QosContainer, type QosPod } from './pod-qos.js';
 export {
   type ContainerRuntimeStatus,
   emptyPodStatus,

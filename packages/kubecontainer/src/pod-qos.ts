@@ -4,11 +4,30 @@
  *
  * @module
  */
-import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { milliValue } from '@nodeagent/core';
 
+/** The part of a container the QoS class reads (a `V1Container` fits). */
+export interface QosContainer {
+  /** Requests and limits by resource name. */
+  readonly resources?: {
+    readonly requests?: Readonly<Record<string, string>>;
+    readonly limits?: Readonly<Record<string, string>>;
+  };
+}
+
+/** The part of a pod the QoS class reads (a `V1Pod` fits). */
+export interface QosPod {
+  /** The containers. */
+  readonly spec?: {
+    readonly containers?: readonly QosContainer[];
+    readonly initContainers?: readonly QosContainer[];
+  };
+  /** A class already computed (`status.qosClass`) wins. */
+  readonly status?: { readonly qosClass?: string };
+}
+
 /** Requests as the API server defaults them: a limit without a request is also the request. */
-export function effectiveRequests(container: V1Container): Record<string, string> {
+export function effectiveRequests(container: QosContainer): Record<string, string> {
   const requests: Record<string, string> = { ...(container.resources?.requests ?? {}) };
   for (const [name, value] of Object.entries(container.resources?.limits ?? {})) {
     if (requests[name] === undefined) requests[name] = value;
@@ -17,7 +36,7 @@ export function effectiveRequests(container: V1Container): Record<string, string
 }
 
 /** QoS class of a pod (upstream `ComputePodQOS`, over API-defaulted requests); `status.qosClass` wins. */
-export function podQosClass(pod: V1Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
+export function podQosClass(pod: QosPod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
   const fromStatus = pod.status?.qosClass;
   if (fromStatus === 'Guaranteed' || fromStatus === 'Burstable' || fromStatus === 'BestEffort')
     return fromStatus;
