@@ -5,7 +5,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { KubeObject } from '@nodeagent/informer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
@@ -198,6 +199,34 @@ describe('reference agent: pod sources and admission', () => {
       message: 'Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted',
     });
     await waitFor('allowed Running', () => getPod('allowed')?.status?.phase === 'Running', 15_000);
+  });
+
+  it('an untolerated NoExecute taint rejects API pods (TaintToleration), a toleration or NoSchedule does not', async () => {
+    const taints = [
+      { key: 'dedicated', value: 'db', effect: 'NoExecute' },
+      { key: 'maintenance', value: 'true', effect: 'NoSchedule' },
+    ];
+    await agent.api.patch(`/api/v1/nodes/${NODE}`, 'merge', { spec: { taints } });
+    const nodes = agent.informers.nodes<V1Node & KubeObject>({ fieldSelector: `metadata.name=${NODE}` });
+    await waitFor('taint seen by the agent', () => nodes.lister.list()[0]?.spec?.taints?.length === 2);
+    await createPod(makePod('untolerating', NODE, [shContainer('c', IMAGE, 'sleep 3600')]));
+    await createPod(
+      makePod('tolerating', NODE, [shContainer('c', IMAGE, 'sleep 3600')], {
+        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoExecute' }],
+      }),
+    );
+    const rejected = await waitFor('untolerating Failed', () =>
+      getPod('untolerating')?.status?.phase === 'Failed' ? getPod('untolerating') : undefined,
+    );
+    expect(rejected.status).toMatchObject({
+      reason: 'TaintToleration',
+      message:
+        "Pod was rejected: Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate",
+    });
+    await waitFor('tolerating Running', () => getPod('tolerating')?.status?.phase === 'Running', 15_000);
+    // Static pods are never checked against taints: the static pod is still running.
+    expect(getPod(`static-web-${NODE}`)?.status?.phase).toBe('Running');
+    await agent.api.patch(`/api/v1/nodes/${NODE}`, 'merge', { spec: { taints: null } });
   });
 
   it('a rejected pod that is deleted goes away at once (nothing runs)', async () => {
