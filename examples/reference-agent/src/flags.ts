@@ -5,6 +5,7 @@
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { SysctlAllowlist } from '@nodeagent/admission';
 import type { LogLevel } from '@nodeagent/core';
 import { EMBEDDED_BUSYBOX_IMAGE } from './embedded-runtime.js';
 
@@ -165,6 +166,15 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   const maxPods = number('max-pods', str('max-pods'), 1);
   if (maxPods !== undefined && !Number.isInteger(maxPods))
     throw new FlagError(`--max-pods: expected an integer, got "${str('max-pods')}"`);
+  const allowedUnsafeSysctls = (str('allowed-unsafe-sysctls') ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
+  try {
+    new SysctlAllowlist(allowedUnsafeSysctls);
+  } catch (err) {
+    throw new FlagError(`--allowed-unsafe-sysctls: ${(err as Error).message}`);
+  }
   return {
     kubeconfig: str('kubeconfig'),
     runtimeEndpoint: endpoint,
@@ -188,10 +198,7 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
     manifestUrl: str('manifest-url'),
     manifestUrlHeaders,
     maxPods,
-    allowedUnsafeSysctls: (str('allowed-unsafe-sysctls') ?? '')
-      .split(',')
-      .map((x) => x.trim())
-      .filter((x) => x !== ''),
+    allowedUnsafeSysctls,
     help: values.help === true,
     version: values.version === true,
   };

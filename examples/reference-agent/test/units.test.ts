@@ -32,6 +32,13 @@ describe('parseFlags', () => {
       '--log-level=debug',
       '--health-port=0',
       '--max-container-restart-period=5',
+      '--pod-manifest-path=/etc/kubernetes/manifests',
+      '--manifest-url=http://127.0.0.1:8080/pods',
+      '--manifest-url-header=Authorization: Bearer x',
+      '--manifest-url-header',
+      'X-Node:n1',
+      '--max-pods=20',
+      '--allowed-unsafe-sysctls=net.core.somaxconn, kernel.msg*',
     ]);
     expect(f).toMatchObject({
       kubeconfig: '/k',
@@ -43,6 +50,14 @@ describe('parseFlags', () => {
       logLevel: 'debug',
       healthPort: 0,
       maxContainerRestartPeriodSeconds: 5,
+      podManifestPath: '/etc/kubernetes/manifests',
+      manifestUrl: 'http://127.0.0.1:8080/pods',
+      manifestUrlHeaders: [
+        ['Authorization', 'Bearer x'],
+        ['X-Node', 'n1'],
+      ],
+      maxPods: 20,
+      allowedUnsafeSysctls: ['net.core.somaxconn', 'kernel.msg*'],
     });
   });
   it.each([
@@ -53,6 +68,13 @@ describe('parseFlags', () => {
     [['--log-level=loud'], /--log-level/],
     [['--health-port=70000'], /--health-port/],
     [['--pod-cidr=10.0.0.0'], /--pod-cidr/],
+    [['--max-pods=0'], /--max-pods/],
+    [
+      ['--allowed-unsafe-sysctls=kernel.panic'],
+      /--allowed-unsafe-sysctls: .*"kernel.panic" are not known to be namespaced/,
+    ],
+    [['--max-pods=1.5'], /--max-pods: expected an integer/],
+    [['--manifest-url-header=NoColon'], /--manifest-url-header: expected 'Name:value'/],
   ])('rejects %j', (argv, message) => {
     expect(() => parseFlags(argv)).toThrow(FlagError);
     expect(() => parseFlags(argv)).toThrow(message);
