@@ -353,7 +353,7 @@ async function start(
   await informers.start(lifetime.signal);
   cleanups.push(() => podSources.stop());
   await podSources.start(lifetime.signal);
-  log.info({ node: nodeName }, 'Pod sources seen, node agent running');
+  log.info({ node: nodeName }, 'Pod sources started, node agent running');
 
   let health: HealthServer | undefined;
   if (options.healthPort !== undefined) {
