@@ -78,7 +78,12 @@ export function startPodSources(o: PodSourcesOptions): PodSources {
     logger: o.logger,
   });
   const reconcileMirrorPods = () => {
-    void mirrors.reconcile(config.pods().filter(isStaticPod), apiSource.mirrorPods());
+    // Orphans only once every source reported: a restarting agent has not read its manifests yet.
+    void mirrors.reconcile(
+      config.pods().filter(isStaticPod),
+      apiSource.mirrorPods(),
+      config.seenAllSources(),
+    );
   };
   const apiSource = new ApiServerSource({
     informer: o.pods,

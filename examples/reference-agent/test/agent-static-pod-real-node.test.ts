@@ -104,6 +104,8 @@ spec:
         30_000,
       );
       expect(after.metadata?.annotations?.['kubernetes.io/config.mirror']).toBe(staticUid);
+      // The mirror pod itself was kept: not deleted as an orphan before the manifests were read.
+      expect(after.metadata?.uid).toBe(first.metadata?.uid);
       expect(after.status?.containerStatuses?.[0]).toMatchObject({
         containerID: containerId,
         restartCount: 0,

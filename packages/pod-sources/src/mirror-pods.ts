@@ -82,7 +82,7 @@ export class MirrorPodManager {
   readonly #options: MirrorPodManagerOptions;
   readonly #log: Logger;
   #running: Promise<void> | undefined;
-  #next: { staticPods: readonly V1Pod[]; mirrorPods: readonly V1Pod[] } | undefined;
+  #next: { staticPods: readonly V1Pod[]; mirrorPods: readonly V1Pod[]; deleteOrphans: boolean } | undefined;
   /** Mirror pods created. */
   created = 0;
   /** Mirror pods deleted. */
@@ -98,14 +98,19 @@ export class MirrorPodManager {
    * Brings the API's mirror pods in line with the static pods. Calls while one runs coalesce:
    * the latest arguments run once more afterwards. Never rejects; failures are logged and the
    * next call retries.
+   *
+   * @param deleteOrphans delete mirrors without a static pod; pass false until every static
+   *   source has been seen (upstream deletes orphans only in housekeeping, once all sources are
+   *   ready), or a restarting agent deletes the mirrors of static pods it has not read yet.
+   *   @default true
    */
-  reconcile(staticPods: readonly V1Pod[], mirrorPods: readonly V1Pod[]): Promise<void> {
-    this.#next = { staticPods, mirrorPods };
+  reconcile(staticPods: readonly V1Pod[], mirrorPods: readonly V1Pod[], deleteOrphans = true): Promise<void> {
+    this.#next = { staticPods, mirrorPods, deleteOrphans };
     this.#running ??= (async () => {
       while (this.#next !== undefined) {
-        const { staticPods: s, mirrorPods: m } = this.#next;
+        const { staticPods: s, mirrorPods: m, deleteOrphans: d } = this.#next;
         this.#next = undefined;
-        await this.#reconcile(s, m);
+        await this.#reconcile(s, m, d);
       }
     })().finally(() => {
       this.#running = undefined;
@@ -113,7 +118,11 @@ export class MirrorPodManager {
     return this.#running;
   }
 
-  async #reconcile(staticPods: readonly V1Pod[], mirrorPods: readonly V1Pod[]): Promise<void> {
+  async #reconcile(
+    staticPods: readonly V1Pod[],
+    mirrorPods: readonly V1Pod[],
+    deleteOrphans: boolean,
+  ): Promise<void> {
     const mirrors = new Map(mirrorPods.map((m) => [podFullName(m), m]));
     const wanted = new Set<string>();
     for (const pod of staticPods) {
@@ -127,6 +136,7 @@ export class MirrorPodManager {
       }
       await this.#create(pod);
     }
+    if (!deleteOrphans) return;
     const isTerminating = this.#options.isTerminating ?? (() => false);
     for (const [name, mirror] of mirrors) {
       if (wanted.has(name) || isTerminating(name)) continue;

@@ -115,6 +115,16 @@ describe('mirror pods', () => {
     expect(api.list()).toHaveLength(0);
   });
 
+  it('orphans stay while not every source has been seen (a restarting agent)', async () => {
+    const api = new FakeApi();
+    const manager = new MirrorPodManager({ api, nodeName: 'node-1', nodeUid: () => 'u' });
+    await manager.reconcile([staticPod('x')], []);
+    await manager.reconcile([], api.list(), false);
+    expect(api.list()).toHaveLength(1);
+    await manager.reconcile([], api.list(), true);
+    expect(api.list()).toHaveLength(0);
+  });
+
   it('no mirror while the node UID is unknown; API failures are retried by the next pass, never thrown', async () => {
     const api = new FakeApi();
     let nodeUid: string | undefined;
