@@ -2,17 +2,18 @@
  * The defaults the kubelet gives pods from a file or URL (upstream `config/common.go`,
  * `applyDefaults`), and the validation they must pass before they run.
  *
- * The UID, when the manifest has none, is the MD5 of `host:<node>` `file:<path>` (file) or
- * `url:<url>` (http) followed by a dump of the decoded pod, hex-encoded — upstream's recipe.
- * Upstream dumps the Go struct with spew (`hash.DeepHashObject`); we dump the decoded object
- * as JSON with sorted keys, so the same manifest gets a different (but equally stable) UID
- * than under a real kubelet. Either way, editing the manifest gives a new UID, i.e. a new pod.
+ * The UID, when the manifest has none, is current upstream's recipe: FNV-1a 128 over a dump of
+ * the decoded pod followed by `host:<node>` `file:<path>` (file) or `url:<url>` (http),
+ * hex-encoded. Upstream dumps the Go struct with spew (`hash.DeepHashObject`); we dump the
+ * decoded object as JSON with sorted keys, so the same manifest gets a different (but equally
+ * stable) UID than under a real kubelet. Either way, editing the manifest gives a new UID,
+ * i.e. a new pod.
  *
  * @module
  */
-import { createHash } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
 import { PodSourceError } from './errors.js';
+import { Fnv128a } from './fnv128a.js';
 import { CONFIG_HASH_ANNOTATION } from './pod-update.js';
 
 /** Where a static pod came from. */
@@ -37,17 +38,13 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** The UID of a static pod without one: md5(`host:<node>file:<path>` or `url:<url>`, then the pod), hex. */
+/** The UID of a static pod without one: FNV-1a 128 of the pod, then `host:<node>file:<path>` or `url:<url>`, hex. */
 export function staticPodUid(pod: V1Pod, origin: StaticPodOrigin): string {
-  const hash = createHash('md5');
-  if (origin.source === 'file') {
-    hash.update(`host:${origin.nodeName}`);
-    hash.update(`file:${origin.location}`);
-  } else {
-    hash.update(`url:${origin.location}`);
-  }
-  hash.update(canonicalJson(pod));
-  return hash.digest('hex');
+  // Upstream writes the source after the object (DeepHashObject resets the hasher first).
+  const hash = new Fnv128a().update(canonicalJson(pod));
+  if (origin.source === 'file') hash.update(`host:${origin.nodeName}`).update(`file:${origin.location}`);
+  else hash.update(`url:${origin.location}`);
+  return hash.hex();
 }
 
 /**

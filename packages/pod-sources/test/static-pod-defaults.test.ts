@@ -1,8 +1,14 @@
 // applyDefaults: UID from md5(host, file, pod), name suffix, namespace, annotations, toleration, phase.
-import { createHash } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { applyStaticPodDefaults, decodeManifest, PodSourceError, staticPodUid } from '../src/index.js';
+import { Fnv128a } from '../src/fnv128a.js';
+import {
+  applyStaticPodDefaults,
+  canonicalJson,
+  decodeManifest,
+  PodSourceError,
+  staticPodUid,
+} from '../src/index.js';
 import { podYaml } from './helpers.js';
 
 const manifest: V1Pod = {
@@ -17,24 +23,27 @@ const dump =
   '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"spec":{"containers":[{"image":"nginx","name":"main"}]}}';
 
 describe('static pod defaults', () => {
-  it('file pods: UID = md5("host:<node>" "file:<path>" <pod>), hex', () => {
-    const expected = createHash('md5')
-      .update(`host:Node-1file:/etc/kubernetes/manifests/web.yaml${dump}`)
-      .digest('hex');
-    expect(
-      staticPodUid(manifest, {
-        nodeName: 'Node-1',
-        source: 'file',
-        location: '/etc/kubernetes/manifests/web.yaml',
-      }),
-    ).toBe(expected);
+  // Expected values computed outside this code base (a few lines of Python FNV-1a 128 over
+  // `dump + "host:Node-1" + "file:/etc/kubernetes/manifests/web.yaml"`, and `dump + "url:…"`).
+  it('file pods: UID = fnv128a(<pod> "host:<node>" "file:<path>"), hex', () => {
+    expect(canonicalJson(manifest)).toBe(dump);
+    const origin = {
+      nodeName: 'Node-1',
+      source: 'file' as const,
+      location: '/etc/kubernetes/manifests/web.yaml',
+    };
+    expect(staticPodUid(manifest, origin)).toBe('9e563eafcaadc0cfd05f21fe8da8612c');
   });
 
-  it('http pods: UID = md5("url:<url>" <pod>) (no host)', () => {
-    const expected = createHash('md5').update(`url:http://127.0.0.1/pods${dump}`).digest('hex');
-    expect(
-      staticPodUid(manifest, { nodeName: 'node-1', source: 'http', location: 'http://127.0.0.1/pods' }),
-    ).toBe(expected);
+  it('http pods: UID = fnv128a(<pod> "url:<url>") (no host)', () => {
+    const origin = { nodeName: 'node-1', source: 'http' as const, location: 'http://127.0.0.1/pods' };
+    expect(staticPodUid(manifest, origin)).toBe('649e54738eb00819a5a77adf1d0f3782');
+  });
+
+  it('FNV-1a 128 test vectors', () => {
+    expect(new Fnv128a().hex()).toBe('6c62272e07bb014262b821756295c58d');
+    expect(new Fnv128a().update('a').hex()).toBe('d228cb696f1a8caf78912b704e4a8964');
+    expect(new Fnv128a().update('foo').update('bar').hex()).toBe('343e1662793c64bf6f0d3597ba446f18');
   });
 
   it('the UID changes with the content, the node and the path, and not with key order', () => {
