@@ -3,6 +3,8 @@
 // while the others run; admission rejects a pod asking for 64 CPUs (OutOfcpu), one whose
 // nodeSelector excludes the node (NodeAffinity) and one with a forbidden sysctl.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
@@ -32,6 +34,8 @@ spec:
 describe('reference agent: pod sources and admission', () => {
   let agent: RunningAgent;
   let dir: string;
+  let server: Server;
+  const urlHeaders: IncomingHttpHeaders[] = [];
   const store = () => {
     if (!agent.apiServer) throw new Error('no embedded API server');
     return agent.apiServer.store;
@@ -46,9 +50,17 @@ describe('reference agent: pod sources and admission', () => {
       join(dir, 'broken.yaml'),
       'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n',
     );
+    // A URL serving a PodList of one pod (YAML, as a config server might).
+    server = createServer((req, res) => {
+      urlHeaders.push(req.headers);
+      res.end(`apiVersion: v1\nkind: PodList\nitems:\n- ${manifest('from-url').replace(/\n(?=.)/g, '\n  ')}`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     agent = await runAgent({
       nodeName: NODE,
       podManifestPath: dir,
+      manifestUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/pods`,
+      manifestUrlHeaders: [['Authorization', 'Bearer demo']],
       manifestCheckMs: 500,
       allowedUnsafeSysctls: ['net.core.somaxconn'],
       relistPeriodMs: 200,
@@ -59,6 +71,7 @@ describe('reference agent: pod sources and admission', () => {
   });
   afterAll(async () => {
     await agent?.stop();
+    await new Promise((r) => server?.close(r));
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -86,6 +99,23 @@ describe('reference agent: pod sources and admission', () => {
     expect(mirror.spec?.tolerations).toContainEqual({ operator: 'Exists', effect: 'NoExecute' });
     // The bad manifest did not stop anything.
     expect(agent.podSources.config.pods('file')).toHaveLength(1);
+  });
+
+  it('a pod from --manifest-url (a PodList, with the configured header) runs as an http static pod', async () => {
+    const mirror = await waitFor(
+      'url pod mirrored Running',
+      () => {
+        const p = getPod(`from-url-${NODE}`);
+        return p?.status?.phase === 'Running' ? p : undefined;
+      },
+      20_000,
+    );
+    expect(urlHeaders[0]?.authorization).toBe('Bearer demo');
+    const staticPod = agent.podSources.config.pods('http')[0];
+    expect(staticPod?.metadata?.annotations?.['kubernetes.io/config.source']).toBe('http');
+    expect(mirror.metadata?.annotations?.['kubernetes.io/config.mirror']).toBe(staticPod?.metadata?.uid);
+    // Only file pods get the NoExecute toleration.
+    expect(mirror.spec?.tolerations ?? []).not.toContainEqual({ operator: 'Exists', effect: 'NoExecute' });
   });
 
   it('a deleted mirror pod comes back, and the static pod keeps running (its container is not restarted)', async () => {
