@@ -2,14 +2,16 @@
  * `runAgent`: wires the packages into a node agent — API access (an embedded
  * `@nodeagent/mini-apiserver` or a kubeconfig), a CRI runtime (an in-process fake or a
  * real endpoint), PLEG, the pod workers with the {@link AgentPodSyncer} callbacks, the pod
- * informer loop, node registration/status/lease and `/healthz` — and stops it all cleanly.
+ * sources (API server, manifest directory, URL) with admission and mirror pods, node
+ * registration/status/lease and `/healthz` — and stops it all cleanly.
  *
  * @module
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { PodAdmitter, PredicateAdmitHandler, SysctlAllowlist } from '@nodeagent/admission';
 import { type Clock, definedFields, type Logger, noopLogger, realClock, WorkQueue } from '@nodeagent/core';
 import { type CriClient, createCriClient } from '@nodeagent/cri';
 import type { FakeRuntime } from '@nodeagent/cri/testing';
@@ -20,7 +22,7 @@ import {
   podEventRecorder,
   StartingKubelet,
 } from '@nodeagent/events';
-import { SharedInformerFactory } from '@nodeagent/informer';
+import { type ApiObject, SharedInformerFactory } from '@nodeagent/informer';
 import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
 import { KubeRuntimeManager } from '@nodeagent/kuberuntime';
 import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
@@ -34,6 +36,7 @@ import { type MachineInfo, readMachineInfo } from './node-info.js';
 import { NodeLease } from './node-lease.js';
 import { NodeStatusReporter } from './node-status.js';
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
+import { type PodSources, startPodSources } from './pod-sources.js';
 import { PodStatusWriter } from './pod-status-writer.js';
 import { AgentPodSyncer } from './pod-syncer.js';
 import { TrackedSyncer } from './tracked-syncer.js';
@@ -71,6 +74,18 @@ export interface AgentOptions {
   readonly backOffPeriodMs?: number;
   /** Node status computation period, ms. @default 10_000 */
   readonly nodeStatusUpdateMs?: number;
+  /** `--pod-manifest-path`: static pod manifests (a directory or one file). @default none */
+  readonly podManifestPath?: string | undefined;
+  /** `--manifest-url`: a URL serving a Pod or PodList. @default none */
+  readonly manifestUrl?: string | undefined;
+  /** `--manifest-url-header`: request headers of the manifest URL. @default none */
+  readonly manifestUrlHeaders?: readonly (readonly [string, string])[] | undefined;
+  /** Manifest directory and URL re-read period, ms (`fileCheckFrequency`, `httpCheckFrequency`). @default 20_000 */
+  readonly manifestCheckMs?: number | undefined;
+  /** `--max-pods`: the node's `pods` capacity. @default 110 */
+  readonly maxPods?: number | undefined;
+  /** `--allowed-unsafe-sysctls`: sysctls (or `prefix*`) pods may set besides the safe ones. @default none */
+  readonly allowedUnsafeSysctls?: readonly string[] | undefined;
   /** Lease duration, s (renewed every quarter). @default 40 */
   readonly leaseDurationSeconds?: number;
   /** Machine facts. @default read from the host */
@@ -109,6 +124,8 @@ export interface RunningAgent {
   readonly lease: NodeLease;
   /** The pod loop. */
   readonly lifecycle: PodLifecycle;
+  /** The merged pod sources, admission and mirror pods. */
+  readonly podSources: PodSources;
   /** The prober (liveness, readiness and startup probes of the node's pods). */
   readonly prober: ProbeManager;
   /** The event recorder (source `kubelet` on this node) the prober, runtime and node status report to. */
@@ -272,7 +289,7 @@ async function start(
     nodeIp: options.nodeIp,
     clock,
     logger: log,
-    ...definedFields({ statusUpdateMs: options.nodeStatusUpdateMs }),
+    ...definedFields({ statusUpdateMs: options.nodeStatusUpdateMs, maxPods: options.maxPods }),
   });
   const lease = new NodeLease({
     api,
@@ -284,12 +301,42 @@ async function start(
   });
   const informers = new SharedInformerFactory({ kubeConfig, defaults: { logger: log, clock } });
   const pods = informers.pods<PodObject>({ fieldSelector: `spec.nodeName=${nodeName}` });
-  const lifecycle = new PodLifecycle({
+  const node = informers.nodes<ApiObject<V1Node>>({ fieldSelector: `metadata.name=${nodeName}` });
+  // Admission as the kubelet orders it (the eviction manager's pressure check joins first
+  // once it exists): sysctls, then the predicates against the Node object.
+  const admitter = new PodAdmitter({
+    handlers: [
+      new SysctlAllowlist(options.allowedUnsafeSysctls ?? []),
+      new PredicateAdmitHandler({ node: () => node.lister.list()[0] }),
+    ],
+  });
+  const podSources = startPodSources({
+    api,
     pods,
+    nodeName,
+    nodeUid: () => nodeStatus.nodeUid,
+    isStaticPodTerminating: (fullName) => workers?.isPodForMirrorPodTerminatingByFullName(fullName) ?? false,
+    // A new mirror starts with an empty status: send the static pod's again.
+    onMirrorPodCreated: (pod) => {
+      writer.forget(pod.metadata?.uid ?? '');
+      workers?.updatePod({ updateType: 'sync', pod });
+    },
+    podManifestPath: options.podManifestPath,
+    manifestUrl: options.manifestUrl,
+    manifestUrlHeaders: options.manifestUrlHeaders,
+    checkMs: options.manifestCheckMs,
+    clock,
+    logger: log,
+  });
+  const lifecycle = new PodLifecycle({
+    config: podSources.config,
+    admitter,
+    afterUpdate: () => podSources.reconcileMirrorPods(),
     workers: workers as PodWorkers<unknown>,
     pleg,
     queue,
     writer,
+    recordRejection: (pod, reason, message) => events.event(pod, 'Warning', reason, message),
     prober,
     clock,
     logger: log,
@@ -312,7 +359,9 @@ async function start(
   cleanups.push(() => informers.stop());
   cleanups.push(() => lifetime.abort());
   await informers.start(lifetime.signal);
-  log.info({ node: nodeName }, 'Pod informer synced, node agent running');
+  cleanups.push(() => podSources.stop());
+  await podSources.start(lifetime.signal);
+  log.info({ node: nodeName }, 'Pod sources started, node agent running');
 
   let health: HealthServer | undefined;
   if (options.healthPort !== undefined) {
@@ -351,6 +400,7 @@ async function start(
     nodeStatus,
     lease,
     lifecycle,
+    podSources,
     prober,
     events,
     healthUrl: health?.url,

@@ -2,7 +2,8 @@
  * `--demo`: a small pod set bound to this node — a pod with an init container and two
  * containers, a crash-looping pod, a pod that completes, probed pods (exec readiness and
  * liveness, exec startup; with a real runtime also httpGet readiness and tcpSocket liveness),
- * and a Service selecting the first —
+ * a pod asking for more CPU than any node has (rejected by admission), a static pod (a
+ * manifest in a temp `--pod-manifest-path`), and a Service selecting the first —
  * and a watcher that prints one line whenever a pod's or the Service's endpoints' summary
  * changes.
  *
@@ -59,6 +60,12 @@ export function demoPods(nodeName: string, image: string, options: DemoPodOption
       },
     ),
     base('crasher', { app: 'crasher' }, { containers: [c('crash', 'echo boom; exit 1')] }),
+    // More CPU than any node has: admission rejects it (Failed, OutOfcpu).
+    base(
+      'greedy',
+      { app: 'greedy' },
+      { containers: [{ ...c('hog', 'sleep 3600'), resources: { requests: { cpu: '1000' } } }] },
+    ),
     base('job', { app: 'job' }, { restartPolicy: 'Never', containers: [c('work', 'echo working; sleep 5')] }),
     // Ready after ~5 s (readiness), restarted every ~35 s once /tmp/healthy is gone (liveness),
     // as the Kubernetes docs' liveness-exec example.
@@ -153,6 +160,25 @@ export async function createDemoObjects(
     await create(`/api/v1/namespaces/${DEMO_NAMESPACE}/pods`, pod);
 }
 
+/** The demo's static pod (`--demo` puts it in a temp `--pod-manifest-path`): it shows up as its mirror pod `static-web-<node>`. */
+export function demoStaticPodManifest(image: string): string {
+  return `apiVersion: v1
+kind: Pod
+metadata:
+  name: static-web
+  namespace: ${DEMO_NAMESPACE}
+  labels:
+    app.kubernetes.io/part-of: nodeagent-demo
+spec:
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: app
+    image: ${image}
+    imagePullPolicy: IfNotPresent
+    command: ["sh", "-c", "while true; do sleep 10; done"]
+`;
+}
+
 /** One line about a pod: phase or waiting reason, ready containers, restarts, IP. */
 export function podSummary(pod: V1Pod): string {
   const statuses = pod.status?.containerStatuses ?? [];
@@ -166,7 +192,8 @@ export function podSummary(pod: V1Pod): string {
       ? statuses.find((s) => s.state?.terminated)?.state?.terminated?.reason
       : undefined);
   const initWaiting = pod.status?.initContainerStatuses?.find((s) => s.state?.running || s.state?.waiting);
-  let state = pod.status?.phase ?? 'Pending';
+  // As kubectl: the pod's own reason (e.g. OutOfcpu of a rejected pod) replaces the phase.
+  let state = pod.status?.reason ?? pod.status?.phase ?? 'Pending';
   if (pod.metadata?.deletionTimestamp) state = 'Terminating';
   else if (initWaiting !== undefined && state === 'Pending') state = 'Init:0/1';
   else if (waiting !== undefined) state = waiting;

@@ -5,6 +5,7 @@
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { SysctlAllowlist } from '@nodeagent/admission';
 import type { LogLevel } from '@nodeagent/core';
 import { EMBEDDED_BUSYBOX_IMAGE } from './embedded-runtime.js';
 
@@ -43,6 +44,16 @@ export interface AgentFlags {
   readonly healthPort: number | undefined;
   /** `--max-container-restart-period SECONDS` (CrashLoopBackOff cap). */
   readonly maxContainerRestartPeriodSeconds: number | undefined;
+  /** `--pod-manifest-path`: static pod manifests (directory or file). */
+  readonly podManifestPath: string | undefined;
+  /** `--manifest-url`: URL of a Pod or PodList. */
+  readonly manifestUrl: string | undefined;
+  /** `--manifest-url-header 'Name:value'` (repeatable; a value may list several with commas). */
+  readonly manifestUrlHeaders: readonly (readonly [string, string])[];
+  /** `--max-pods`. */
+  readonly maxPods: number | undefined;
+  /** `--allowed-unsafe-sysctls a,b*` */
+  readonly allowedUnsafeSysctls: readonly string[];
   /** `--help`. */
   readonly help: boolean;
   /** `--version`. */
@@ -69,6 +80,11 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --health-port PORT             serve /healthz on 127.0.0.1:PORT (0: any free port)
   --max-container-restart-period SECONDS
                                  CrashLoopBackOff cap (default 300; below 10 it lowers the first delay too)
+  --pod-manifest-path PATH       static pod manifests: a directory (YAML/JSON, one pod per file) or one file
+  --manifest-url URL             static pods from this URL (a Pod or PodList), polled every 20 s
+  --manifest-url-header 'K:V'    header of the manifest URL requests (repeatable)
+  --max-pods N                   pods this node runs at most (default 110)
+  --allowed-unsafe-sysctls LIST  comma-separated sysctls or prefix* patterns pods may set besides the safe ones
   -h, --help                     this text
   --version                      print the agent's version and exit
 `;
@@ -86,7 +102,7 @@ function number(name: string, value: string | undefined, min: number): number | 
 
 /** Parses `argv` (without node and the script). @throws FlagError */
 export function parseFlags(argv: readonly string[], hostname: string = os.hostname()): AgentFlags {
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
       args: [...argv],
@@ -107,6 +123,11 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
         'pod-logs-root': { type: 'string' },
         'health-port': { type: 'string' },
         'max-container-restart-period': { type: 'string' },
+        'pod-manifest-path': { type: 'string' },
+        'manifest-url': { type: 'string' },
+        'manifest-url-header': { type: 'string', multiple: true },
+        'max-pods': { type: 'string' },
+        'allowed-unsafe-sysctls': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -137,6 +158,23 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   if (healthPort !== undefined && (!Number.isInteger(healthPort) || healthPort > 65535)) {
     throw new FlagError(`--health-port: expected a port 0-65535, got "${str('health-port')}"`);
   }
+  const manifestUrlHeaders = ((values['manifest-url-header'] as string[] | undefined) ?? []).map((h) => {
+    const colon = h.indexOf(':');
+    if (colon <= 0) throw new FlagError(`--manifest-url-header: expected 'Name:value', got "${h}"`);
+    return [h.slice(0, colon).trim(), h.slice(colon + 1).trim()] as const;
+  });
+  const maxPods = number('max-pods', str('max-pods'), 1);
+  if (maxPods !== undefined && !Number.isInteger(maxPods))
+    throw new FlagError(`--max-pods: expected an integer, got "${str('max-pods')}"`);
+  const allowedUnsafeSysctls = (str('allowed-unsafe-sysctls') ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
+  try {
+    new SysctlAllowlist(allowedUnsafeSysctls);
+  } catch (err) {
+    throw new FlagError(`--allowed-unsafe-sysctls: ${(err as Error).message}`);
+  }
   return {
     kubeconfig: str('kubeconfig'),
     runtimeEndpoint: endpoint,
@@ -156,6 +194,11 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
       str('max-container-restart-period'),
       1,
     ),
+    podManifestPath: str('pod-manifest-path'),
+    manifestUrl: str('manifest-url'),
+    manifestUrlHeaders,
+    maxPods,
+    allowedUnsafeSysctls,
     help: values.help === true,
     version: values.version === true,
   };

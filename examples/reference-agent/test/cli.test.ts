@@ -49,7 +49,9 @@ it('runs the demo and stops cleanly', async () => {
       /pod crasher +CrashLoopBackOff/.test(out.text()) &&
       /pod job +Succeeded/.test(out.text()) &&
       /pod probe-exec +Running +ready 1\/1/.test(out.text()) &&
-      /pod probe-start +Running +ready 1\/1/.test(out.text()),
+      /pod probe-start +Running +ready 1\/1/.test(out.text()) &&
+      /pod greedy +OutOfcpu +ready 0\/1/.test(out.text()) &&
+      /pod static-web-cli-node +Running +ready 1\/1/.test(out.text()),
     20_000,
   );
   const kubeconfig = /kubeconfig: (\S+)/.exec(out.text())?.[1] ?? '';

@@ -7,7 +7,6 @@ import { FlagError, parseFlags } from '../src/flags.js';
 import { renderHealthz } from '../src/health-server.js';
 import { microTime } from '../src/node-lease.js';
 import { notReadyReasons, readyCondition } from '../src/node-ready.js';
-import { podConfigChanged } from '../src/pod-lifecycle.js';
 import { PodStatusWriter } from '../src/pod-status-writer.js';
 
 describe('parseFlags', () => {
@@ -33,6 +32,13 @@ describe('parseFlags', () => {
       '--log-level=debug',
       '--health-port=0',
       '--max-container-restart-period=5',
+      '--pod-manifest-path=/etc/kubernetes/manifests',
+      '--manifest-url=http://127.0.0.1:8080/pods',
+      '--manifest-url-header=Authorization: Bearer x',
+      '--manifest-url-header',
+      'X-Node:n1',
+      '--max-pods=20',
+      '--allowed-unsafe-sysctls=net.core.somaxconn, kernel.msg*',
     ]);
     expect(f).toMatchObject({
       kubeconfig: '/k',
@@ -44,6 +50,14 @@ describe('parseFlags', () => {
       logLevel: 'debug',
       healthPort: 0,
       maxContainerRestartPeriodSeconds: 5,
+      podManifestPath: '/etc/kubernetes/manifests',
+      manifestUrl: 'http://127.0.0.1:8080/pods',
+      manifestUrlHeaders: [
+        ['Authorization', 'Bearer x'],
+        ['X-Node', 'n1'],
+      ],
+      maxPods: 20,
+      allowedUnsafeSysctls: ['net.core.somaxconn', 'kernel.msg*'],
     });
   });
   it.each([
@@ -54,6 +68,13 @@ describe('parseFlags', () => {
     [['--log-level=loud'], /--log-level/],
     [['--health-port=70000'], /--health-port/],
     [['--pod-cidr=10.0.0.0'], /--pod-cidr/],
+    [['--max-pods=0'], /--max-pods/],
+    [
+      ['--allowed-unsafe-sysctls=kernel.panic'],
+      /--allowed-unsafe-sysctls: .*"kernel.panic" are not known to be namespaced/,
+    ],
+    [['--max-pods=1.5'], /--max-pods: expected an integer/],
+    [['--manifest-url-header=NoColon'], /--manifest-url-header: expected 'Name:value'/],
   ])('rejects %j', (argv, message) => {
     expect(() => parseFlags(argv)).toThrow(FlagError);
     expect(() => parseFlags(argv)).toThrow(message);
@@ -102,18 +123,6 @@ describe('node Ready condition', () => {
     expect(second.lastHeartbeatTime).toBe('T2');
     const down = readyCondition({ ...ready, pleg: { ok: false, message: 'x' } }, second, 'T3');
     expect(down).toMatchObject({ status: 'False', reason: 'KubeletNotReady', lastTransitionTime: 'T3' });
-  });
-});
-
-describe('podConfigChanged', () => {
-  const pod: V1Pod = { metadata: { name: 'p', labels: { a: 'b' } }, spec: { containers: [{ name: 'c' }] } };
-  it('ignores status-only changes (a reconcile) and sees spec, label and deletion changes', () => {
-    expect(podConfigChanged(pod, { ...pod, status: { phase: 'Running' } })).toBe(false);
-    expect(podConfigChanged(pod, { ...pod, metadata: { ...pod.metadata, labels: { a: 'c' } } })).toBe(true);
-    expect(
-      podConfigChanged(pod, { ...pod, metadata: { ...pod.metadata, deletionGracePeriodSeconds: 3 } }),
-    ).toBe(true);
-    expect(podConfigChanged(pod, { ...pod, spec: { containers: [{ name: 'd' }] } })).toBe(true);
   });
 });
 

@@ -58,6 +58,7 @@ export {
   parseRestartCount,
   podInfoFromLabels,
 } from './labels.js';
+export { effectiveRequests, podQosClass, type QosContainer, type QosPod } from './pod-qos.js';
 export {
   DNS1123_LABEL_ERROR_MESSAGE,
   DNS1123_LABEL_MAX_LENGTH,
