@@ -1,0 +1,354 @@
+/**
+ * Node registration and status (upstream `kubelet_node_status.go`): create the Node — or
+ * reconcile the default labels of one that exists — retrying with backoff, then every
+ * `nodeStatusUpdateFrequency` compute the status (conditions, capacity, allocatable,
+ * addresses, nodeInfo, daemon endpoints, images) and PATCH it when it changed or
+ * `nodeStatusReportFrequency` passed, with up to 5 immediate tries.
+ *
+ * @module
+ */
+import type { V1Node, V1NodeCondition, V1NodeStatus, V1Taint } from '@kubernetes/client-node';
+import {
+  Backoff,
+  type Clock,
+  type Lifecycle,
+  type Logger,
+  noopLogger,
+  realClock,
+  StartOnce,
+  type Timer,
+} from '@nodeagent/core';
+import { DEFAULT_MAX_PODS, nodeAllocatable, nodeCapacity } from './allocatable.js';
+import { apiErrorCode, errorMessage, type StatusApi } from './api.js';
+import { type MachineInfo, readMachineInfo } from './machine-info.js';
+import { countedCall, type StatusMetrics, statusMetrics } from './metrics.js';
+import {
+  NODE_CONDITION_TYPES,
+  noNodePressure,
+  pressureCondition,
+  readyCondition,
+} from './node-conditions.js';
+import {
+  DEFAULT_NODE_STATUS_MAX_IMAGES,
+  defaultLabelsToReconcile,
+  defaultNodeLabels,
+  nodeAddresses,
+  nodeImages,
+  nodeSystemInfo,
+} from './node-object.js';
+import type { NodeStatusManagerOptions } from './node-status-manager-options.js';
+import { compactJson, stableJson } from './pod-status-normalize.js';
+import { twoWayMergePatch } from './pod-status-patch.js';
+import { rfc3339Seconds } from './time.js';
+
+/** The kubelet version reported by default. */
+export const DEFAULT_KUBELET_VERSION = 'v1.34.0-nodeagent';
+/** Upstream `nodeStatusUpdateRetry`. */
+export const NODE_STATUS_UPDATE_RETRY = 5;
+const NODE_STATUS_MERGE_KEYS = { conditions: 'type', addresses: 'type' };
+
+/** The status without heartbeats, for upstream's `nodeStatusHasChanged`. */
+function comparable(status: V1NodeStatus): string {
+  const conditions = [...(status.conditions ?? [])]
+    .map((c) => ({ ...c, lastHeartbeatTime: undefined }))
+    .sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
+  return stableJson(compactJson({ ...status, conditions }));
+}
+
+/** Registers the Node and keeps its status current. */
+export class NodeStatusManager implements Lifecycle {
+  readonly #once = new StartOnce('NodeStatusManager');
+  readonly #stopping = new AbortController();
+  readonly #options: NodeStatusManagerOptions;
+  readonly #api: StatusApi;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #metrics: StatusMetrics;
+  readonly #path: string;
+  #machine: MachineInfo | undefined;
+  #timer: Timer | undefined;
+  #inFlight: Promise<void> | undefined;
+  #node: V1Node | undefined;
+  #lastReportAtMs: number | undefined;
+  #runtimeVersion = '';
+  /** The Node's UID once registered. */
+  nodeUid: string | undefined;
+  /** Status patches sent successfully. */
+  posts = 0;
+
+  /** @param options see {@link NodeStatusManagerOptions}. */
+  constructor(options: NodeStatusManagerOptions) {
+    const every = options.statusUpdateFrequencyMs ?? 10_000;
+    if (!(every >= 1))
+      throw new RangeError(`NodeStatusManager: statusUpdateFrequencyMs must be >= 1, got ${every}`);
+    const maxPods = options.maxPods ?? DEFAULT_MAX_PODS;
+    if (!Number.isInteger(maxPods) || maxPods < 1)
+      throw new RangeError(`NodeStatusManager: maxPods must be an integer >= 1, got ${maxPods}`);
+    this.#options = options;
+    this.#api = options.api;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? noopLogger).child({ component: 'node-status' });
+    this.#metrics = statusMetrics(options.metrics);
+    this.#path = `/api/v1/nodes/${options.nodeName}`;
+    this.#machine = options.machine;
+  }
+
+  /** The Node as last read or written. */
+  get node(): V1Node | undefined {
+    return this.#node;
+  }
+
+  /** The Ready condition last posted. */
+  get ready(): V1NodeCondition | undefined {
+    return this.#node?.status?.conditions?.find((c) => c.type === 'Ready');
+  }
+
+  get #hostname(): string {
+    return this.#options.hostname ?? this.#options.nodeName;
+  }
+
+  #machineInfo(): MachineInfo {
+    this.#machine ??= readMachineInfo();
+    return this.#machine;
+  }
+
+  /**
+   * Registers the Node (retrying with backoff until it succeeds or {@link NodeStatusManager.stop}),
+   * posts the first status, then updates it every `statusUpdateFrequencyMs`. `signal` bounds
+   * the registration and the first post only. A second call rejects.
+   */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => {
+        await this.register(this.#stopping.signal);
+        await this.updateNodeStatus();
+        if (this.#stopping.signal.aborted) return;
+        this.#timer = this.#clock.setInterval(
+          () => void this.updateNodeStatus(),
+          this.#options.statusUpdateFrequencyMs ?? 10_000,
+        );
+      },
+      () => this.stop(),
+    );
+  }
+
+  /** Stops registering and updating and waits for an update in flight. Idempotent. */
+  async stop(): Promise<void> {
+    this.#stopping.abort();
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    await this.#inFlight;
+  }
+
+  /** The Node to create (upstream `initialNode`). */
+  initialNode(): V1Node {
+    const o = this.#options;
+    const machine = this.#machineInfo();
+    const taints: V1Taint[] = [...(o.registerWithTaints ?? [])];
+    if (
+      o.registerSchedulable === false &&
+      !taints.some((t) => t.key === 'node.kubernetes.io/unschedulable')
+    ) {
+      taints.push({ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' });
+    }
+    const capacity = nodeCapacity(machine, o.maxPods ?? DEFAULT_MAX_PODS);
+    const spec: V1Node['spec'] = {};
+    if (taints.length > 0) spec.taints = taints;
+    if (o.podCidrs !== undefined && o.podCidrs.length > 0) {
+      spec.podCIDR = o.podCidrs[0] as string;
+      spec.podCIDRs = [...o.podCidrs];
+    }
+    if (o.registerSchedulable === false) spec.unschedulable = true;
+    return {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name: o.nodeName,
+        labels: { ...(o.nodeLabels ?? {}), ...defaultNodeLabels(this.#hostname, machine) },
+      },
+      spec,
+      status: {
+        capacity,
+        allocatable: nodeAllocatable(capacity, this.#reservations()),
+        addresses: nodeAddresses(o.nodeIps ?? [], machine.internalIp, this.#hostname),
+      },
+    };
+  }
+
+  #reservations() {
+    const o = this.#options;
+    return {
+      ...(o.kubeReserved ? { kubeReserved: o.kubeReserved } : {}),
+      ...(o.systemReserved ? { systemReserved: o.systemReserved } : {}),
+      ...(o.evictionHard ? { evictionHard: o.evictionHard } : {}),
+    };
+  }
+
+  /** Creates the Node, or reconciles the default labels of an existing one; retries with backoff (100 ms ×2, cap 7 s). */
+  async register(signal: AbortSignal): Promise<void> {
+    const backoff = new Backoff({ initialMs: 100, capMs: 7_000, jitter: 0, clock: this.#clock });
+    const node = this.initialNode();
+    for (;;) {
+      try {
+        await this.#tryRegister(node, signal);
+        return;
+      } catch (err) {
+        if (signal.aborted) throw err;
+        this.#log.warn(
+          { node: this.#options.nodeName, err: errorMessage(err) },
+          'Unable to register node with API server',
+        );
+        await backoff.sleep(signal);
+      }
+    }
+  }
+
+  async #tryRegister(node: V1Node, signal: AbortSignal): Promise<void> {
+    try {
+      this.#node = await countedCall(this.#metrics, 'nodes', 'create', () =>
+        this.#api.create<V1Node>('/api/v1/nodes', node, signal),
+      );
+      this.nodeUid = this.#node.metadata?.uid;
+      this.#log.info({ node: this.#options.nodeName }, 'Successfully registered node');
+      return;
+    } catch (err) {
+      if (apiErrorCode(err) !== 409) throw err;
+    }
+    const existing = await countedCall(this.#metrics, 'nodes', 'get', () =>
+      this.#api.get<V1Node>(this.#path, signal),
+    );
+    if (existing === undefined)
+      throw new Error(`node ${this.#options.nodeName} already exists but could not be read`);
+    this.#node = existing;
+    this.nodeUid = existing.metadata?.uid;
+    const labels = defaultLabelsToReconcile(node.metadata?.labels ?? {}, existing);
+    if (Object.keys(labels).length > 0) {
+      this.#node = await countedCall(this.#metrics, 'nodes', 'patch', () =>
+        this.#api.patch<V1Node>(this.#path, 'strategic', { metadata: { labels } }, signal),
+      );
+    }
+    this.#log.info(
+      { node: this.#options.nodeName, reconciledLabels: Object.keys(labels) },
+      'Node was previously registered',
+    );
+  }
+
+  /** One tick (upstream `updateNodeStatus`): up to 5 tries; never throws. */
+  updateNodeStatus(): Promise<void> {
+    this.#inFlight ??= (async () => {
+      for (let i = 0; i < NODE_STATUS_UPDATE_RETRY && !this.#stopping.signal.aborted; i++) {
+        try {
+          await this.#tryUpdateNodeStatus(i);
+          return;
+        } catch (err) {
+          this.#log.warn(
+            { attempt: i + 1, err: errorMessage(err) },
+            'Error updating node status, will retry',
+          );
+        }
+      }
+      if (!this.#stopping.signal.aborted)
+        this.#log.warn({}, 'Unable to update node status: update node status exceeds retry count');
+    })().finally(() => {
+      this.#inFlight = undefined;
+    });
+    return this.#inFlight;
+  }
+
+  /** The status to post, computed over `original` at `nowMs`. */
+  async computeStatus(original: V1Node, nowMs: number): Promise<V1NodeStatus> {
+    const o = this.#options;
+    const machine = this.#machineInfo();
+    const now = rfc3339Seconds(nowMs);
+    if (this.#runtimeVersion === '' && o.runtimeVersion) {
+      this.#runtimeVersion = await Promise.resolve(o.runtimeVersion()).catch(() => '');
+    }
+    const capacity = nodeCapacity(machine, o.maxPods ?? DEFAULT_MAX_PODS);
+    const errors = [
+      ...(await Promise.resolve(o.readiness?.() ?? []).catch(() => ['container runtime is down'])),
+    ];
+    const missing = ['cpu', 'memory', 'pods'].filter((r) => capacity[r] === undefined);
+    if (missing.length > 0) errors.push(`missing node capacity for resources: ${missing.join(', ')}`);
+    const previous = new Map((original.status?.conditions ?? []).map((c) => [c.type, c]));
+    const pressure = o.pressure ?? noNodePressure;
+    const mine: Record<(typeof NODE_CONDITION_TYPES)[number], V1NodeCondition> = {
+      MemoryPressure: pressureCondition(
+        'MemoryPressure',
+        pressure.isUnderMemoryPressure(),
+        previous.get('MemoryPressure'),
+        now,
+      ),
+      DiskPressure: pressureCondition(
+        'DiskPressure',
+        pressure.isUnderDiskPressure(),
+        previous.get('DiskPressure'),
+        now,
+      ),
+      PIDPressure: pressureCondition(
+        'PIDPressure',
+        pressure.isUnderPIDPressure(),
+        previous.get('PIDPressure'),
+        now,
+      ),
+      Ready: readyCondition(errors, previous.get('Ready'), now),
+    };
+    const conditions = (original.status?.conditions ?? []).map((c) => mine[c.type as keyof typeof mine] ?? c);
+    for (const type of NODE_CONDITION_TYPES) if (!previous.has(type)) conditions.push(mine[type]);
+    const images = nodeImages(
+      await Promise.resolve(o.images?.() ?? []).catch(() => []),
+      o.maxImages ?? DEFAULT_NODE_STATUS_MAX_IMAGES,
+    );
+    const status: V1NodeStatus = {
+      ...(original.status ?? {}),
+      capacity: { ...(original.status?.capacity ?? {}), ...capacity },
+      allocatable: {
+        ...(original.status?.allocatable ?? {}),
+        ...nodeAllocatable(capacity, this.#reservations()),
+      },
+      conditions,
+      addresses: nodeAddresses(o.nodeIps ?? [], machine.internalIp, this.#hostname),
+      daemonEndpoints: { kubeletEndpoint: { Port: o.kubeletPort ?? 10250 } },
+      nodeInfo: nodeSystemInfo(machine, this.#runtimeVersion, o.kubeletVersion ?? DEFAULT_KUBELET_VERSION),
+    };
+    if (images.length > 0) status.images = images;
+    else delete status.images;
+    return status;
+  }
+
+  async #tryUpdateNodeStatus(attempt: number): Promise<void> {
+    let original = this.#node;
+    if (original === undefined || attempt > 0) {
+      original = await countedCall(this.#metrics, 'nodes', 'get', () => this.#api.get<V1Node>(this.#path));
+      if (original === undefined) throw new Error(`node "${this.#options.nodeName}" not found`);
+      this.#node = original;
+    }
+    const nowMs = this.#clock.now();
+    const status = await this.computeStatus(original, nowMs);
+    const originalStatus = (compactJson(original.status ?? {}) ?? {}) as Record<string, unknown>;
+    const changed = comparable(original.status ?? {}) !== comparable(status);
+    const due =
+      this.#lastReportAtMs === undefined ||
+      nowMs - this.#lastReportAtMs >= (this.#options.statusReportFrequencyMs ?? 300_000);
+    if (!changed && !due) return;
+    const patch = twoWayMergePatch(
+      originalStatus,
+      (compactJson(status) ?? {}) as Record<string, unknown>,
+      NODE_STATUS_MERGE_KEYS,
+    );
+    const wasReady = original.status?.conditions?.find((c) => c.type === 'Ready');
+    this.#node = await countedCall(this.#metrics, 'nodes', 'patch', () =>
+      this.#api.patch<V1Node>(`${this.#path}/status`, 'strategic', { status: patch }),
+    );
+    this.nodeUid ??= this.#node.metadata?.uid;
+    this.#lastReportAtMs = nowMs;
+    this.posts++;
+    const ready = this.ready;
+    if (ready !== undefined && wasReady?.status !== ready.status) {
+      this.#log.info(
+        { node: this.#options.nodeName, ready: ready.status, reason: ready.reason, message: ready.message },
+        'Node Ready condition changed',
+      );
+    }
+  }
+}

@@ -1,0 +1,467 @@
+/**
+ * The pod status manager (upstream `pkg/kubelet/status`): a versioned cache of the statuses the
+ * agent computed, written to the API by one sync loop — at once after a change, and in a full
+ * batch every 10 s that also repairs statuses the API lost. A write is a strategic merge patch
+ * with the pod's UID as precondition, sent only when something differs from what the API has.
+ *
+ * @module
+ */
+import type { V1ContainerStatus, V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
+import {
+  type Clock,
+  type Lifecycle,
+  type Logger,
+  noopLogger,
+  realClock,
+  StartOnce,
+  type Timer,
+} from '@nodeagent/core';
+import { apiErrorCode, errorMessage, type StatusApi } from './api.js';
+import { countedCall, type StatusMetrics, statusMetrics } from './metrics.js';
+import { isPodPhaseTerminal, isPodStatusByKubeletEqual, mergePodStatus } from './pod-conditions.js';
+import {
+  type MirrorPodTranslator,
+  noMirrorPods,
+  type PodStatusManagerOptions,
+} from './pod-status-manager-options.js';
+import { normalizePodStatus } from './pod-status-normalize.js';
+import { podStatusPatch } from './pod-status-patch.js';
+import { rfc3339Seconds } from './time.js';
+
+/** The annotation that marks a mirror pod. */
+export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
+
+/** Condition types whose `lastTransitionTime` the manager maintains. */
+const TRANSITION_CONDITIONS = [
+  'ContainersReady',
+  'Ready',
+  'Initialized',
+  'PodReadyToStartContainers',
+  'PodScheduled',
+  'DisruptionTarget',
+];
+
+interface VersionedPodStatus {
+  readonly status: V1PodStatus;
+  readonly version: number;
+  readonly podName: string;
+  readonly podNamespace: string;
+  readonly podIsFinished: boolean;
+  /** When the first unsent version was set, ms. */
+  readonly atMs: number;
+}
+
+/** What a {@link PodStatusManager.syncBatch} did. */
+export interface SyncBatchResult {
+  /** Pods whose status was looked at (GET). */
+  readonly attempted: number;
+  /** Status patches that succeeded. */
+  readonly patched: number;
+}
+
+function podRef(namespace: string | undefined, name: string | undefined): string {
+  return `${namespace ?? ''}/${name ?? ''}`;
+}
+
+function isMirrorPod(pod: V1Pod): boolean {
+  return pod.metadata?.annotations?.[MIRROR_POD_ANNOTATION] !== undefined;
+}
+
+function condition(status: V1PodStatus, type: string): V1PodCondition | undefined {
+  return status.conditions?.find((c) => c.type === type);
+}
+
+/** Upstream `checkContainerStateTransition`: a terminated container never runs again unless restarts are allowed. */
+function illegalTransition(
+  oldStatuses: readonly V1ContainerStatus[] | undefined,
+  newStatuses: readonly V1ContainerStatus[] | undefined,
+  restartPolicy: string | undefined,
+): string | undefined {
+  if (restartPolicy === 'Always' || restartPolicy === undefined) return undefined;
+  for (const old of oldStatuses ?? []) {
+    const t = old.state?.terminated;
+    if (t === undefined) continue;
+    if (t.exitCode !== 0 && restartPolicy === 'OnFailure') continue;
+    const now = newStatuses?.find((s) => s.name === old.name);
+    if (now !== undefined && now.state?.terminated === undefined) {
+      return `terminated container ${now.name} attempted illegal transition to non-terminated state`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Keeps the API's pod statuses equal to what the agent computed.
+ *
+ * @example
+ * ```ts
+ * const statuses = new PodStatusManager({ api });
+ * await statuses.start();
+ * statuses.setPodStatus(pod, { phase: 'Running', conditions: [...] }); // written within ms
+ * ```
+ */
+export class PodStatusManager implements Lifecycle {
+  readonly #once = new StartOnce('PodStatusManager');
+  readonly #statuses = new Map<string, VersionedPodStatus>();
+  /** API status versions by the UID of the pod in the API (the mirror pod for static pods). */
+  readonly #apiVersions = new Map<string, number>();
+  readonly #api: StatusApi;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #metrics: StatusMetrics;
+  readonly #mirror: MirrorPodTranslator;
+  readonly #options: PodStatusManagerOptions;
+  #timer: Timer | undefined;
+  #running: Promise<void> | undefined;
+  #pending: 'none' | 'changed' | 'all' = 'none';
+  #stopped = false;
+  /** Status patches sent successfully. */
+  patches = 0;
+  /** Final pod deletes sent successfully. */
+  deletes = 0;
+
+  /** @param options see {@link PodStatusManagerOptions}. */
+  constructor(options: PodStatusManagerOptions) {
+    const period = options.syncPeriodMs ?? 10_000;
+    if (!(period >= 1)) throw new RangeError(`PodStatusManager: syncPeriodMs must be >= 1, got ${period}`);
+    this.#options = options;
+    this.#api = options.api;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? noopLogger).child({ component: 'status-manager' });
+    this.#metrics = statusMetrics(options.metrics);
+    this.#mirror = options.mirrorPods ?? noMirrorPods;
+  }
+
+  /** Reconciles every cached status with the API once, then syncs on changes and every sync period. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#once.run(
+      signal,
+      async () => {
+        this.#timer = this.#clock.setInterval(() => this.#kick('all'), this.#options.syncPeriodMs ?? 10_000);
+        this.#kick('all');
+        await this.#running;
+      },
+      () => this.stop(),
+    );
+  }
+
+  /** Stops the loop and waits for a batch in flight. Idempotent. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    await this.#running;
+  }
+
+  /** The status last set for `uid` (a mirror pod's UID is translated to its static pod's). */
+  getPodStatus(uid: string): V1PodStatus | undefined {
+    return this.#statuses.get(this.#mirror.staticPodUid(uid) ?? uid)?.status;
+  }
+
+  /** Number of pods with a cached status. */
+  get size(): number {
+    return this.#statuses.size;
+  }
+
+  /**
+   * Caches `status` for `pod` (transition times, start time and timestamps normalized) and
+   * queues a write if it differs from the cached one. A pod being deleted always queues one.
+   */
+  setPodStatus(pod: V1Pod, status: V1PodStatus): void {
+    const deleting = pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
+    this.#update(pod, status, deleting, false);
+  }
+
+  /**
+   * Marks `pod` finished (upstream `TerminatePod`): containers that have no terminated state get
+   * `ContainerStatusUnknown` (exit 137), a non-terminal phase becomes `Failed` (static pods
+   * excepted), and once the API shows the terminal phase a pod being deleted is deleted for good.
+   */
+  terminatePod(pod: V1Pod): void {
+    const uid = pod.metadata?.uid ?? '';
+    const cached = this.#statuses.get(uid);
+    const status = structuredClone(cached?.status ?? pod.status ?? {});
+    const unknown = {
+      terminated: {
+        reason: 'ContainerStatusUnknown',
+        message: 'The container could not be located when the pod was terminated',
+        exitCode: 137,
+      },
+    };
+    if (hasPodInitialized(pod)) {
+      for (const c of status.containerStatuses ?? [])
+        if (c.state?.terminated === undefined) c.state = unknown;
+    }
+    const init = status.initContainerStatuses ?? [];
+    let last = init.length - 1;
+    while (
+      last > 0 &&
+      init[last]?.state?.waiting !== undefined &&
+      init[last]?.lastState?.terminated === undefined
+    )
+      last--;
+    for (const c of init.slice(0, last + 1)) if (c.state?.terminated === undefined) c.state = unknown;
+    if (this.#mirror.mirrorPodUid(uid) === undefined && !isPodPhaseTerminal(status.phase))
+      status.phase = 'Failed';
+    this.#update(pod, status, true, true);
+  }
+
+  /** Drops cached statuses of pods not in `uids` (upstream `RemoveOrphanedStatuses`). */
+  removeOrphanedStatuses(uids: ReadonlySet<string>): void {
+    for (const uid of this.#statuses.keys()) if (!uids.has(uid)) this.#statuses.delete(uid);
+  }
+
+  /** Forgets `uid`'s cached status. */
+  deletePodStatus(uid: string): void {
+    this.#statuses.delete(uid);
+  }
+
+  /**
+   * One sync pass (upstream `syncBatch`): with `all` false, the pods whose cached version the
+   * API has not seen; with `all` true, also those whose API status drifted from the cache and
+   * those that can now be deleted. Never throws; failed pods are retried by the next pass.
+   */
+  async syncBatch(all: boolean): Promise<SyncBatchResult> {
+    const work: [string, VersionedPodStatus][] = [];
+    if (all) {
+      for (const uid of this.#apiVersions.keys()) {
+        if (!this.#statuses.has(uid) && this.#mirror.staticPodUid(uid) === undefined)
+          this.#apiVersions.delete(uid);
+      }
+    }
+    for (const [uid, vs] of this.#statuses) {
+      const mirrorUid = this.#mirror.mirrorPodUid(uid);
+      if (mirrorUid === null) {
+        this.#log.debug(
+          { podUID: uid, pod: podRef(vs.podNamespace, vs.podName) },
+          'Static pod does not have a corresponding mirror pod; skipping',
+        );
+        continue;
+      }
+      const statusUid = mirrorUid ?? uid;
+      const seen = this.#apiVersions.get(statusUid);
+      if (!all) {
+        if (seen === undefined || seen < vs.version) work.push([uid, vs]);
+        continue;
+      }
+      if (seen === undefined || seen < vs.version || this.#canBeDeletedCached(statusUid, vs))
+        work.push([uid, vs]);
+      else if (this.#needsReconcile(uid, vs.status)) {
+        this.#apiVersions.delete(statusUid);
+        work.push([uid, vs]);
+      }
+    }
+    let patched = 0;
+    for (const [uid, vs] of work) {
+      if (await this.#syncPod(uid, vs)) patched++;
+    }
+    return { attempted: work.length, patched };
+  }
+
+  #update(pod: V1Pod, input: V1PodStatus, force: boolean, finished: boolean): void {
+    const uid = pod.metadata?.uid ?? '';
+    const cached = this.#statuses.get(uid);
+    let podIsFinished = finished;
+    if (cached?.podIsFinished === true && !finished && this.#mirror.mirrorPodUid(uid) === undefined) {
+      this.#log.info(
+        { pod: podRef(pod.metadata?.namespace, pod.metadata?.name) },
+        'Got unexpected podIsFinished=false, while podIsFinished=true in status cache, programmer error.',
+      );
+      podIsFinished = true;
+    }
+    const oldStatus = cached?.status ?? this.#mirrorStatus(uid) ?? pod.status ?? {};
+    const status = structuredClone(input);
+    const restartPolicy = pod.spec?.restartPolicy;
+    const illegal =
+      illegalTransition(oldStatus.containerStatuses, status.containerStatuses, restartPolicy) ??
+      illegalTransition(oldStatus.initContainerStatuses, status.initContainerStatuses, restartPolicy);
+    if (illegal !== undefined) {
+      this.#log.error(
+        { pod: podRef(pod.metadata?.namespace, pod.metadata?.name), err: illegal },
+        'Status update on pod aborted',
+      );
+      return;
+    }
+    if (isPodPhaseTerminal(oldStatus.phase) && !isPodPhaseTerminal(status.phase)) {
+      this.#log.info(
+        {
+          pod: podRef(pod.metadata?.namespace, pod.metadata?.name),
+          phase: status.phase,
+          oldPhase: oldStatus.phase,
+        },
+        'Pod phase is terminal; keeping it',
+      );
+      status.phase = oldStatus.phase as string;
+    }
+    const now = rfc3339Seconds(this.#clock.now());
+    for (const type of TRANSITION_CONDITIONS) {
+      const c = condition(status, type);
+      if (c === undefined) continue;
+      const old = condition(oldStatus, type);
+      c.lastTransitionTime = (
+        old !== undefined && old.status === c.status ? old.lastTransitionTime : now
+      ) as Date;
+    }
+    if (oldStatus.startTime !== undefined && oldStatus.startTime !== null)
+      status.startTime = oldStatus.startTime;
+    else if (status.startTime === undefined || status.startTime === null)
+      status.startTime = now as unknown as Date;
+    const normalized = normalizePodStatus(pod, status);
+    if (cached !== undefined && !force && isPodStatusByKubeletEqual(cached.status, normalized)) return;
+    this.#statuses.set(uid, {
+      status: normalized,
+      version: (cached?.version ?? 0) + 1,
+      podName: pod.metadata?.name ?? '',
+      podNamespace: pod.metadata?.namespace ?? '',
+      podIsFinished,
+      atMs:
+        cached !== undefined && this.#apiVersions.get(uid) !== cached.version
+          ? cached.atMs
+          : this.#clock.now(),
+    });
+    this.#kick('changed');
+  }
+
+  #mirrorStatus(uid: string): V1PodStatus | undefined {
+    const mirrorUid = this.#mirror.mirrorPodUid(uid);
+    if (mirrorUid === undefined || mirrorUid === null) return undefined;
+    return this.#options.podLookup?.(mirrorUid)?.status;
+  }
+
+  /** Runs a batch now, or right after the one in flight (changes coalesce into one pass). */
+  #kick(kind: 'changed' | 'all'): void {
+    if (this.#stopped || !this.#once.started) return;
+    if (this.#pending !== 'all') this.#pending = kind;
+    this.#running ??= (async () => {
+      while (this.#pending !== 'none' && !this.#stopped) {
+        const all = this.#pending === 'all';
+        this.#pending = 'none';
+        await this.syncBatch(all);
+      }
+    })().finally(() => {
+      this.#running = undefined;
+    });
+  }
+
+  #canBeDeletedCached(statusUid: string, vs: VersionedPodStatus): boolean {
+    const pod = this.#options.podLookup?.(statusUid);
+    return pod !== undefined && canBeDeleted(pod, vs.podIsFinished);
+  }
+
+  #needsReconcile(uid: string, status: V1PodStatus): boolean {
+    let pod = this.#options.podLookup?.(uid);
+    if (pod === undefined) return false;
+    const mirrorUid = this.#mirror.mirrorPodUid(uid);
+    if (mirrorUid !== undefined) {
+      pod = mirrorUid === null ? undefined : this.#options.podLookup?.(mirrorUid);
+      if (pod === undefined) return false;
+    }
+    if (isPodStatusByKubeletEqual(normalizePodStatus(pod, pod.status ?? {}), status)) return false;
+    this.#log.info(
+      { pod: podRef(pod.metadata?.namespace, pod.metadata?.name) },
+      'Pod status is inconsistent with cached status for pod, a reconciliation should be triggered',
+    );
+    return true;
+  }
+
+  /** Upstream `syncPod`: GET, check the UID, merge, patch if changed, delete if finished. */
+  async #syncPod(uid: string, vs: VersionedPodStatus): Promise<boolean> {
+    const ref = podRef(vs.podNamespace, vs.podName);
+    const path = `/api/v1/namespaces/${vs.podNamespace}/pods/${vs.podName}`;
+    let pod: V1Pod | undefined;
+    try {
+      pod = await countedCall(this.#metrics, 'pods', 'get', () => this.#api.get<V1Pod>(path));
+    } catch (err) {
+      this.#log.info({ podUID: uid, pod: ref, err: errorMessage(err) }, 'Failed to get status for pod');
+      return false;
+    }
+    if (pod === undefined) {
+      // Removed by removeOrphanedStatuses once the pod source drops it.
+      this.#log.debug({ podUID: uid, pod: ref }, 'Pod does not exist on the server');
+      return false;
+    }
+    const apiUid = pod.metadata?.uid ?? '';
+    const translated = this.#mirror.staticPodUid(apiUid) ?? apiUid;
+    if (translated !== '' && translated !== uid) {
+      this.#log.info(
+        { pod: ref, oldPodUID: uid, podUID: translated },
+        'Pod was deleted and then recreated, skipping status update',
+      );
+      this.#statuses.delete(uid);
+      return false;
+    }
+    const apiStatus = normalizePodStatus(pod, pod.status ?? {});
+    const delay = this.#options.couldHaveRunningContainers?.(pod) ?? false;
+    const merged = normalizePodStatus(
+      pod,
+      mergePodStatus(apiStatus, vs.status, delay, rfc3339Seconds(this.#clock.now())),
+    );
+    const { patch, unchanged } = podStatusPatch(apiUid, apiStatus, merged);
+    let wrote = false;
+    if (!unchanged) {
+      try {
+        pod = await countedCall(this.#metrics, 'pods', 'patch', () =>
+          this.#api.patch<V1Pod>(`${path}/status`, 'strategic', patch),
+        );
+        wrote = true;
+        this.patches++;
+        this.#log.debug(
+          { pod: ref, statusVersion: vs.version, patch },
+          'Status for pod updated successfully',
+        );
+      } catch (err) {
+        // 409: the name now belongs to another pod (UID precondition); the next GET sees it.
+        this.#log.info(
+          { pod: ref, code: apiErrorCode(err), err: errorMessage(err) },
+          'Failed to update status for pod',
+        );
+        return false;
+      }
+    } else {
+      this.#log.debug({ pod: ref, statusVersion: vs.version }, 'Status for pod is up-to-date');
+    }
+    this.#metrics.podStatusSyncDuration.observe(Math.max(0, this.#clock.now() - vs.atMs) / 1000);
+    this.#apiVersions.set(apiUid, vs.version);
+    if (pod !== undefined && canBeDeleted(pod, vs.podIsFinished))
+      await this.#deleteFinal(uid, pod, ref, path);
+    return wrote;
+  }
+
+  async #deleteFinal(uid: string, pod: V1Pod, ref: string, path: string): Promise<void> {
+    try {
+      await countedCall(this.#metrics, 'pods', 'delete', () =>
+        this.#api.delete(path, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata?.uid ?? '' } }),
+      );
+      this.deletes++;
+      this.#log.info({ pod: ref }, 'Pod fully terminated and removed from etcd');
+    } catch (err) {
+      const code = apiErrorCode(err);
+      // 404: already gone; 409: the name belongs to a new pod. Either way nothing is left to delete.
+      if (code !== 404 && code !== 409) {
+        this.#log.info({ pod: ref, err: errorMessage(err) }, 'Failed to delete status for pod');
+        return;
+      }
+    }
+    this.#statuses.delete(uid);
+  }
+}
+
+/** Upstream `canBeDeleted`: a pod being deleted, not a mirror pod, terminal in the API, and finished here. */
+function canBeDeleted(pod: V1Pod, podIsFinished: boolean): boolean {
+  const deleting = pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
+  if (!deleting || isMirrorPod(pod)) return false;
+  if (!isPodPhaseTerminal(pod.status?.phase)) return false;
+  return podIsFinished;
+}
+
+/** Upstream `hasPodInitialized`: a pod without init containers, or with evidence a regular container started. */
+function hasPodInitialized(pod: V1Pod): boolean {
+  if ((pod.spec?.initContainers?.length ?? 0) === 0) return true;
+  for (const s of pod.status?.containerStatuses ?? []) {
+    if (s.lastState?.terminated !== undefined || s.state?.waiting === undefined) return true;
+  }
+  const init = pod.status?.initContainerStatuses ?? [];
+  const last = init[init.length - 1];
+  if (last?.lastState?.terminated?.exitCode === 0 || last?.state?.terminated?.exitCode === 0) return true;
+  return false;
+}
