@@ -222,7 +222,7 @@ export class NodeStatusManager implements Lifecycle {
       throw new Error(`node ${this.#options.nodeName} already exists but could not be read`);
     this.#node = existing;
     this.nodeUid = existing.metadata?.uid;
-    const labels = defaultLabelsToReconcile(node.metadata?.labels ?? {}, existing);
+    const labels = defaultLabelsToReconcile(defaultNodeLabels(this.#hostname, this.#machineInfo()), existing);
     if (Object.keys(labels).length > 0) {
       this.#node = await countedCall(this.#metrics, 'nodes', 'patch', () =>
         this.#api.patch<V1Node>(this.#path, 'strategic', { metadata: { labels } }, signal),

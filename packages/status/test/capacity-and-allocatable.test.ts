@@ -39,7 +39,10 @@ describe('readMachineInfo', () => {
       sysRoot: `${HOST}/sys`,
       etcRoot: `${HOST}/etc`,
       rootDir: HOST,
-      interfaces: { lo: [{ address: '127.0.0.1', family: 'IPv4', internal: true } as never], eth0: [{ address: '192.168.1.7', family: 'IPv4', internal: false } as never] },
+      interfaces: {
+        lo: [{ address: '127.0.0.1', family: 'IPv4', internal: true } as never],
+        eth0: [{ address: '192.168.1.7', family: 'IPv4', internal: false } as never],
+      },
     });
     expect(m).toMatchObject({
       cpus: 2,
@@ -57,7 +60,12 @@ describe('readMachineInfo', () => {
   });
 
   it('reports capacity like the kubelet: cpu, memory in Ki, huge pages by size, pods', () => {
-    const m = readMachineInfo({ procRoot: `${HOST}/proc`, sysRoot: `${HOST}/sys`, etcRoot: `${HOST}/etc`, rootDir: HOST });
+    const m = readMachineInfo({
+      procRoot: `${HOST}/proc`,
+      sysRoot: `${HOST}/sys`,
+      etcRoot: `${HOST}/etc`,
+      rootDir: HOST,
+    });
     const cap = nodeCapacity({ ...m, ephemeralStorageBytes: 100 * 1024 ** 3 });
     expect(cap).toEqual({
       cpu: '2',
@@ -75,7 +83,10 @@ describe('readMachineInfo', () => {
 describe('nodeAllocatable', () => {
   it('matches the kubelet docs example: 16Gi − 1Gi kube − 500Mi system − 100Mi eviction = 14760Mi (≈14.4Gi)', () => {
     const cap = nodeCapacity(machine());
-    const alloc = nodeAllocatable(cap, { kubeReserved: { memory: '1Gi' }, systemReserved: { memory: '500Mi' } });
+    const alloc = nodeAllocatable(cap, {
+      kubeReserved: { memory: '1Gi' },
+      systemReserved: { memory: '500Mi' },
+    });
     expect(alloc.memory).toBe('14760Mi');
   });
 

@@ -43,7 +43,9 @@ describe('Ready', () => {
   it('aggregates several errors as [a, b] and keeps one as is', () => {
     expect(aggregateMessage(['a'])).toBe('a');
     expect(aggregateMessage(['a', 'b', 'a'])).toBe('[a, b]');
-    expect(readyCondition(['container runtime is down', 'PLEG is not healthy: x'], undefined, 'T')).toMatchObject({
+    expect(
+      readyCondition(['container runtime is down', 'PLEG is not healthy: x'], undefined, 'T'),
+    ).toMatchObject({
       status: 'False',
       reason: 'KubeletNotReady',
       message: '[container runtime is down, PLEG is not healthy: x]',
@@ -54,7 +56,15 @@ describe('Ready', () => {
     const ok = { type: 'RuntimeReady', status: true, reason: '', message: '' };
     expect(
       runtimeReadinessErrors({
-        conditions: [ok, { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'cni plugin not initialized' }],
+        conditions: [
+          ok,
+          {
+            type: 'NetworkReady',
+            status: false,
+            reason: 'NetworkPluginNotReady',
+            message: 'cni plugin not initialized',
+          },
+        ],
         unhealthy: { PLEG: 'pleg has yet to be successful' },
       }),
     ).toEqual([

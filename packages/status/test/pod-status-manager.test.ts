@@ -54,7 +54,11 @@ describe('PodStatusManager writes', () => {
     const { api } = podServer(apiPod());
     const { m, clock } = manager(api);
     await m.start();
-    m.setPodStatus(apiPod(), { phase: 'Running', podIP: '10.0.0.2', conditions: [{ type: 'Ready', status: 'True' }] });
+    m.setPodStatus(apiPod(), {
+      phase: 'Running',
+      podIP: '10.0.0.2',
+      conditions: [{ type: 'Ready', status: 'True' }],
+    });
     await settle(clock);
     expect(api.calls.map((c) => `${c.verb} ${c.path}`)).toEqual([
       'get /api/v1/namespaces/ns/pods/web',
@@ -99,17 +103,26 @@ describe('PodStatusManager writes', () => {
     m.setPodStatus(apiPod(), { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] });
     await settle(clock);
     const body = api.calls[1]?.body as { status: Record<string, unknown> };
-    expect(body.status['$setElementOrder/conditions']).toEqual([{ type: 'example.com/gate' }, { type: 'Ready' }]);
+    expect(body.status['$setElementOrder/conditions']).toEqual([
+      { type: 'example.com/gate' },
+      { type: 'Ready' },
+    ]);
     expect(body.status.conditions).toEqual([{ type: 'Ready', status: 'False', lastTransitionTime: T0S }]);
   });
 
   it('removes a kubelet condition that vanished with $patch: delete, and a vanished field with null', async () => {
     const { api } = podServer(
-      apiPod({}, {
-        phase: 'Running',
-        message: 'old',
-        conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'True' }],
-      }),
+      apiPod(
+        {},
+        {
+          phase: 'Running',
+          message: 'old',
+          conditions: [
+            { type: 'PodScheduled', status: 'True' },
+            { type: 'Ready', status: 'True' },
+          ],
+        },
+      ),
     );
     const { m, clock } = manager(api);
     await m.start();
@@ -136,11 +149,22 @@ describe('PodStatusManager writes', () => {
     const pod = apiPod({ spec: { containers: [{ name: 'c' }], restartPolicy: 'Never' } });
     m.setPodStatus(pod, {
       phase: 'Running',
-      containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 0 } } }],
+      containerStatuses: [
+        {
+          name: 'c',
+          image: 'i',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: { terminated: { exitCode: 0 } },
+        },
+      ],
     });
     m.setPodStatus(pod, {
       phase: 'Running',
-      containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: true, restartCount: 0, state: { running: {} } }],
+      containerStatuses: [
+        { name: 'c', image: 'i', imageID: '', ready: true, restartCount: 0, state: { running: {} } },
+      ],
     });
     expect(m.getPodStatus('u1')?.containerStatuses?.[0]?.state?.terminated).toEqual({ exitCode: 0 });
   });
@@ -150,7 +174,10 @@ describe('PodStatusManager writes', () => {
     const { m, clock } = manager(api);
     m.setPodStatus(apiPod(), { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] });
     await clock.advance(5_000);
-    m.setPodStatus(apiPod(), { phase: 'Running', conditions: [{ type: 'Ready', status: 'False', reason: 'x' }] });
+    m.setPodStatus(apiPod(), {
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'False', reason: 'x' }],
+    });
     expect(m.getPodStatus('u1')?.conditions?.[0]?.lastTransitionTime).toBe(T0S);
     await clock.advance(5_000);
     m.setPodStatus(apiPod(), { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
@@ -254,7 +281,9 @@ describe('PodStatusManager sync loop', () => {
   });
 
   it('deletes a finished pod that is being deleted, with grace 0 and the UID precondition', async () => {
-    const deleting = apiPod({ metadata: { name: 'web', namespace: 'ns', uid: 'u1', deletionTimestamp: new Date(T0) } });
+    const deleting = apiPod({
+      metadata: { name: 'web', namespace: 'ns', uid: 'u1', deletionTimestamp: new Date(T0) },
+    });
     const { api, state } = podServer(deleting);
     const { m, clock } = manager(api);
     await m.start();
@@ -278,7 +307,9 @@ describe('PodStatusManager sync loop', () => {
     const pod = apiPod();
     m.setPodStatus(pod, {
       phase: 'Running',
-      containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: true, restartCount: 0, state: { running: {} } }],
+      containerStatuses: [
+        { name: 'c', image: 'i', imageID: '', ready: true, restartCount: 0, state: { running: {} } },
+      ],
     });
     m.terminatePod(pod);
     const s = m.getPodStatus('u1');

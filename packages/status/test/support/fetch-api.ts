@@ -19,7 +19,12 @@ const CONTENT: Record<PatchKind, string> = {
 
 /** JSON over fetch to `baseUrl`. */
 export function fetchApi(baseUrl: string): StatusApi {
-  const call = async <T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> => {
+  const call = async <T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ): Promise<T> => {
     const res = await fetch(`${baseUrl}${path}`, {
       method,
       headers: { 'content-type': contentType, accept: 'application/json' },
@@ -41,7 +46,8 @@ export function fetchApi(baseUrl: string): StatusApi {
     create: (path, body) => call('POST', path, body),
     replace: (path, body) => call('PUT', path, body),
     patch: (path, kind, patch) => call('PATCH', path, patch, CONTENT[kind]),
-    delete: (path, options = {}) => call('DELETE', path, { kind: 'DeleteOptions', apiVersion: 'v1', ...options }),
+    delete: (path, options = {}) =>
+      call('DELETE', path, { kind: 'DeleteOptions', apiVersion: 'v1', ...options }),
   };
 }
 
