@@ -342,7 +342,7 @@ describe('PodStatusManager and static pods', () => {
     mirror.uid = 'mirror-1';
     await clock.advance(10_000);
     expect(api.writes()).toHaveLength(1);
-    expect((api.writes()[0]?.body as { metadata: { uid: string } }).metadata.uid).toBe('mirror-1');
+    expect(api.writes()[0]?.body).toMatchObject({ metadata: { uid: 'mirror-1' } });
     expect(m.getPodStatus('mirror-1')?.phase).toBe('Running');
   });
 });

@@ -3,7 +3,9 @@
 import { applyMergePatch, applyStrategicMergePatch } from '@nodeagent/mini-apiserver';
 import { type ApiCall, HttpError, RecordingApi } from './fetch-api.js';
 
-type Obj = { metadata?: { name?: string; uid?: string; resourceVersion?: string } } & Record<string, unknown>;
+type Obj = {
+  metadata?: { name?: string; uid?: string; resourceVersion?: string; labels?: Record<string, string> };
+} & Record<string, unknown>;
 
 /** A StatusApi over a map of objects keyed by path. */
 export class ObjectStoreApi extends RecordingApi {
