@@ -36,10 +36,10 @@ function createPod(name: string): V1Pod {
     kind: 'Pod',
     metadata: { name, namespace: 'default' },
     spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'busybox' }] },
-  }) as V1Pod;
+  }) as unknown as V1Pod;
 }
 
-const stored = (name: string) => server.server.store.tryGet('pods', 'default', name) as V1Pod;
+const stored = (name: string) => server.server.store.tryGet('pods', 'default', name) as unknown as V1Pod;
 
 describe('PodStatusManager against the mini API server', () => {
   it('writes the status, keeps a foreign condition and replaces container states', async () => {
@@ -47,7 +47,7 @@ describe('PodStatusManager against the mini API server', () => {
     server.server.store.update(
       'pods',
       {
-        ...stored('p1'),
+        ...server.server.store.get('pods', 'default', 'p1'),
         status: { phase: 'Pending', conditions: [{ type: 'example.com/gate', status: 'True' }] },
       },
       { subresource: 'status' },
@@ -126,7 +126,7 @@ describe('Node and Lease against the mini API server', () => {
     const lease = new NodeLease({ api, nodeName: 'n1', nodeUid: () => node.nodeUid, renewIntervalMs: 50 });
     stops.push(() => lease.stop());
     await lease.start();
-    const n = server.server.store.tryGet('nodes', undefined, 'n1') as V1Node;
+    const n = server.server.store.tryGet('nodes', undefined, 'n1') as unknown as V1Node;
     expect(n.status?.conditions?.map((c) => `${c.type}=${c.status}`)).toEqual([
       'MemoryPressure=False',
       'DiskPressure=False',
@@ -134,14 +134,14 @@ describe('Node and Lease against the mini API server', () => {
       'Ready=True',
     ]);
     expect(n.status?.allocatable).toMatchObject({ cpu: '2', memory: `${4096 - 100}Mi`, pods: '110' });
-    const first = server.server.store.tryGet('leases', 'kube-node-lease', 'n1') as V1Lease;
+    const first = server.server.store.tryGet('leases', 'kube-node-lease', 'n1') as unknown as V1Lease;
     expect(first.metadata?.ownerReferences?.[0]).toMatchObject({
       kind: 'Node',
       name: 'n1',
       uid: n.metadata?.uid,
     });
     await eventually(() => {
-      const l = server.server.store.tryGet('leases', 'kube-node-lease', 'n1') as V1Lease;
+      const l = server.server.store.tryGet('leases', 'kube-node-lease', 'n1') as unknown as V1Lease;
       expect(l.spec?.renewTime).not.toEqual(first.spec?.renewTime);
     });
     // Unchanged status is not posted again within the report frequency.
