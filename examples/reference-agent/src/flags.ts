@@ -5,7 +5,9 @@
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import type { LogLevel } from '@nodeagent/core';
+import type { V1Taint } from '@kubernetes/client-node';
+import { type LogLevel, parseGoDuration } from '@nodeagent/core';
+import { parseNodeLabels, parseReservation, parseTaints, type ResourceList } from '@nodeagent/status';
 import { EMBEDDED_BUSYBOX_IMAGE } from './embedded-runtime.js';
 
 /** A bad command line; the bin prints it with the usage and exits with 2. */
@@ -41,6 +43,18 @@ export interface AgentFlags {
   readonly podLogsRoot: string | undefined;
   /** `--health-port` (0: any free port). */
   readonly healthPort: number | undefined;
+  /** `--node-labels k=v,...` (set at registration). */
+  readonly nodeLabels: Readonly<Record<string, string>> | undefined;
+  /** `--register-with-taints key=value:Effect,...`. */
+  readonly registerWithTaints: readonly V1Taint[] | undefined;
+  /** `--kube-reserved cpu=100m,memory=256Mi,...`. */
+  readonly kubeReserved: ResourceList | undefined;
+  /** `--system-reserved cpu=100m,memory=256Mi,...`. */
+  readonly systemReserved: ResourceList | undefined;
+  /** `--max-pods`. */
+  readonly maxPods: number | undefined;
+  /** `--node-status-update-frequency` (Go duration), ms. */
+  readonly nodeStatusUpdateFrequencyMs: number | undefined;
   /** `--max-container-restart-period SECONDS` (CrashLoopBackOff cap). */
   readonly maxContainerRestartPeriodSeconds: number | undefined;
   /** `--help`. */
@@ -57,7 +71,15 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --kubeconfig PATH              use this API server instead of the embedded one
   --runtime-endpoint unix:///P   use this CRI runtime (e.g. containerd) instead of the fake one
   --node-name NAME               node name (default: the host name)
-  --node-ip IP                   InternalIP of the node and hostIP of pods (default: first IPv4 address)
+  --node-ip IP[,IP]              InternalIP of the node and hostIP of pods (default: first IPv4 address)
+  --node-labels K=V,...          labels to add when registering the node
+  --register-with-taints K[=V]:EFFECT,...
+                                 taints to add when registering the node
+  --kube-reserved R=Q,...        resources reserved for Kubernetes daemons (cpu, memory, ephemeral-storage, pid)
+  --system-reserved R=Q,...      resources reserved for the system (same resources)
+  --max-pods N                   pods this node can run (default 110)
+  --node-status-update-frequency DURATION
+                                 how often the node status is computed (default 10s)
   --pod-cidr CIDR                spec.podCIDR, also sent to the runtime
   --demo                         create demo pods and a Service for this node and print their progress
   --demo-image REF               image of the demo pods (default ${EMBEDDED_BUSYBOX_IMAGE})
@@ -107,6 +129,12 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
         'pod-logs-root': { type: 'string' },
         'health-port': { type: 'string' },
         'max-container-restart-period': { type: 'string' },
+        'node-labels': { type: 'string' },
+        'register-with-taints': { type: 'string' },
+        'kube-reserved': { type: 'string' },
+        'system-reserved': { type: 'string' },
+        'max-pods': { type: 'string' },
+        'node-status-update-frequency': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -137,7 +165,13 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   if (healthPort !== undefined && (!Number.isInteger(healthPort) || healthPort > 65535)) {
     throw new FlagError(`--health-port: expected a port 0-65535, got "${str('health-port')}"`);
   }
+  const maxPods = number('max-pods', str('max-pods'), 1);
+  if (maxPods !== undefined && !Number.isInteger(maxPods)) {
+    throw new FlagError(`--max-pods: expected an integer >= 1, got "${str('max-pods')}"`);
+  }
   return {
+    ...statusFlags(str),
+    maxPods,
     kubeconfig: str('kubeconfig'),
     runtimeEndpoint: endpoint,
     nodeName,
@@ -158,5 +192,32 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
     ),
     help: values.help === true,
     version: values.version === true,
+  };
+}
+
+/** The node registration and status flags, parsed by `@nodeagent/status`. @throws FlagError */
+function statusFlags(str: (k: string) => string | undefined) {
+  const parse = <T>(flag: string, fn: (text: string) => T): T | undefined => {
+    const text = str(flag);
+    if (text === undefined) return undefined;
+    try {
+      return fn(text);
+    } catch (err) {
+      const message = (err as Error).message;
+      throw new FlagError(message.startsWith('--') ? message : `--${flag}: ${message}`);
+    }
+  };
+  const frequency = parse('node-status-update-frequency', parseGoDuration);
+  if (frequency !== undefined && frequency < 1) {
+    throw new FlagError(
+      `--node-status-update-frequency: expected a positive duration, got "${str('node-status-update-frequency')}"`,
+    );
+  }
+  return {
+    nodeLabels: parse('node-labels', parseNodeLabels),
+    registerWithTaints: parse('register-with-taints', parseTaints),
+    kubeReserved: parse('kube-reserved', (t) => parseReservation(t, '--kube-reserved')),
+    systemReserved: parse('system-reserved', (t) => parseReservation(t, '--system-reserved')),
+    nodeStatusUpdateFrequencyMs: frequency,
   };
 }

@@ -28,7 +28,7 @@ import {
 import { type GenericPLEG, isSyncPodWorthy } from '@nodeagent/pleg';
 import type { PodWorkers } from '@nodeagent/pod-workers';
 import type { ProbeManager, ProbeResultUpdate } from '@nodeagent/prober';
-import type { PodStatusWriter } from './pod-status-writer.js';
+import type { PodStatusManager } from '@nodeagent/status';
 
 /** A pod as the informer hands it over. */
 export type PodObject = V1Pod & KubeObject;
@@ -43,8 +43,8 @@ export interface PodLifecycleDeps {
   readonly pleg: GenericPLEG;
   /** Where the workers schedule resyncs. */
   readonly queue: WorkQueue<string>;
-  /** Final deletes of pods that finished before they were deleted. */
-  readonly writer: PodStatusWriter;
+  /** Pod statuses: final deletes of pods that finished before they were deleted, and forgetting removed pods. */
+  readonly statuses: Pick<PodStatusManager, 'getPodStatus' | 'setPodStatus' | 'deletePodStatus'>;
   /**
    * Probe results wake the pod's worker (upstream `handleProbeSync`): a readiness or startup
    * change, a liveness failure; housekeeping drops the workers of pods no longer desired.
@@ -184,9 +184,8 @@ export class PodLifecycle implements Lifecycle {
     const deleting = pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
     if (deleting && this.#deps.workers.getPodSyncStatus(uid)?.finished === true) {
       // Finished before the delete arrived: nothing runs, so the final delete can go at once.
-      this.#deps.writer
-        .deleteFinal(pod)
-        .catch((err: unknown) => this.#log.warn({ err }, 'final delete failed'));
+      // The status manager deletes it: the pod is being deleted and its status is finished.
+      this.#deps.statuses.setPodStatus(pod, this.#deps.statuses.getPodStatus(uid) ?? pod.status ?? {});
       return;
     }
     this.#log.info(
@@ -204,9 +203,14 @@ export class PodLifecycle implements Lifecycle {
     this.#deps.workers.updatePod({ updateType: 'kill', pod, startTime: this.#clock.now() });
   }
 
+  /** The pod with this UID as the informer last delivered it (upstream `podManager.GetPodByUID`). */
+  podByUid(uid: string): V1Pod | undefined {
+    return this.#podsByUid.get(uid);
+  }
+
   /** One `HandlePodCleanups` pass; public for tests. */
   housekeeping(): void {
-    const { pods, workers, pleg, writer } = this.#deps;
+    const { pods, workers, pleg, statuses } = this.#deps;
     if (!pods.hasSynced()) return;
     this.lastHousekeepingAt = this.#clock.now();
     const desired = pods.lister.list();
@@ -218,7 +222,7 @@ export class PodLifecycle implements Lifecycle {
       if (known.has(uid) || desiredUids.has(uid)) continue;
       this.#removed.delete(uid);
       this.#podsByUid.delete(uid);
-      writer.forget(uid);
+      statuses.deletePodStatus(uid);
     }
     // Pods the runtime runs that no config asks for (e.g. left by an earlier agent): stop them.
     for (const uid of pleg.cache.uids()) {
