@@ -44,7 +44,7 @@ export interface PodLifecycleDeps {
   /** Where the workers schedule resyncs. */
   readonly queue: WorkQueue<string>;
   /** Pod statuses: final deletes of pods that finished before they were deleted, and forgetting removed pods. */
-  readonly statuses: Pick<PodStatusManager, 'getPodStatus' | 'setPodStatus' | 'deletePodStatus'>;
+  readonly statuses: Pick<PodStatusManager, 'terminatePod' | 'deletePodStatus'>;
   /**
    * Probe results wake the pod's worker (upstream `handleProbeSync`): a readiness or startup
    * change, a liveness failure; housekeeping drops the workers of pods no longer desired.
@@ -184,8 +184,8 @@ export class PodLifecycle implements Lifecycle {
     const deleting = pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
     if (deleting && this.#deps.workers.getPodSyncStatus(uid)?.finished === true) {
       // Finished before the delete arrived: nothing runs, so the final delete can go at once.
-      // The status manager deletes it: the pod is being deleted and its status is finished.
-      this.#deps.statuses.setPodStatus(pod, this.#deps.statuses.getPodStatus(uid) ?? pod.status ?? {});
+      // The status manager deletes it once the API shows the terminal phase (upstream TerminatePod).
+      this.#deps.statuses.terminatePod(pod);
       return;
     }
     this.#log.info(

@@ -81,10 +81,14 @@ describe('PodStatusManager against the mini API server', () => {
     server.server.faults.failNext(1, { code: 500, method: 'PATCH' });
     server.server.faults.failNext(1, { code: 409, method: 'PATCH', reason: 'Conflict' });
     m.setPodStatus(pod, { phase: 'Running', podIP: '10.1.0.7' });
-    await eventually(() =>
-      expect(stored('p2').status).toMatchObject({ phase: 'Running', podIP: '10.1.0.7' }),
+    await eventually(() => {
+      expect(stored('p2').status).toMatchObject({ phase: 'Running', podIP: '10.1.0.7' });
+      expect(m.patches).toBe(1);
+    });
+    const patches = server.server.requests.filter(
+      (r) => r.method === 'PATCH' && r.path.endsWith('/pods/p2/status'),
     );
-    expect(m.patches).toBe(1);
+    expect(patches).toHaveLength(3); // 500, 409, then the write
   });
 
   it('does not write to a pod recreated under the same name (UID precondition)', async () => {
@@ -151,5 +155,37 @@ describe('Node and Lease against the mini API server', () => {
     const before = patches();
     await new Promise((r) => setTimeout(r, 300));
     expect(patches()).toBe(before);
+  });
+
+  it('keeps the Lease and the node status going through 500s and a 409', async () => {
+    const api = fetchApi(server.url);
+    let memory = false;
+    const node = new NodeStatusManager({
+      api,
+      nodeName: 'n1',
+      machine,
+      statusUpdateFrequencyMs: 50,
+      pressure: {
+        isUnderMemoryPressure: () => memory,
+        isUnderDiskPressure: () => false,
+        isUnderPIDPressure: () => false,
+      },
+    });
+    stops.push(() => node.stop());
+    await node.start();
+    const lease = new NodeLease({ api, nodeName: 'n1', nodeUid: () => node.nodeUid, renewIntervalMs: 50 });
+    stops.push(() => lease.stop());
+    await lease.start();
+    server.server.faults.failNext(3, { code: 500, method: 'PUT', path: /\/leases\// });
+    server.server.faults.failNext(1, { code: 409, method: 'PUT', path: /\/leases\//, reason: 'Conflict' });
+    server.server.faults.failNext(3, { code: 500, method: 'PATCH', path: /\/nodes\/n1\/status$/ });
+    memory = true;
+    const renewals = lease.renewals;
+    await eventually(() => {
+      const n = server.server.store.tryGet('nodes', undefined, 'n1') as unknown as V1Node;
+      expect(n.status?.conditions?.find((c) => c.type === 'MemoryPressure')?.status).toBe('True');
+      expect(lease.renewals).toBeGreaterThan(renewals + 1);
+    });
+    expect(lease.lastError).toBeUndefined();
   });
 });

@@ -224,3 +224,23 @@ describe('status cadence', () => {
     expect(reported.at(-1)?.sizeBytes).toBe(1010);
   });
 });
+
+describe('lost connections', () => {
+  it('a post failing with a dropped connection (no HTTP code) is retried and the status lands', async () => {
+    const { api, clock, m, pressure, node } = setup();
+    await m.start();
+    pressure.pid = true;
+    const original = api.handler;
+    let dropped = 0;
+    Object.defineProperty(api, 'handler', {
+      value: (call: Parameters<typeof original>[0]) => {
+        if (call.verb === 'patch' && dropped++ < 2)
+          throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+        return original(call);
+      },
+    });
+    await clock.advance(10_000);
+    expect(dropped).toBe(3);
+    expect(node().status?.conditions?.find((c) => c.type === 'PIDPressure')?.status).toBe('True');
+  });
+});
