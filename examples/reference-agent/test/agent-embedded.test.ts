@@ -136,7 +136,7 @@ describe('reference agent with embedded defaults', () => {
     expect(getPod('crasher')?.status?.phase).toBe('Running');
   });
 
-  it('runs a pod to completion: Succeeded, and its worker finishes', async () => {
+  it('runs a pod to completion: Succeeded, its worker finishes, and a later delete removes it', async () => {
     await createPod(
       makePod('job', NODE, [shContainer('work', IMAGE, 'echo hi; exit 0')], { restartPolicy: 'Never' }),
     );
@@ -150,6 +150,9 @@ describe('reference agent with embedded defaults', () => {
     });
     const uid = pod.metadata?.uid ?? '';
     await waitFor('worker finished', () => agent.workers.getPodSyncStatus(uid)?.finished);
+    // Deleted once finished: the status manager removes it at once (grace 0, UID precondition).
+    await agent.api.delete('/api/v1/namespaces/default/pods/job', { gracePeriodSeconds: 30 });
+    await waitFor('job removed', () => (getPod('job') === undefined ? true : undefined));
   });
 
   it('deletes a pod gracefully: containers stopped within the grace period, then the pod is removed', async () => {

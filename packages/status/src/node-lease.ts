@@ -100,7 +100,11 @@ export class NodeLease implements Lifecycle {
     return this.#latest;
   }
 
-  /** Renews once (resolves after that round, which never throws), then keeps renewing. A second call rejects. */
+  /**
+   * Renews once, then keeps renewing. Resolves after the first round — which retries the
+   * Lease's creation with backoff while the API server is unreachable, so bound the wait with
+   * `signal` if that matters (the renewals go on). A second call rejects.
+   */
   start(signal?: AbortSignal): Promise<void> {
     return this.#once.run(
       signal,
