@@ -103,7 +103,7 @@ export class NodeLease implements Lifecycle {
   /**
    * Renews once, then keeps renewing. Resolves after the first round — which retries the
    * Lease's creation with backoff while the API server is unreachable, so bound the wait with
-   * `signal` if that matters (the renewals go on). A second call rejects.
+   * `signal` if that matters (an abort before it resolves stops the Lease). A second call rejects.
    */
   start(signal?: AbortSignal): Promise<void> {
     return this.#once.run(
