@@ -295,10 +295,15 @@ export class NodeStatusManager implements Lifecycle {
     };
     const conditions = (original.status?.conditions ?? []).map((c) => mine[c.type as keyof typeof mine] ?? c);
     for (const type of NODE_CONDITION_TYPES) if (!previous.has(type)) conditions.push(mine[type]);
-    const images = nodeImages(
-      await Promise.resolve(o.images?.() ?? []).catch(() => []),
-      o.maxImages ?? DEFAULT_NODE_STATUS_MAX_IMAGES,
-    );
+    // A failed image listing leaves the images the Node has (upstream's setter returns early).
+    const listed = await Promise.resolve(o.images?.() ?? []).catch((err: unknown) => {
+      this.#log.warn({ err: errorMessage(err) }, 'Error getting image list');
+      return undefined;
+    });
+    const images =
+      listed === undefined
+        ? (original.status?.images ?? [])
+        : nodeImages(listed, o.maxImages ?? DEFAULT_NODE_STATUS_MAX_IMAGES);
     const status: V1NodeStatus = {
       ...(original.status ?? {}),
       capacity: { ...(original.status?.capacity ?? {}), ...capacity },

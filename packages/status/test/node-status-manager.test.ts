@@ -244,3 +244,21 @@ describe('lost connections', () => {
     expect(node().status?.conditions?.find((c) => c.type === 'PIDPressure')?.status).toBe('True');
   });
 });
+
+describe('images', () => {
+  it('keeps the images the Node has when the runtime cannot list them', async () => {
+    let fail = false;
+    const { clock, m, node, pressure } = setup({
+      images: () => {
+        if (fail) throw new Error('runtime down');
+        return [{ repoDigests: [], repoTags: ['busybox:1'], sizeBytes: 10 }];
+      },
+    });
+    await m.start();
+    fail = true;
+    pressure.disk = true; // force a post
+    await clock.advance(10_000);
+    expect(node().status?.conditions?.find((c) => c.type === 'DiskPressure')?.status).toBe('True');
+    expect(node().status?.images).toEqual([{ names: ['busybox:1'], sizeBytes: 10 }]);
+  });
+});
