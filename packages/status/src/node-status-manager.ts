@@ -262,11 +262,15 @@ export class NodeStatusManager implements Lifecycle {
     const machine = this.#machineInfo();
     const now = rfc3339Seconds(nowMs);
     if (this.#runtimeVersion === '' && o.runtimeVersion) {
-      this.#runtimeVersion = await Promise.resolve(o.runtimeVersion()).catch(() => '');
+      this.#runtimeVersion = await Promise.resolve()
+        .then(() => o.runtimeVersion?.() ?? '')
+        .catch(() => '');
     }
     const capacity = nodeCapacity(machine, o.maxPods ?? DEFAULT_MAX_PODS);
     const errors = [
-      ...(await Promise.resolve(o.readiness?.() ?? []).catch(() => ['container runtime is down'])),
+      ...(await Promise.resolve()
+        .then(() => o.readiness?.() ?? [])
+        .catch(() => ['container runtime is down'])),
     ];
     const missing = ['cpu', 'memory', 'pods'].filter((r) => capacity[r] === undefined);
     if (missing.length > 0) errors.push(`missing node capacity for resources: ${missing.join(', ')}`);
@@ -275,19 +279,19 @@ export class NodeStatusManager implements Lifecycle {
     const mine: Record<(typeof NODE_CONDITION_TYPES)[number], V1NodeCondition> = {
       MemoryPressure: pressureCondition(
         'MemoryPressure',
-        pressure.isUnderMemoryPressure(),
+        this.#pressure(() => pressure.isUnderMemoryPressure(), previous.get('MemoryPressure')),
         previous.get('MemoryPressure'),
         now,
       ),
       DiskPressure: pressureCondition(
         'DiskPressure',
-        pressure.isUnderDiskPressure(),
+        this.#pressure(() => pressure.isUnderDiskPressure(), previous.get('DiskPressure')),
         previous.get('DiskPressure'),
         now,
       ),
       PIDPressure: pressureCondition(
         'PIDPressure',
-        pressure.isUnderPIDPressure(),
+        this.#pressure(() => pressure.isUnderPIDPressure(), previous.get('PIDPressure')),
         previous.get('PIDPressure'),
         now,
       ),
@@ -296,10 +300,12 @@ export class NodeStatusManager implements Lifecycle {
     const conditions = (original.status?.conditions ?? []).map((c) => mine[c.type as keyof typeof mine] ?? c);
     for (const type of NODE_CONDITION_TYPES) if (!previous.has(type)) conditions.push(mine[type]);
     // A failed image listing leaves the images the Node has (upstream's setter returns early).
-    const listed = await Promise.resolve(o.images?.() ?? []).catch((err: unknown) => {
-      this.#log.warn({ err: errorMessage(err) }, 'Error getting image list');
-      return undefined;
-    });
+    const listed = await Promise.resolve()
+      .then(() => o.images?.() ?? [])
+      .catch((err: unknown) => {
+        this.#log.warn({ err: errorMessage(err) }, 'Error getting image list');
+        return undefined;
+      });
     const images =
       listed === undefined
         ? (original.status?.images ?? [])
@@ -319,6 +325,16 @@ export class NodeStatusManager implements Lifecycle {
     if (images.length > 0) status.images = images;
     else delete status.images;
     return status;
+  }
+
+  /** A pressure reading; a provider that throws keeps the condition as it was. */
+  #pressure(read: () => boolean, previous: V1NodeCondition | undefined): boolean {
+    try {
+      return read();
+    } catch (err) {
+      this.#log.warn({ err: errorMessage(err) }, 'Node pressure provider failed; keeping the condition');
+      return previous?.status === 'True';
+    }
   }
 
   async #tryUpdateNodeStatus(attempt: number): Promise<void> {
