@@ -336,7 +336,10 @@ export class PodStatusManager implements Lifecycle {
       while (this.#pending !== 'none' && !this.#stopped) {
         const all = this.#pending === 'all';
         this.#pending = 'none';
-        await this.syncBatch(all);
+        await this.syncBatch(all).catch((err: unknown) => {
+          // A throwing peer (pod lookup, translator): this pass is lost, the next one retries.
+          this.#log.error({ err: errorMessage(err) }, 'Pod status sync pass failed');
+        });
       }
     })().finally(() => {
       this.#running = undefined;

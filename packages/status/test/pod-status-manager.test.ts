@@ -346,3 +346,27 @@ describe('PodStatusManager and static pods', () => {
     expect(m.getPodStatus('mirror-1')?.phase).toBe('Running');
   });
 });
+
+describe('PodStatusManager and throwing peers', () => {
+  it('a pod lookup that throws loses that pass only; the next pass reconciles', async () => {
+    const { api, state } = podServer(apiPod());
+    let broken = false;
+    const { m, clock } = manager(api, {
+      podLookup: () => {
+        if (broken) throw new Error('informer gone');
+        return state.pod;
+      },
+    });
+    await m.start();
+    m.setPodStatus(apiPod(), { phase: 'Running' });
+    await settle(clock);
+    expect(api.writes()).toHaveLength(1);
+    state.pod = apiPod({}, { phase: 'Pending' }); // someone overwrote the status
+    broken = true;
+    await clock.advance(10_000);
+    expect(api.writes()).toHaveLength(1);
+    broken = false;
+    await clock.advance(10_000);
+    expect(api.writes()).toHaveLength(2);
+  });
+});
