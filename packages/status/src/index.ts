@@ -70,6 +70,7 @@ export {
   parseNodeLabels,
   parseTaints,
 } from './node-object.js';
+export { computeNodeStatus, type NodeStatusInputs, nodeStatusChanged } from './node-status-compute.js';
 export {
   DEFAULT_KUBELET_VERSION,
   NODE_STATUS_UPDATE_RETRY,
@@ -84,7 +85,7 @@ export {
   podConditionByKubelet,
   podConditionSharedByKubelet,
 } from './pod-conditions.js';
-export { MIRROR_POD_ANNOTATION, PodStatusManager, type SyncBatchResult } from './pod-status-manager.js';
+export { PodStatusManager, type SyncBatchResult } from './pod-status-manager.js';
 export {
   type MirrorPodTranslator,
   noMirrorPods,
@@ -92,6 +93,12 @@ export {
 } from './pod-status-manager-options.js';
 export { MAX_POD_TERMINATION_MESSAGE_LENGTH, normalizePodStatus } from './pod-status-normalize.js';
 export { type PodStatusPatch, podStatusPatch, twoWayMergePatch } from './pod-status-patch.js';
+export {
+  canBeDeleted,
+  illegalContainerTransition,
+  MIRROR_POD_ANNOTATION,
+  terminatedStatus,
+} from './pod-status-rules.js';
 export {
   formatBinary,
   formatMilli,

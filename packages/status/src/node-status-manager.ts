@@ -22,12 +22,7 @@ import { DEFAULT_MAX_PODS, nodeAllocatable, nodeCapacity } from './allocatable.j
 import { apiErrorCode, errorMessage, type StatusApi } from './api.js';
 import { type MachineInfo, readMachineInfo } from './machine-info.js';
 import { countedCall, type StatusMetrics, statusMetrics } from './metrics.js';
-import {
-  NODE_CONDITION_TYPES,
-  noNodePressure,
-  pressureCondition,
-  readyCondition,
-} from './node-conditions.js';
+import { noNodePressure } from './node-conditions.js';
 import {
   DEFAULT_NODE_STATUS_MAX_IMAGES,
   defaultLabelsToReconcile,
@@ -36,8 +31,9 @@ import {
   nodeImages,
   nodeSystemInfo,
 } from './node-object.js';
+import { computeNodeStatus, nodeStatusChanged } from './node-status-compute.js';
 import type { NodeStatusManagerOptions } from './node-status-manager-options.js';
-import { compactJson, stableJson } from './pod-status-normalize.js';
+import { compactJson } from './pod-status-normalize.js';
 import { twoWayMergePatch } from './pod-status-patch.js';
 import { rfc3339Seconds } from './time.js';
 
@@ -46,14 +42,6 @@ export const DEFAULT_KUBELET_VERSION = 'v1.34.0-nodeagent';
 /** Upstream `nodeStatusUpdateRetry`. */
 export const NODE_STATUS_UPDATE_RETRY = 5;
 const NODE_STATUS_MERGE_KEYS = { conditions: 'type', addresses: 'type' };
-
-/** The status without heartbeats, for upstream's `nodeStatusHasChanged`. */
-function comparable(status: V1NodeStatus): string {
-  const conditions = [...(status.conditions ?? [])]
-    .map((c) => ({ ...c, lastHeartbeatTime: undefined }))
-    .sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
-  return stableJson(compactJson({ ...status, conditions }));
-}
 
 /** Registers the Node and keeps its status current. */
 export class NodeStatusManager implements Lifecycle {
@@ -260,45 +248,16 @@ export class NodeStatusManager implements Lifecycle {
   async computeStatus(original: V1Node, nowMs: number): Promise<V1NodeStatus> {
     const o = this.#options;
     const machine = this.#machineInfo();
-    const now = rfc3339Seconds(nowMs);
     if (this.#runtimeVersion === '' && o.runtimeVersion) {
       this.#runtimeVersion = await Promise.resolve()
         .then(() => o.runtimeVersion?.() ?? '')
         .catch(() => '');
     }
-    const capacity = nodeCapacity(machine, o.maxPods ?? DEFAULT_MAX_PODS);
-    const errors = [
-      ...(await Promise.resolve()
-        .then(() => o.readiness?.() ?? [])
-        .catch(() => ['container runtime is down'])),
-    ];
-    const missing = ['cpu', 'memory', 'pods'].filter((r) => capacity[r] === undefined);
-    if (missing.length > 0) errors.push(`missing node capacity for resources: ${missing.join(', ')}`);
+    const readinessErrors = await Promise.resolve()
+      .then(() => o.readiness?.() ?? [])
+      .catch(() => ['container runtime is down']);
     const previous = new Map((original.status?.conditions ?? []).map((c) => [c.type, c]));
     const pressure = o.pressure ?? noNodePressure;
-    const mine: Record<(typeof NODE_CONDITION_TYPES)[number], V1NodeCondition> = {
-      MemoryPressure: pressureCondition(
-        'MemoryPressure',
-        this.#pressure(() => pressure.isUnderMemoryPressure(), previous.get('MemoryPressure')),
-        previous.get('MemoryPressure'),
-        now,
-      ),
-      DiskPressure: pressureCondition(
-        'DiskPressure',
-        this.#pressure(() => pressure.isUnderDiskPressure(), previous.get('DiskPressure')),
-        previous.get('DiskPressure'),
-        now,
-      ),
-      PIDPressure: pressureCondition(
-        'PIDPressure',
-        this.#pressure(() => pressure.isUnderPIDPressure(), previous.get('PIDPressure')),
-        previous.get('PIDPressure'),
-        now,
-      ),
-      Ready: readyCondition(errors, previous.get('Ready'), now),
-    };
-    const conditions = (original.status?.conditions ?? []).map((c) => mine[c.type as keyof typeof mine] ?? c);
-    for (const type of NODE_CONDITION_TYPES) if (!previous.has(type)) conditions.push(mine[type]);
     // A failed image listing leaves the images the Node has (upstream's setter returns early).
     const listed = await Promise.resolve()
       .then(() => o.images?.() ?? [])
@@ -306,25 +265,23 @@ export class NodeStatusManager implements Lifecycle {
         this.#log.warn({ err: errorMessage(err) }, 'Error getting image list');
         return undefined;
       });
-    const images =
-      listed === undefined
-        ? (original.status?.images ?? [])
-        : nodeImages(listed, o.maxImages ?? DEFAULT_NODE_STATUS_MAX_IMAGES);
-    const status: V1NodeStatus = {
-      ...(original.status ?? {}),
-      capacity: { ...(original.status?.capacity ?? {}), ...capacity },
-      allocatable: {
-        ...(original.status?.allocatable ?? {}),
-        ...nodeAllocatable(capacity, this.#reservations()),
+    return computeNodeStatus({
+      original: original.status,
+      now: rfc3339Seconds(nowMs),
+      capacity: nodeCapacity(machine, o.maxPods ?? DEFAULT_MAX_PODS),
+      reservations: this.#reservations(),
+      readinessErrors,
+      pressure: {
+        memory: this.#pressure(() => pressure.isUnderMemoryPressure(), previous.get('MemoryPressure')),
+        disk: this.#pressure(() => pressure.isUnderDiskPressure(), previous.get('DiskPressure')),
+        pid: this.#pressure(() => pressure.isUnderPIDPressure(), previous.get('PIDPressure')),
       },
-      conditions,
+      images:
+        listed === undefined ? undefined : nodeImages(listed, o.maxImages ?? DEFAULT_NODE_STATUS_MAX_IMAGES),
       addresses: nodeAddresses(o.nodeIps ?? [], machine.internalIp, this.#hostname),
-      daemonEndpoints: { kubeletEndpoint: { Port: o.kubeletPort ?? 10250 } },
+      kubeletPort: o.kubeletPort ?? 10250,
       nodeInfo: nodeSystemInfo(machine, this.#runtimeVersion, o.kubeletVersion ?? DEFAULT_KUBELET_VERSION),
-    };
-    if (images.length > 0) status.images = images;
-    else delete status.images;
-    return status;
+    });
   }
 
   /** A pressure reading; a provider that throws keeps the condition as it was. */
@@ -347,7 +304,7 @@ export class NodeStatusManager implements Lifecycle {
     const nowMs = this.#clock.now();
     const status = await this.computeStatus(original, nowMs);
     const originalStatus = (compactJson(original.status ?? {}) ?? {}) as Record<string, unknown>;
-    const changed = comparable(original.status ?? {}) !== comparable(status);
+    const changed = nodeStatusChanged(original.status, status);
     const due =
       this.#lastReportAtMs === undefined ||
       nowMs - this.#lastReportAtMs >= (this.#options.statusReportFrequencyMs ?? 300_000);

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { V1ContainerStatus, V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
+import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import {
   type Clock,
   type Lifecycle,
@@ -26,20 +26,13 @@ import {
 } from './pod-status-manager-options.js';
 import { normalizePodStatus } from './pod-status-normalize.js';
 import { podStatusPatch } from './pod-status-patch.js';
+import {
+  applyTransitionTimes,
+  canBeDeleted,
+  illegalContainerTransition,
+  terminatedStatus,
+} from './pod-status-rules.js';
 import { rfc3339Seconds } from './time.js';
-
-/** The annotation that marks a mirror pod. */
-export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
-
-/** Condition types whose `lastTransitionTime` the manager maintains. */
-const TRANSITION_CONDITIONS = [
-  'ContainersReady',
-  'Ready',
-  'Initialized',
-  'PodReadyToStartContainers',
-  'PodScheduled',
-  'DisruptionTarget',
-];
 
 interface VersionedPodStatus {
   readonly status: V1PodStatus;
@@ -61,33 +54,6 @@ export interface SyncBatchResult {
 
 function podRef(namespace: string | undefined, name: string | undefined): string {
   return `${namespace ?? ''}/${name ?? ''}`;
-}
-
-function isMirrorPod(pod: V1Pod): boolean {
-  return pod.metadata?.annotations?.[MIRROR_POD_ANNOTATION] !== undefined;
-}
-
-function condition(status: V1PodStatus, type: string): V1PodCondition | undefined {
-  return status.conditions?.find((c) => c.type === type);
-}
-
-/** Upstream `checkContainerStateTransition`: a terminated container never runs again unless restarts are allowed. */
-function illegalTransition(
-  oldStatuses: readonly V1ContainerStatus[] | undefined,
-  newStatuses: readonly V1ContainerStatus[] | undefined,
-  restartPolicy: string | undefined,
-): string | undefined {
-  if (restartPolicy === 'Always' || restartPolicy === undefined) return undefined;
-  for (const old of oldStatuses ?? []) {
-    const t = old.state?.terminated;
-    if (t === undefined) continue;
-    if (t.exitCode !== 0 && restartPolicy === 'OnFailure') continue;
-    const now = newStatuses?.find((s) => s.name === old.name);
-    if (now !== undefined && now.state?.terminated === undefined) {
-      return `terminated container ${now.name} attempted illegal transition to non-terminated state`;
-    }
-  }
-  return undefined;
 }
 
 /**
@@ -179,30 +145,8 @@ export class PodStatusManager implements Lifecycle {
    */
   terminatePod(pod: V1Pod): void {
     const uid = pod.metadata?.uid ?? '';
-    const cached = this.#statuses.get(uid);
-    const status = structuredClone(cached?.status ?? pod.status ?? {});
-    const unknown = {
-      terminated: {
-        reason: 'ContainerStatusUnknown',
-        message: 'The container could not be located when the pod was terminated',
-        exitCode: 137,
-      },
-    };
-    if (hasPodInitialized(pod)) {
-      for (const c of status.containerStatuses ?? [])
-        if (c.state?.terminated === undefined) c.state = unknown;
-    }
-    const init = status.initContainerStatuses ?? [];
-    let last = init.length - 1;
-    while (
-      last > 0 &&
-      init[last]?.state?.waiting !== undefined &&
-      init[last]?.lastState?.terminated === undefined
-    )
-      last--;
-    for (const c of init.slice(0, last + 1)) if (c.state?.terminated === undefined) c.state = unknown;
-    if (this.#mirror.mirrorPodUid(uid) === undefined && !isPodPhaseTerminal(status.phase))
-      status.phase = 'Failed';
+    const last = this.#statuses.get(uid)?.status ?? pod.status ?? {};
+    const status = terminatedStatus(pod, last, this.#mirror.mirrorPodUid(uid) !== undefined);
     this.#update(pod, status, true, true);
   }
 
@@ -273,8 +217,12 @@ export class PodStatusManager implements Lifecycle {
     const status = structuredClone(input);
     const restartPolicy = pod.spec?.restartPolicy;
     const illegal =
-      illegalTransition(oldStatus.containerStatuses, status.containerStatuses, restartPolicy) ??
-      illegalTransition(oldStatus.initContainerStatuses, status.initContainerStatuses, restartPolicy);
+      illegalContainerTransition(oldStatus.containerStatuses, status.containerStatuses, restartPolicy) ??
+      illegalContainerTransition(
+        oldStatus.initContainerStatuses,
+        status.initContainerStatuses,
+        restartPolicy,
+      );
     if (illegal !== undefined) {
       this.#log.error(
         { pod: podRef(pod.metadata?.namespace, pod.metadata?.name), err: illegal },
@@ -293,19 +241,7 @@ export class PodStatusManager implements Lifecycle {
       );
       status.phase = oldStatus.phase as string;
     }
-    const now = rfc3339Seconds(this.#clock.now());
-    for (const type of TRANSITION_CONDITIONS) {
-      const c = condition(status, type);
-      if (c === undefined) continue;
-      const old = condition(oldStatus, type);
-      c.lastTransitionTime = (
-        old !== undefined && old.status === c.status ? old.lastTransitionTime : now
-      ) as Date;
-    }
-    if (oldStatus.startTime !== undefined && oldStatus.startTime !== null)
-      status.startTime = oldStatus.startTime;
-    else if (status.startTime === undefined || status.startTime === null)
-      status.startTime = now as unknown as Date;
+    applyTransitionTimes(status, oldStatus, rfc3339Seconds(this.#clock.now()));
     const normalized = normalizePodStatus(pod, status);
     if (cached !== undefined && !force && isPodStatusByKubeletEqual(cached.status, normalized)) return;
     this.#statuses.set(uid, {
@@ -447,24 +383,4 @@ export class PodStatusManager implements Lifecycle {
     }
     this.#statuses.delete(uid);
   }
-}
-
-/** Upstream `canBeDeleted`: a pod being deleted, not a mirror pod, terminal in the API, and finished here. */
-function canBeDeleted(pod: V1Pod, podIsFinished: boolean): boolean {
-  const deleting = pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
-  if (!deleting || isMirrorPod(pod)) return false;
-  if (!isPodPhaseTerminal(pod.status?.phase)) return false;
-  return podIsFinished;
-}
-
-/** Upstream `hasPodInitialized`: a pod without init containers, or with evidence a regular container started. */
-function hasPodInitialized(pod: V1Pod): boolean {
-  if ((pod.spec?.initContainers?.length ?? 0) === 0) return true;
-  for (const s of pod.status?.containerStatuses ?? []) {
-    if (s.lastState?.terminated !== undefined || s.state?.waiting === undefined) return true;
-  }
-  const init = pod.status?.initContainerStatuses ?? [];
-  const last = init[init.length - 1];
-  if (last?.lastState?.terminated?.exitCode === 0 || last?.state?.terminated?.exitCode === 0) return true;
-  return false;
 }
