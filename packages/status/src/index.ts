@@ -38,6 +38,7 @@ export { type MachineInfo, type MachineInfoSources, parseMemTotal, readMachineIn
 export type { StatusMetrics } from './metrics.js';
 export {
   aggregateMessage,
+  NODE_CONDITION_EVENTS,
   NODE_CONDITION_TYPES,
   type NodePressureProvider,
   noNodePressure,

@@ -26,6 +26,19 @@ export const noNodePressure: NodePressureProvider = {
   isUnderPIDPressure: () => false,
 };
 
+/**
+ * The event reason the kubelet records when a condition appears or flips (upstream
+ * `recordNodeStatusEvent`), by condition type and new status.
+ */
+export const NODE_CONDITION_EVENTS: Readonly<
+  Record<string, { readonly True: string; readonly False: string }>
+> = {
+  MemoryPressure: { True: 'NodeHasInsufficientMemory', False: 'NodeHasSufficientMemory' },
+  DiskPressure: { True: 'NodeHasDiskPressure', False: 'NodeHasNoDiskPressure' },
+  PIDPressure: { True: 'NodeHasInsufficientPID', False: 'NodeHasSufficientPID' },
+  Ready: { True: 'NodeReady', False: 'NodeNotReady' },
+};
+
 /** The condition types the kubelet owns, in the order it appends them. */
 export const NODE_CONDITION_TYPES = ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready'] as const;
 

@@ -62,6 +62,12 @@ export interface NodeStatusManagerOptions {
   readonly statusUpdateFrequencyMs?: number;
   /** An unchanged status is still posted this often, ms (`nodeStatusReportFrequency`). @default 300_000 */
   readonly statusReportFrequencyMs?: number;
+  /**
+   * Records a Node event (an event recorder): called with `Normal`, the reason
+   * (`NodeHasSufficientMemory`, `NodeReady`, `NodeNotReady`, …) and `Node <name> status is now:
+   * <reason>` when one of the four conditions appears or flips. @default none
+   */
+  readonly recordEvent?: (type: 'Normal' | 'Warning', reason: string, message: string) => void;
   /** @default realClock */
   readonly clock?: Clock;
   /** @default noopLogger */

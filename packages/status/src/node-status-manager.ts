@@ -22,7 +22,7 @@ import { DEFAULT_MAX_PODS, nodeAllocatable, nodeCapacity } from './allocatable.j
 import { apiErrorCode, errorMessage, type StatusApi } from './api.js';
 import { type MachineInfo, readMachineInfo } from './machine-info.js';
 import { countedCall, type StatusMetrics, statusMetrics } from './metrics.js';
-import { noNodePressure } from './node-conditions.js';
+import { NODE_CONDITION_EVENTS, noNodePressure } from './node-conditions.js';
 import {
   DEFAULT_NODE_STATUS_MAX_IMAGES,
   defaultLabelsToReconcile,
@@ -284,6 +284,22 @@ export class NodeStatusManager implements Lifecycle {
     });
   }
 
+  #recordConditionEvents(before: readonly V1NodeCondition[], after: readonly V1NodeCondition[]): void {
+    const record = this.#options.recordEvent;
+    if (record === undefined) return;
+    for (const c of after) {
+      const reasons = NODE_CONDITION_EVENTS[c.type];
+      if (reasons === undefined || (c.status !== 'True' && c.status !== 'False')) continue;
+      if (before.find((b) => b.type === c.type)?.status === c.status) continue;
+      const reason = reasons[c.status];
+      try {
+        record('Normal', reason, `Node ${this.#options.nodeName} status is now: ${reason}`);
+      } catch (err) {
+        this.#log.warn({ err: errorMessage(err), reason }, 'Event recorder failed');
+      }
+    }
+  }
+
   /** A pressure reading; a provider that throws keeps the condition as it was. */
   #pressure(read: () => boolean, previous: V1NodeCondition | undefined): boolean {
     try {
@@ -303,6 +319,7 @@ export class NodeStatusManager implements Lifecycle {
     }
     const nowMs = this.#clock.now();
     const status = await this.computeStatus(original, nowMs);
+    this.#recordConditionEvents(original.status?.conditions ?? [], status.conditions ?? []);
     const originalStatus = (compactJson(original.status ?? {}) ?? {}) as Record<string, unknown>;
     const changed = nodeStatusChanged(original.status, status);
     const due =

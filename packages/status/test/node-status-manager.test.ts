@@ -262,3 +262,27 @@ describe('images', () => {
     expect(node().status?.images).toEqual([{ names: ['busybox:1'], sizeBytes: 10 }]);
   });
 });
+
+describe('node events', () => {
+  it('records the kubelet reasons when a condition appears or flips, not on every tick', async () => {
+    const events: string[] = [];
+    const { clock, m, pressure } = setup({
+      recordEvent: (type, reason, message) => events.push(`${type} ${reason}: ${message}`),
+    });
+    await m.start();
+    expect(events).toEqual([
+      'Normal NodeHasSufficientMemory: Node n1 status is now: NodeHasSufficientMemory',
+      'Normal NodeHasNoDiskPressure: Node n1 status is now: NodeHasNoDiskPressure',
+      'Normal NodeHasSufficientPID: Node n1 status is now: NodeHasSufficientPID',
+      'Normal NodeReady: Node n1 status is now: NodeReady',
+    ]);
+    await clock.advance(30_000);
+    expect(events).toHaveLength(4);
+    pressure.memory = true;
+    await clock.advance(10_000);
+    expect(events.at(-1)).toBe(
+      'Normal NodeHasInsufficientMemory: Node n1 status is now: NodeHasInsufficientMemory',
+    );
+    expect(events).toHaveLength(5);
+  });
+});
