@@ -74,6 +74,8 @@ export {
 export { computeNodeStatus, type NodeStatusInputs, nodeStatusChanged } from './node-status-compute.js';
 export {
   DEFAULT_KUBELET_VERSION,
+  FAST_STATUS_UPDATE_PERIOD_MS,
+  NODE_READY_GRACE_PERIOD_MS,
   NODE_STATUS_UPDATE_RETRY,
   NodeStatusManager,
 } from './node-status-manager.js';

@@ -39,6 +39,10 @@ import { rfc3339Seconds } from './time.js';
 
 /** The kubelet version reported by default. */
 export const DEFAULT_KUBELET_VERSION = 'v1.34.0-nodeagent';
+/** Upstream `nodeReadyGracePeriod`: how long the fast status updates at startup go on, ms. */
+export const NODE_READY_GRACE_PERIOD_MS = 120_000;
+/** Period of the fast status updates at startup, ms. */
+export const FAST_STATUS_UPDATE_PERIOD_MS = 100;
 /** Upstream `nodeStatusUpdateRetry`. */
 export const NODE_STATUS_UPDATE_RETRY = 5;
 const NODE_STATUS_MERGE_KEYS = { conditions: 'type', addresses: 'type' };
@@ -55,6 +59,7 @@ export class NodeStatusManager implements Lifecycle {
   readonly #path: string;
   #machine: MachineInfo | undefined;
   #timer: Timer | undefined;
+  #fastTimer: Timer | undefined;
   #inFlight: Promise<void> | undefined;
   #node: V1Node | undefined;
   #lastReportAtMs: number | undefined;
@@ -116,6 +121,7 @@ export class NodeStatusManager implements Lifecycle {
           () => void this.updateNodeStatus(),
           this.#options.statusUpdateFrequencyMs ?? 10_000,
         );
+        this.#startFastStatusUpdates();
       },
       () => this.stop(),
     );
@@ -126,7 +132,30 @@ export class NodeStatusManager implements Lifecycle {
     this.#stopping.abort();
     this.#timer?.cancel();
     this.#timer = undefined;
+    this.#fastTimer?.cancel();
+    this.#fastTimer = undefined;
     await this.#inFlight;
+  }
+
+  /**
+   * Upstream `fastStatusUpdateOnce`: until the Node is Ready, recompute every 100 ms and post
+   * as soon as the status changed, so Ready shows up without waiting for the next 10 s tick;
+   * gives up after `nodeReadyGracePeriod` (120 s).
+   */
+  #startFastStatusUpdates(): void {
+    const startedMs = this.#clock.now();
+    const tick = () => {
+      if (this.#stopping.signal.aborted || this.ready?.status === 'True') return;
+      if (this.#clock.now() - startedMs >= NODE_READY_GRACE_PERIOD_MS) {
+        this.#log.error({ node: this.#options.nodeName }, 'Node not becoming ready in time after startup');
+        return;
+      }
+      void this.updateNodeStatus().then(() => {
+        if (!this.#stopping.signal.aborted)
+          this.#fastTimer = this.#clock.setTimeout(tick, FAST_STATUS_UPDATE_PERIOD_MS);
+      });
+    };
+    this.#fastTimer = this.#clock.setTimeout(tick, FAST_STATUS_UPDATE_PERIOD_MS);
   }
 
   /** The Node to create (upstream `initialNode`). */

@@ -286,3 +286,31 @@ describe('node events', () => {
     expect(events).toHaveLength(5);
   });
 });
+
+describe('fast status updates at startup', () => {
+  it('posts Ready within 100 ms of the runtime becoming ready, not at the next 10 s tick', async () => {
+    const { clock, m, readiness, statusPatches } = setup();
+    readiness.errors = ['container runtime status check may not have completed yet'];
+    await m.start();
+    expect(m.ready?.status).toBe('False');
+    await clock.advance(1_000);
+    expect(statusPatches()).toHaveLength(1); // nothing changed: no post
+    readiness.errors = [];
+    await clock.advance(100);
+    expect(m.ready).toMatchObject({ status: 'True', reason: 'KubeletReady' });
+    expect(statusPatches()).toHaveLength(2);
+  });
+
+  it('gives up after the 120 s grace period', async () => {
+    const { clock, m, readiness, api } = setup();
+    readiness.errors = ['container runtime is down'];
+    await m.start();
+    await clock.advance(120_000);
+    const gets = api.calls.length;
+    readiness.errors = [];
+    await clock.advance(5_000);
+    expect(api.calls.length).toBe(gets); // no fast tick any more; the 10 s tick comes at 130 s
+    await clock.advance(5_000);
+    expect(m.ready?.status).toBe('True');
+  });
+});
