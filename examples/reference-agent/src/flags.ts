@@ -6,7 +6,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { V1Taint } from '@kubernetes/client-node';
-import { type LogLevel, parseGoDuration } from '@nodeagent/core';
+import { type LogLevel, parseGoDuration, parseIP } from '@nodeagent/core';
 import { parseNodeLabels, parseReservation, parseTaints, type ResourceList } from '@nodeagent/status';
 import { EMBEDDED_BUSYBOX_IMAGE } from './embedded-runtime.js';
 
@@ -165,6 +165,10 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   if (healthPort !== undefined && (!Number.isInteger(healthPort) || healthPort > 65535)) {
     throw new FlagError(`--health-port: expected a port 0-65535, got "${str('health-port')}"`);
   }
+  const nodeIp = str('node-ip');
+  for (const ip of nodeIp?.split(',') ?? []) {
+    if (parseIP(ip.trim()) === null) throw new FlagError(`--node-ip: "${ip}" is not an IP address`);
+  }
   const maxPods = number('max-pods', str('max-pods'), 1);
   if (maxPods !== undefined && !Number.isInteger(maxPods)) {
     throw new FlagError(`--max-pods: expected an integer >= 1, got "${str('max-pods')}"`);
@@ -175,7 +179,7 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
     kubeconfig: str('kubeconfig'),
     runtimeEndpoint: endpoint,
     nodeName,
-    nodeIp: str('node-ip'),
+    nodeIp,
     podCidr,
     demo: values.demo === true,
     demoImage: str('demo-image') ?? EMBEDDED_BUSYBOX_IMAGE,

@@ -70,6 +70,7 @@ describe('parseFlags', () => {
     [['--kube-reserved=gpu=1'], /--kube-reserved: unsupported resource "gpu"/],
     [['--system-reserved=memory=lots'], /--system-reserved/],
     [['--max-pods=1.5'], /--max-pods/],
+    [['--node-ip=10.0.0.1,nonsense'], /--node-ip: "nonsense" is not an IP address/],
     [['--node-status-update-frequency=10'], /--node-status-update-frequency/],
   ])('rejects %j', (argv, message) => {
     expect(() => parseFlags(argv)).toThrow(FlagError);
