@@ -16,22 +16,22 @@ import {
   StartOnce,
   type Timer,
 } from '@nodeagent/core';
-import { apiErrorCode, errorMessage, type StatusApi } from './api.js';
-import { countedCall, type StatusMetrics, statusMetrics } from './metrics.js';
-import { isPodPhaseTerminal, isPodStatusByKubeletEqual, mergePodStatus } from './pod-conditions.js';
+import { errorMessage, type StatusApi } from './api.js';
+import { type StatusMetrics, statusMetrics } from './metrics.js';
+import { isPodPhaseTerminal, isPodStatusByKubeletEqual } from './pod-conditions.js';
 import {
   type MirrorPodTranslator,
   noMirrorPods,
   type PodStatusManagerOptions,
 } from './pod-status-manager-options.js';
 import { normalizePodStatus } from './pod-status-normalize.js';
-import { podStatusPatch } from './pod-status-patch.js';
 import {
   applyTransitionTimes,
   canBeDeleted,
   illegalContainerTransition,
   terminatedStatus,
 } from './pod-status-rules.js';
+import { syncPodStatus } from './pod-status-sync.js';
 import { rfc3339Seconds } from './time.js';
 
 interface VersionedPodStatus {
@@ -303,84 +303,29 @@ export class PodStatusManager implements Lifecycle {
     return true;
   }
 
-  /** Upstream `syncPod`: GET, check the UID, merge, patch if changed, delete if finished. */
+  /** Upstream `syncPod` (see `syncPodStatus`), then the cache's bookkeeping. */
   async #syncPod(uid: string, vs: VersionedPodStatus): Promise<boolean> {
-    const ref = podRef(vs.podNamespace, vs.podName);
-    const path = `/api/v1/namespaces/${vs.podNamespace}/pods/${vs.podName}`;
-    let pod: V1Pod | undefined;
-    try {
-      pod = await countedCall(this.#metrics, 'pods', 'get', () => this.#api.get<V1Pod>(path));
-    } catch (err) {
-      this.#log.info({ podUID: uid, pod: ref, err: errorMessage(err) }, 'Failed to get status for pod');
-      return false;
-    }
-    if (pod === undefined) {
-      // Removed by removeOrphanedStatuses once the pod source drops it.
-      this.#log.debug({ podUID: uid, pod: ref }, 'Pod does not exist on the server');
-      return false;
-    }
-    const apiUid = pod.metadata?.uid ?? '';
-    const translated = this.#mirror.staticPodUid(apiUid) ?? apiUid;
-    if (translated !== '' && translated !== uid) {
-      this.#log.info(
-        { pod: ref, oldPodUID: uid, podUID: translated },
-        'Pod was deleted and then recreated, skipping status update',
-      );
-      this.#statuses.delete(uid);
-      return false;
-    }
-    const apiStatus = normalizePodStatus(pod, pod.status ?? {});
-    const delay = this.#options.couldHaveRunningContainers?.(pod) ?? false;
-    const merged = normalizePodStatus(
-      pod,
-      mergePodStatus(apiStatus, vs.status, delay, rfc3339Seconds(this.#clock.now())),
+    const outcome = await syncPodStatus(
+      {
+        api: this.#api,
+        metrics: this.#metrics,
+        log: this.#log,
+        clock: this.#clock,
+        mirror: this.#mirror,
+        couldHaveRunningContainers: this.#options.couldHaveRunningContainers,
+      },
+      uid,
+      vs,
     );
-    const { patch, unchanged } = podStatusPatch(apiUid, apiStatus, merged);
-    let wrote = false;
-    if (!unchanged) {
-      try {
-        pod = await countedCall(this.#metrics, 'pods', 'patch', () =>
-          this.#api.patch<V1Pod>(`${path}/status`, 'strategic', patch),
-        );
-        wrote = true;
-        this.patches++;
-        this.#log.debug(
-          { pod: ref, statusVersion: vs.version, patch },
-          'Status for pod updated successfully',
-        );
-      } catch (err) {
-        // 409: the name now belongs to another pod (UID precondition); the next GET sees it.
-        this.#log.info(
-          { pod: ref, code: apiErrorCode(err), err: errorMessage(err) },
-          'Failed to update status for pod',
-        );
-        return false;
-      }
-    } else {
-      this.#log.debug({ pod: ref, statusVersion: vs.version }, 'Status for pod is up-to-date');
-    }
+    if (outcome.kind === 'recreated') this.#statuses.delete(uid);
+    if (outcome.kind !== 'synced') return false;
+    if (outcome.wrote) this.patches++;
     this.#metrics.podStatusSyncDuration.observe(Math.max(0, this.#clock.now() - vs.atMs) / 1000);
-    this.#apiVersions.set(apiUid, vs.version);
-    if (pod !== undefined && canBeDeleted(pod, vs.podIsFinished))
-      await this.#deleteFinal(uid, pod, ref, path);
-    return wrote;
-  }
-
-  async #deleteFinal(uid: string, pod: V1Pod, ref: string, path: string): Promise<void> {
-    try {
-      await countedCall(this.#metrics, 'pods', 'delete', () =>
-        this.#api.delete(path, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata?.uid ?? '' } }),
-      );
+    this.#apiVersions.set(outcome.apiUid, vs.version);
+    if (outcome.deleted) {
       this.deletes++;
-      this.#log.info({ pod: ref }, 'Pod fully terminated and removed from etcd');
-    } catch (err) {
-      const code = apiErrorCode(err);
-      // 404: already gone; 409: the name belongs to a new pod. Either way nothing is left to delete.
-      if (code !== 404 && code !== 409) {
-        this.#log.info({ pod: ref, err: errorMessage(err) }, 'Failed to delete status for pod');
-        return;
-      }
+      this.#statuses.delete(uid);
     }
-    this.#statuses.delete(uid);
+    return outcome.wrote;
   }
 }
