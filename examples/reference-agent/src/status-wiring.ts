@@ -92,6 +92,9 @@ export function createStatusParts(d: StatusWiringDeps): StatusParts {
     },
     readiness,
     images,
+    // The node's events as log lines until an event recorder is wired in.
+    recordEvent: (type, reason, message) =>
+      d.logger.info({ type, reason, object: `Node/${d.nodeName}` }, message),
     clock: d.clock,
     logger: d.logger,
     ...(d.podCidr === undefined ? {} : { podCidrs: [d.podCidr] }),
