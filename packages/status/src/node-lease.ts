@@ -3,7 +3,7 @@
  * `coordination.k8s.io/v1` Lease named after the node in `kube-node-lease`, holder = node,
  * duration 40 s, renewed every 0.25 × duration (+ up to 4 % jitter). A renewal updates the
  * last Lease it saw with up to 5 tries; on a conflict, or when there is none yet, it reads or
- * creates the Lease with backoff (100 ms ×2, cap 7 s). The owner reference to the Node is
+ * creates the Lease with backoff (waits of 200 ms, 400 ms, … 7 s). The owner reference to the Node is
  * added once the Node's UID is known.
  *
  * @module

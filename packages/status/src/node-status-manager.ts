@@ -202,9 +202,11 @@ export class NodeStatusManager implements Lifecycle {
     };
   }
 
-  /** Creates the Node, or reconciles the default labels of an existing one; retries with backoff (100 ms ×2, cap 7 s). */
+  /** Creates the Node, or reconciles the default labels of an existing one; retries 200 ms, 400 ms, … 7 s apart. */
   async register(signal: AbortSignal): Promise<void> {
-    const backoff = new Backoff({ initialMs: 100, capMs: 7_000, jitter: 0, clock: this.#clock });
+    // Upstream sleeps 100 ms, then doubles before each attempt (capped at 7 s): attempts are 200 ms,
+    // 400 ms, ... apart. The first attempt goes at once here.
+    const backoff = new Backoff({ initialMs: 200, capMs: 7_000, jitter: 0, clock: this.#clock });
     const node = this.initialNode();
     for (;;) {
       try {

@@ -123,17 +123,19 @@ describe('registration', () => {
     expect(m.nodeUid).toBe('old');
   });
 
-  it('retries registration with backoff 100 ms, 200 ms, ... while the API fails', async () => {
+  it('retries registration 200 ms, 400 ms, ... apart while the API fails (upstream registerWithAPIServer)', async () => {
     const { api, clock, m } = setup();
     api.failNext.create = [500, 500, 500];
     const started = m.start();
     await clock.advance(0);
     expect(api.calls.filter((c) => c.verb === 'create')).toHaveLength(1);
-    await clock.advance(100);
+    await clock.advance(199);
+    expect(api.calls.filter((c) => c.verb === 'create')).toHaveLength(1);
+    await clock.advance(1);
     expect(api.calls.filter((c) => c.verb === 'create')).toHaveLength(2);
-    await clock.advance(200);
-    expect(api.calls.filter((c) => c.verb === 'create')).toHaveLength(3);
     await clock.advance(400);
+    expect(api.calls.filter((c) => c.verb === 'create')).toHaveLength(3);
+    await clock.advance(800);
     await started;
     expect(api.calls.filter((c) => c.verb === 'create')).toHaveLength(4);
   });
