@@ -9,8 +9,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import type { V1Taint } from '@kubernetes/client-node';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type V1Taint } from '@kubernetes/client-node';
 import { type Clock, definedFields, type Logger, noopLogger, realClock, WorkQueue } from '@nodeagent/core';
 import { type CriClient, createCriClient } from '@nodeagent/cri';
 import type { FakeRuntime } from '@nodeagent/cri/testing';
