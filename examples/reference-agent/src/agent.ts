@@ -10,7 +10,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { KubeConfig, type V1Node, type V1Taint } from '@kubernetes/client-node';
 import { PodAdmitter, PredicateAdmitHandler, SysctlAllowlist } from '@nodeagent/admission';
 import { type Clock, definedFields, type Logger, noopLogger, realClock, WorkQueue } from '@nodeagent/core';
 import { type CriClient, createCriClient } from '@nodeagent/cri';
@@ -29,16 +29,22 @@ import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserve
 import { type CachedPodStatus, GenericPLEG } from '@nodeagent/pleg';
 import { PodWorkers } from '@nodeagent/pod-workers';
 import { criCommandRunner, ProbeManager } from '@nodeagent/prober';
+import {
+  type MachineInfo,
+  type NodeLease,
+  type NodePressureProvider,
+  type NodeStatusManager,
+  type PodStatusManager,
+  type ResourceList,
+  readMachineInfo,
+} from '@nodeagent/status';
 import { ApiClient } from './api-client.js';
 import { startEmbeddedRuntime } from './embedded-runtime.js';
 import { HealthServer } from './health-server.js';
-import { type MachineInfo, readMachineInfo } from './node-info.js';
-import { NodeLease } from './node-lease.js';
-import { NodeStatusReporter } from './node-status.js';
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
 import { type PodSources, startPodSources } from './pod-sources.js';
-import { PodStatusWriter } from './pod-status-writer.js';
 import { AgentPodSyncer } from './pod-syncer.js';
+import { createStatusParts } from './status-wiring.js';
 import { TrackedSyncer } from './tracked-syncer.js';
 
 /** The kubelet's `SyncLoopHealthCheck` bound: max(2 × syncFrequency, 5 min). */
@@ -54,8 +60,20 @@ export interface AgentOptions {
   readonly runtimeEndpoint?: string | undefined;
   /** `spec.podCIDR`, also sent to the runtime (UpdateRuntimeConfig). @default none */
   readonly podCidr?: string | undefined;
-  /** The node's InternalIP (pods' hostIP). @default the machine's first IPv4 address */
+  /** The node's InternalIP (pods' hostIP); `a,b` for dual stack (`--node-ip`). @default the machine's first IPv4 address */
   readonly nodeIp?: string | undefined;
+  /** Labels set at registration (`--node-labels`). @default none */
+  readonly nodeLabels?: Readonly<Record<string, string>> | undefined;
+  /** Taints set at registration (`--register-with-taints`). @default none */
+  readonly registerWithTaints?: readonly V1Taint[] | undefined;
+  /** `--kube-reserved`. @default none */
+  readonly kubeReserved?: ResourceList | undefined;
+  /** `--system-reserved`. @default none */
+  readonly systemReserved?: ResourceList | undefined;
+  /** `--max-pods`. @default 110 */
+  readonly maxPods?: number | undefined;
+  /** Memory/disk/PID pressure for the node conditions (an eviction manager). @default no pressure */
+  readonly pressure?: NodePressureProvider | undefined;
   /** Pod directories (emptyDir volumes). @default a temp dir removed at stop */
   readonly podsRoot?: string | undefined;
   /** Pod log directories. @default a temp dir removed at stop */
@@ -82,8 +100,6 @@ export interface AgentOptions {
   readonly manifestUrlHeaders?: readonly (readonly [string, string])[] | undefined;
   /** Manifest directory and URL re-read period, ms (`fileCheckFrequency`, `httpCheckFrequency`). @default 20_000 */
   readonly manifestCheckMs?: number | undefined;
-  /** `--max-pods`: the node's `pods` capacity. @default 110 */
-  readonly maxPods?: number | undefined;
   /** `--allowed-unsafe-sysctls`: sysctls (or `prefix*`) pods may set besides the safe ones. @default none */
   readonly allowedUnsafeSysctls?: readonly string[] | undefined;
   /** Lease duration, s (renewed every quarter). @default 40 */
@@ -119,7 +135,9 @@ export interface RunningAgent {
   /** The pod runtime manager. */
   readonly runtime: KubeRuntimeManager;
   /** Node registration and status. */
-  readonly nodeStatus: NodeStatusReporter;
+  readonly nodeStatus: NodeStatusManager;
+  /** The pod status manager (what the agent reports for its pods). */
+  readonly podStatus: PodStatusManager;
   /** The node lease. */
   readonly lease: NodeLease;
   /** The pod loop. */
@@ -231,12 +249,41 @@ async function start(
     ...definedFields({ relistPeriodMs: options.relistPeriodMs }),
   });
   const queue = new WorkQueue<string>({ name: 'pod-workers', clock, logger: log });
-  const writer = new PodStatusWriter(api, log);
   let workers: PodWorkers<CachedPodStatus> | undefined;
+  let lifecycleRef: PodLifecycle | undefined;
+  let podSourcesRef: PodSources | undefined;
+  const nodeIps = options.nodeIp?.split(',').map((ip) => ip.trim()) ?? [];
+  const { podStatus, nodeStatus, lease } = createStatusParts({
+    api,
+    cri,
+    nodeName,
+    machine,
+    plegHealth: () => pleg.healthy(),
+    podLookup: (uid) => lifecycleRef?.podByUid(uid),
+    couldHaveRunningContainers: (uid) => workers?.couldHaveRunningContainers(uid) ?? true,
+    podCidr: options.podCidr,
+    nodeIps,
+    nodeLabels: options.nodeLabels,
+    registerWithTaints: options.registerWithTaints,
+    kubeReserved: options.kubeReserved,
+    systemReserved: options.systemReserved,
+    maxPods: options.maxPods,
+    statusUpdateFrequencyMs: options.nodeStatusUpdateMs,
+    leaseDurationSeconds: options.leaseDurationSeconds,
+    pressure: options.pressure,
+    // Resolved late: the pod sources need the Node's UID, which node registration brings.
+    mirrorPods: {
+      mirrorPodUid: (uid) => podSourcesRef?.mirrorPodTranslator.mirrorPodUid(uid),
+      staticPodUid: (uid) => podSourcesRef?.mirrorPodTranslator.staticPodUid(uid),
+    },
+    recordNodeEvent: (type, reason, message) => events.event(nodeReference(nodeName), type, reason, message),
+    clock,
+    logger: log,
+  });
   // The prober reads what the agent last reported (container IDs, states, `started`, pod IP),
   // as upstream's reads the status manager; exec probes go through CRI ExecSync.
   const prober = new ProbeManager({
-    statusProvider: { getPodStatus: (uid) => writer.lastSent(uid) },
+    statusProvider: { getPodStatus: (uid) => podStatus.getPodStatus(uid) },
     commandRunner: criCommandRunner(cri),
     recorder: recordPodEvent,
     clock,
@@ -249,7 +296,7 @@ async function start(
     podsRoot,
     podLogsRoot,
     recorder: recordPodEvent,
-    hostIps: [options.nodeIp ?? machine.internalIp],
+    hostIps: nodeIps.length > 0 ? nodeIps : [machine.internalIp],
     crashLoopBackOff: { initialMs: Math.min(10_000, restartMaxMs), maxMs: restartMaxMs },
     isPodTerminationRequested: (uid) => workers?.isPodTerminationRequested(uid) ?? false,
     // Readiness and startup results set `ready` / `started` and the Ready conditions; a liveness
@@ -263,7 +310,7 @@ async function start(
   const syncer = new TrackedSyncer(
     new AgentPodSyncer({
       runtime,
-      writer,
+      statuses: podStatus,
       prober,
       logger: log,
     }),
@@ -278,27 +325,6 @@ async function start(
     ...definedFields({ backOffPeriodMs: options.backOffPeriodMs }),
   });
 
-  const nodeStatus = new NodeStatusReporter({
-    api,
-    cri,
-    nodeName,
-    machine,
-    plegHealth: () => pleg.healthy(),
-    events,
-    podCidr: options.podCidr,
-    nodeIp: options.nodeIp,
-    clock,
-    logger: log,
-    ...definedFields({ statusUpdateMs: options.nodeStatusUpdateMs, maxPods: options.maxPods }),
-  });
-  const lease = new NodeLease({
-    api,
-    nodeName,
-    nodeUid: () => nodeStatus.nodeUid,
-    clock,
-    logger: log,
-    ...definedFields({ leaseDurationSeconds: options.leaseDurationSeconds }),
-  });
   const informers = new SharedInformerFactory({ kubeConfig, defaults: { logger: log, clock } });
   const pods = informers.pods<PodObject>({ fieldSelector: `spec.nodeName=${nodeName}` });
   const node = informers.nodes<ApiObject<V1Node>>({ fieldSelector: `metadata.name=${nodeName}` });
@@ -318,7 +344,7 @@ async function start(
     isStaticPodTerminating: (fullName) => workers?.isPodForMirrorPodTerminatingByFullName(fullName) ?? false,
     // A new mirror starts with an empty status: send the static pod's again.
     onMirrorPodCreated: (pod) => {
-      writer.forget(pod.metadata?.uid ?? '');
+      podStatus.deletePodStatus(pod.metadata?.uid ?? '');
       workers?.updatePod({ updateType: 'sync', pod });
     },
     podManifestPath: options.podManifestPath,
@@ -328,6 +354,7 @@ async function start(
     clock,
     logger: log,
   });
+  podSourcesRef = podSources;
   const lifecycle = new PodLifecycle({
     config: podSources.config,
     admitter,
@@ -335,19 +362,23 @@ async function start(
     workers: workers as PodWorkers<unknown>,
     pleg,
     queue,
-    writer,
+    statuses: podStatus,
     recordRejection: (pod, reason, message) => events.event(pod, 'Warning', reason, message),
     prober,
     clock,
     logger: log,
     ...definedFields({ housekeepingMs: options.housekeepingMs }),
   });
+  lifecycleRef = lifecycle;
 
   // Start order as the kubelet: PLEG, node registration, then the pod source and the loops.
   cleanups.push(() => pleg.stop());
   await pleg.start(lifetime.signal);
   cleanups.push(() => prober.stop());
   await prober.start(lifetime.signal);
+  // Stopped after the workers drained, so their last statuses are still written.
+  cleanups.push(() => podStatus.stop());
+  await podStatus.start(lifetime.signal);
   cleanups.push(() => syncer.drain(10_000));
   cleanups.push(() => lease.stop());
   void lease.start();
@@ -398,6 +429,7 @@ async function start(
     workers,
     runtime,
     nodeStatus,
+    podStatus,
     lease,
     lifecycle,
     podSources,

@@ -79,13 +79,20 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         runtimeEndpoint: flags.runtimeEndpoint,
         podCidr: flags.podCidr,
         nodeIp: flags.nodeIp,
+        nodeLabels: flags.nodeLabels,
+        registerWithTaints: flags.registerWithTaints,
+        kubeReserved: flags.kubeReserved,
+        systemReserved: flags.systemReserved,
+        maxPods: flags.maxPods,
+        ...(flags.nodeStatusUpdateFrequencyMs === undefined
+          ? {}
+          : { nodeStatusUpdateMs: flags.nodeStatusUpdateFrequencyMs }),
         podsRoot: flags.podsRoot,
         podLogsRoot: flags.podLogsRoot,
         healthPort: flags.healthPort,
         podManifestPath: flags.podManifestPath ?? demoManifests,
         manifestUrl: flags.manifestUrl,
         manifestUrlHeaders: flags.manifestUrlHeaders,
-        maxPods: flags.maxPods,
         allowedUnsafeSysctls: flags.allowedUnsafeSysctls,
         crashLoopBackOffMaxMs:
           flags.maxContainerRestartPeriodSeconds === undefined

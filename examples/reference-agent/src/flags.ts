@@ -5,8 +5,10 @@
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import type { V1Taint } from '@kubernetes/client-node';
 import { SysctlAllowlist } from '@nodeagent/admission';
-import type { LogLevel } from '@nodeagent/core';
+import { type LogLevel, parseGoDuration, parseIP } from '@nodeagent/core';
+import { parseNodeLabels, parseReservation, parseTaints, type ResourceList } from '@nodeagent/status';
 import { EMBEDDED_BUSYBOX_IMAGE } from './embedded-runtime.js';
 
 /** A bad command line; the bin prints it with the usage and exits with 2. */
@@ -42,6 +44,18 @@ export interface AgentFlags {
   readonly podLogsRoot: string | undefined;
   /** `--health-port` (0: any free port). */
   readonly healthPort: number | undefined;
+  /** `--node-labels k=v,...` (set at registration). */
+  readonly nodeLabels: Readonly<Record<string, string>> | undefined;
+  /** `--register-with-taints key=value:Effect,...`. */
+  readonly registerWithTaints: readonly V1Taint[] | undefined;
+  /** `--kube-reserved cpu=100m,memory=256Mi,...`. */
+  readonly kubeReserved: ResourceList | undefined;
+  /** `--system-reserved cpu=100m,memory=256Mi,...`. */
+  readonly systemReserved: ResourceList | undefined;
+  /** `--max-pods`. */
+  readonly maxPods: number | undefined;
+  /** `--node-status-update-frequency` (Go duration), ms. */
+  readonly nodeStatusUpdateFrequencyMs: number | undefined;
   /** `--max-container-restart-period SECONDS` (CrashLoopBackOff cap). */
   readonly maxContainerRestartPeriodSeconds: number | undefined;
   /** `--pod-manifest-path`: static pod manifests (directory or file). */
@@ -50,8 +64,6 @@ export interface AgentFlags {
   readonly manifestUrl: string | undefined;
   /** `--manifest-url-header 'Name:value'` (repeatable; a value may list several with commas). */
   readonly manifestUrlHeaders: readonly (readonly [string, string])[];
-  /** `--max-pods`. */
-  readonly maxPods: number | undefined;
   /** `--allowed-unsafe-sysctls a,b*` */
   readonly allowedUnsafeSysctls: readonly string[];
   /** `--help`. */
@@ -68,7 +80,15 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --kubeconfig PATH              use this API server instead of the embedded one
   --runtime-endpoint unix:///P   use this CRI runtime (e.g. containerd) instead of the fake one
   --node-name NAME               node name (default: the host name)
-  --node-ip IP                   InternalIP of the node and hostIP of pods (default: first IPv4 address)
+  --node-ip IP[,IP]              InternalIP of the node and hostIP of pods (default: first IPv4 address)
+  --node-labels K=V,...          labels to add when registering the node
+  --register-with-taints K[=V]:EFFECT,...
+                                 taints to add when registering the node
+  --kube-reserved R=Q,...        resources reserved for Kubernetes daemons (cpu, memory, ephemeral-storage, pid)
+  --system-reserved R=Q,...      resources reserved for the system (same resources)
+  --max-pods N                   pods this node can run (default 110)
+  --node-status-update-frequency DURATION
+                                 how often the node status is computed (default 10s)
   --pod-cidr CIDR                spec.podCIDR, also sent to the runtime
   --demo                         create demo pods and a Service for this node and print their progress
   --demo-image REF               image of the demo pods (default ${EMBEDDED_BUSYBOX_IMAGE})
@@ -83,7 +103,6 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --pod-manifest-path PATH       static pod manifests: a directory (YAML/JSON, one pod per file) or one file
   --manifest-url URL             static pods from this URL (a Pod or PodList), polled every 20 s
   --manifest-url-header 'K:V'    header of the manifest URL requests (repeatable)
-  --max-pods N                   pods this node runs at most (default 110)
   --allowed-unsafe-sysctls LIST  comma-separated sysctls or prefix* patterns pods may set besides the safe ones
   -h, --help                     this text
   --version                      print the agent's version and exit
@@ -126,8 +145,13 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
         'pod-manifest-path': { type: 'string' },
         'manifest-url': { type: 'string' },
         'manifest-url-header': { type: 'string', multiple: true },
-        'max-pods': { type: 'string' },
         'allowed-unsafe-sysctls': { type: 'string' },
+        'node-labels': { type: 'string' },
+        'register-with-taints': { type: 'string' },
+        'kube-reserved': { type: 'string' },
+        'system-reserved': { type: 'string' },
+        'max-pods': { type: 'string' },
+        'node-status-update-frequency': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -163,9 +187,6 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
     if (colon <= 0) throw new FlagError(`--manifest-url-header: expected 'Name:value', got "${h}"`);
     return [h.slice(0, colon).trim(), h.slice(colon + 1).trim()] as const;
   });
-  const maxPods = number('max-pods', str('max-pods'), 1);
-  if (maxPods !== undefined && !Number.isInteger(maxPods))
-    throw new FlagError(`--max-pods: expected an integer, got "${str('max-pods')}"`);
   const allowedUnsafeSysctls = (str('allowed-unsafe-sysctls') ?? '')
     .split(',')
     .map((x) => x.trim())
@@ -175,11 +196,21 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   } catch (err) {
     throw new FlagError(`--allowed-unsafe-sysctls: ${(err as Error).message}`);
   }
+  const nodeIp = str('node-ip');
+  for (const ip of nodeIp?.split(',') ?? []) {
+    if (parseIP(ip.trim()) === null) throw new FlagError(`--node-ip: "${ip}" is not an IP address`);
+  }
+  const maxPods = number('max-pods', str('max-pods'), 1);
+  if (maxPods !== undefined && !Number.isInteger(maxPods)) {
+    throw new FlagError(`--max-pods: expected an integer >= 1, got "${str('max-pods')}"`);
+  }
   return {
+    ...statusFlags(str),
+    maxPods,
     kubeconfig: str('kubeconfig'),
     runtimeEndpoint: endpoint,
     nodeName,
-    nodeIp: str('node-ip'),
+    nodeIp,
     podCidr,
     demo: values.demo === true,
     demoImage: str('demo-image') ?? EMBEDDED_BUSYBOX_IMAGE,
@@ -197,9 +228,35 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
     podManifestPath: str('pod-manifest-path'),
     manifestUrl: str('manifest-url'),
     manifestUrlHeaders,
-    maxPods,
     allowedUnsafeSysctls,
     help: values.help === true,
     version: values.version === true,
+  };
+}
+
+/** The node registration and status flags, parsed by `@nodeagent/status`. @throws FlagError */
+function statusFlags(str: (k: string) => string | undefined) {
+  const parse = <T>(flag: string, fn: (text: string) => T): T | undefined => {
+    const text = str(flag);
+    if (text === undefined) return undefined;
+    try {
+      return fn(text);
+    } catch (err) {
+      const message = (err as Error).message;
+      throw new FlagError(message.startsWith('--') ? message : `--${flag}: ${message}`);
+    }
+  };
+  const frequency = parse('node-status-update-frequency', parseGoDuration);
+  if (frequency !== undefined && frequency < 1) {
+    throw new FlagError(
+      `--node-status-update-frequency: expected a positive duration, got "${str('node-status-update-frequency')}"`,
+    );
+  }
+  return {
+    nodeLabels: parse('node-labels', parseNodeLabels),
+    registerWithTaints: parse('register-with-taints', parseTaints),
+    kubeReserved: parse('kube-reserved', (t) => parseReservation(t, '--kube-reserved')),
+    systemReserved: parse('system-reserved', (t) => parseReservation(t, '--system-reserved')),
+    nodeStatusUpdateFrequencyMs: frequency,
   };
 }

@@ -27,7 +27,7 @@ import { type GenericPLEG, isSyncPodWorthy } from '@nodeagent/pleg';
 import type { PodConfig, PodUpdate } from '@nodeagent/pod-sources';
 import { isPodPhaseTerminal, type PodWorkers } from '@nodeagent/pod-workers';
 import type { ProbeManager, ProbeResultUpdate } from '@nodeagent/prober';
-import type { PodStatusWriter } from './pod-status-writer.js';
+import type { PodStatusManager } from '@nodeagent/status';
 
 /** A pod as the informer hands it over. */
 export type PodObject = V1Pod & KubeObject;
@@ -46,8 +46,11 @@ export interface PodLifecycleDeps {
   readonly pleg: GenericPLEG;
   /** Where the workers schedule resyncs. */
   readonly queue: WorkQueue<string>;
-  /** Final deletes of pods that finished before they were deleted; rejected pods' status. */
-  readonly writer: PodStatusWriter;
+  /**
+   * Pod statuses: rejected pods' status, final deletes of pods that finished before they were
+   * deleted, and forgetting removed pods.
+   */
+  readonly statuses: Pick<PodStatusManager, 'setPodStatus' | 'terminatePod' | 'deletePodStatus'>;
   /** Records the Warning event of a rejected pod (upstream `rejectPod`). @default none */
   readonly recordRejection?: (pod: V1Pod, reason: string, message: string) => void;
   /**
@@ -208,9 +211,7 @@ export class PodLifecycle implements Lifecycle {
         this.#rejected.add(uid);
         this.#log.warn({ pod: name, reason: result.reason }, result.message ?? 'Pod rejected');
         this.#deps.recordRejection?.(pod, result.reason ?? 'Rejected', result.message ?? '');
-        this.#deps.writer
-          .setStatus(pod, rejectedPodStatus(pod, result))
-          .catch((err: unknown) => this.#log.warn({ err }, 'writing the rejected status failed'));
+        this.#deps.statuses.setPodStatus(pod, rejectedPodStatus(pod, result));
         return;
       }
     }
@@ -242,12 +243,9 @@ export class PodLifecycle implements Lifecycle {
       this.#rejected.has(uid) ||
       (op === 'DELETE' && this.#deps.workers.getPodSyncStatus(uid)?.finished === true)
     ) {
-      // Nothing runs (rejected, or finished before the delete arrived): the final delete can go at once.
-      if (op === 'DELETE') {
-        this.#deps.writer
-          .deleteFinal(pod)
-          .catch((err: unknown) => this.#log.warn({ err }, 'final delete failed'));
-      }
+      // Nothing runs (rejected, or finished before the delete arrived): the status manager
+      // deletes it once the API shows the terminal phase (upstream TerminatePod).
+      if (op === 'DELETE') this.#deps.statuses.terminatePod(pod);
       return;
     }
     this.#log.info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` }, `SyncLoop ${op}`);
@@ -263,9 +261,14 @@ export class PodLifecycle implements Lifecycle {
     this.#deps.workers.updatePod({ updateType: 'kill', pod, startTime: this.#clock.now() });
   }
 
+  /** The pod with this UID as the config last delivered it (upstream `podManager.GetPodByUID`). */
+  podByUid(uid: string): V1Pod | undefined {
+    return this.#podsByUid.get(uid);
+  }
+
   /** One `HandlePodCleanups` pass; public for tests. */
   housekeeping(): void {
-    const { config, workers, pleg, writer } = this.#deps;
+    const { config, workers, pleg, statuses } = this.#deps;
     if (!config.seenAllSources()) return;
     this.lastHousekeepingAt = this.#clock.now();
     const desired = config.pods().filter((p) => !this.#rejected.has(uidOf(p)));
@@ -277,7 +280,7 @@ export class PodLifecycle implements Lifecycle {
       if (known.has(uid) || desiredUids.has(uid)) continue;
       this.#removed.delete(uid);
       this.#podsByUid.delete(uid);
-      writer.forget(uid);
+      statuses.deletePodStatus(uid);
     }
     // Pods the runtime runs that no config asks for (e.g. left by an earlier agent): stop them.
     for (const uid of pleg.cache.uids()) {

@@ -10,11 +10,14 @@ import {
   ApiServerSource,
   FileSource,
   HttpSource,
+  isMirrorPodOf,
   MirrorPodManager,
   PodConfig,
   type PodInformer,
+  podFullName,
 } from '@nodeagent/pod-sources';
 import { isStaticPod } from '@nodeagent/pod-workers';
+import type { MirrorPodTranslator } from '@nodeagent/status';
 import type { ApiClient } from './api-client.js';
 
 /** What {@link startPodSources} wires. */
@@ -47,6 +50,8 @@ export interface PodSources {
   start(signal?: AbortSignal): Promise<void>;
   /** Brings the API's mirror pods in line with the static pods (never rejects). */
   reconcileMirrorPods(): void;
+  /** Static pod UID ↔ its current mirror pod's UID, for the status manager. */
+  readonly mirrorPodTranslator: MirrorPodTranslator;
   stop(): Promise<void>;
 }
 
@@ -98,10 +103,30 @@ export function startPodSources(o: PodSourcesOptions): PodSources {
     const headers = o.manifestUrlHeaders ?? [];
     sources.push(new HttpSource({ ...common, url: o.manifestUrl, headers, sink: config.channel('http') }));
   }
+  const mirrorOf = (staticPod: V1Pod) =>
+    apiSource
+      .mirrorPods()
+      .find((m) => podFullName(m) === podFullName(staticPod) && isMirrorPodOf(m, staticPod));
+  const mirrorPodTranslator: MirrorPodTranslator = {
+    mirrorPodUid: (staticUid) => {
+      const pod = config.pods().find((p) => p.metadata?.uid === staticUid);
+      if (pod === undefined || !isStaticPod(pod)) return undefined;
+      return mirrorOf(pod)?.metadata?.uid ?? null;
+    },
+    staticPodUid: (mirrorUid) => {
+      const mirror = apiSource.mirrorPods().find((m) => m.metadata?.uid === mirrorUid);
+      if (mirror === undefined) return undefined;
+      const pod = config
+        .pods()
+        .find((p) => isStaticPod(p) && podFullName(p) === podFullName(mirror) && isMirrorPodOf(mirror, p));
+      return pod?.metadata?.uid;
+    },
+  };
   return {
     config,
     mirrors,
     reconcileMirrorPods,
+    mirrorPodTranslator,
     start: async (signal) => {
       await Promise.all(sources.map((s) => s.start(signal)));
     },

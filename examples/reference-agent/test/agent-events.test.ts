@@ -113,10 +113,16 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
       expect(out).toMatch(/Warning\s+Unhealthy\s+.*kubelet\s+Readiness probe failed: /);
     }, 30_000);
 
-    it('the node: Starting, then NodeNotReady and NodeReady when Ready flips, in kubectl describe node', async () => {
+    it('the node: Starting and the pressure conditions, then NodeNotReady and NodeReady when Ready flips, in kubectl describe node', async () => {
       await waitFor('Starting event', () => events(NODE).some((e) => e.reason === 'Starting'), 10_000);
-      // The first Ready condition makes no event (as upstream); flips do.
-      expect(events(NODE).map((e) => e.reason)).toEqual(['Starting']);
+      // As upstream: the pressure conditions' first values are events, the first Ready condition
+      // is not; flips of Ready are.
+      await waitFor('pressure condition events', () => events(NODE).length >= 4, 10_000);
+      expect(
+        events(NODE)
+          .map((e) => e.reason)
+          .sort(),
+      ).toEqual(['NodeHasNoDiskPressure', 'NodeHasSufficientMemory', 'NodeHasSufficientPID', 'Starting']);
       agent.fakeRuntime?.setCondition(
         'NetworkReady',
         false,

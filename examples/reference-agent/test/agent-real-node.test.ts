@@ -41,7 +41,7 @@ describeRealNode(
     it('registers the node with containerd as its runtime', async () => {
       const n = await waitFor('Ready node', () => {
         const got = agent.apiServer?.store.tryGet('nodes', '', 'ranode') as V1Node | undefined;
-        return got?.status?.conditions?.[0]?.status === 'True' ? got : undefined;
+        return got?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? got : undefined;
       });
       expect(n.status?.nodeInfo?.containerRuntimeVersion).toMatch(/^containerd:\/\//);
     });
