@@ -58,7 +58,6 @@ export {
   parseRestartCount,
   podInfoFromLabels,
 } from './labels.js';
-export { effectiveRequests, podQosClass, type QosContainer, type QosPod } from './pod-qos.js';
 export {
   DNS1123_LABEL_ERROR_MESSAGE,
   DNS1123_LABEL_MAX_LENGTH,
@@ -73,6 +72,7 @@ export {
   validatePathComponent,
   validatePathNoBacksteps,
 } from './path-validation.js';
+export { effectiveRequests, podQosClass, type QosContainer, type QosPod } from './pod-qos.js';
 export {
   type ContainerRuntimeStatus,
   emptyPodStatus,
