@@ -28,7 +28,6 @@ export { ContainerConfigError, SyncErrorReason, SyncStepError } from './errors.j
 export { type HandlerRunnerDeps, LifecycleHookError } from './lifecycle-handlers.js';
 export { DEFAULT_POD_LOGS_ROOT, DEFAULT_PODS_ROOT } from './paths.js';
 export {
-  type ContainerKillReason,
   type ContainerToKill,
   computePodActions,
   type PodActions,

@@ -11,10 +11,7 @@ import {
   type PodStatus,
 } from '@nodeagent/kubecontainer';
 
-/** Whether an init container is a sidecar (`restartPolicy: Always`, KEP-753). */
-export function isRestartableInitContainer(container: V1Container): boolean {
-  return container.restartPolicy === 'Always';
-}
+export { isRestartableInitContainer } from '@nodeagent/kubecontainer';
 
 /** The pod's restartPolicy (`Always` when unset, the API default). */
 export function podRestartPolicy(pod: V1Pod): 'Always' | 'OnFailure' | 'Never' {

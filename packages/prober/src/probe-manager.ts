@@ -14,8 +14,8 @@ import {
   realClock,
   StartOnce,
 } from '@nodeagent/core';
+import { isRestartableInitContainer, terminationGracePeriodSeconds } from '@nodeagent/kubecontainer';
 import { EventEmitter } from 'eventemitter3';
-import { isRestartableInitContainer, probeKillGracePeriodSeconds } from './container-rules.js';
 import { createProberMetrics } from './metrics.js';
 import { applyProbeResults } from './pod-status.js';
 import { DEFAULT_USER_AGENT, type ProbeManagerOptions } from './probe-manager-options.js';
@@ -323,7 +323,7 @@ export class ProbeManager extends EventEmitter<ProbeManagerEvents> {
           probeType: type,
           reason,
           message: `Container ${w.container.name} failed ${type} probe`,
-          gracePeriodSeconds: probeKillGracePeriodSeconds(w.pod, w.container, type),
+          gracePeriodSeconds: terminationGracePeriodSeconds(w.pod, w.container, reason),
           containerID,
           containerName: w.container.name,
           pod: w.pod,

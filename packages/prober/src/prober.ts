@@ -7,8 +7,8 @@
  */
 import type { V1Container, V1Pod, V1PodStatus, V1Probe } from '@kubernetes/client-node';
 import type { Clock, Logger } from '@nodeagent/core';
+import { expandContainerCommandOnlyStatic } from '@nodeagent/kubecontainer';
 import { type CommandRunner, ExecTimeoutError } from './command-runner.js';
-import { expand } from './container-rules.js';
 import type { ProbeEventReason, ProbeEventRecorder } from './event-recorder.js';
 import type { ProbeType } from './probe-types.js';
 import { probeTypeLabel } from './probe-types.js';
@@ -111,8 +111,7 @@ async function runAction(
     if (probe.exec != null) {
       if (deps.commandRunner === undefined)
         return errored('exec probes need a commandRunner (none configured)');
-      const env = new Map((container.env ?? []).map((e) => [e.name, e.value ?? '']));
-      const command = (probe.exec.command ?? []).map((arg) => expand(String(arg), (name) => env.get(name)));
+      const command = expandContainerCommandOnlyStatic((probe.exec.command ?? []).map(String), container.env);
       const runner = deps.commandRunner;
       return await withDeadline(
         deps,

@@ -7,7 +7,7 @@
  */
 import type { V1Container, V1ContainerStatus, V1Pod, V1PodStatus, V1Probe } from '@kubernetes/client-node';
 import type { MetricLabels, Timer } from '@nodeagent/core';
-import { isRestartableInitContainer } from './container-rules.js';
+import { isRestartableInitContainer } from '@nodeagent/kubecontainer';
 import type { ProberMetrics } from './metrics.js';
 import { type ProbeSpec, probeSpec } from './probe-spec.js';
 import { initialResult, type ProbeResult, type ProbeType, probeTypeLabel } from './probe-types.js';
