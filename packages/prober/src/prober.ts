@@ -62,10 +62,13 @@ export async function probeOnce(
   containerID: string,
   signal: AbortSignal,
 ): Promise<ProbeVerdict> {
-  let run: ProbeRun = errored('no attempt');
-  for (let attempt = 0; attempt < MAX_PROBE_ATTEMPTS; attempt++) {
+  let run = await runAction(deps, target, status, containerID, signal);
+  for (
+    let attempt = 1;
+    attempt < MAX_PROBE_ATTEMPTS && run.error !== undefined && !signal.aborted;
+    attempt++
+  ) {
     run = await runAction(deps, target, status, containerID, signal);
-    if (run.error === undefined || signal.aborted) break;
   }
   const label = probeTypeLabel(target.type);
   if (run.error !== undefined) {

@@ -55,7 +55,9 @@ export class ProbeWorker {
   #stopped = false;
   #timer: Timer | undefined;
   #nextDueMs = 0;
-  #inFlight: AbortController | undefined;
+  /** Aborted when the worker stops; one per worker (a controller per run costs at thousands per second). */
+  readonly #abort = new AbortController();
+  #inFlight = false;
   #pendingTick = false;
   #pendingManual = false;
   #ticking = false;
@@ -132,7 +134,7 @@ export class ProbeWorker {
       if (!this.#stopped) this.#pendingManual = true;
       return;
     }
-    if (this.#inFlight !== undefined) {
+    if (this.#inFlight) {
       this.#pendingManual = true;
       return;
     }
@@ -146,7 +148,7 @@ export class ProbeWorker {
     this.#stopped = true;
     this.#timer?.cancel();
     this.#timer = undefined;
-    this.#inFlight?.abort(new Error('probe worker stopped'));
+    this.#abort.abort(new Error('probe worker stopped'));
     if (this.#containerID !== '') this.#host.unpublish(this, this.#containerID);
     this.#host.metrics.remove(Object.values(this.#totalLabels), [this.#durationLabels]);
     this.#host.exited(this);
@@ -176,7 +178,7 @@ export class ProbeWorker {
   }
 
   #tick(): void {
-    if (this.#inFlight !== undefined) {
+    if (this.#inFlight) {
       this.#pendingTick = true;
       return;
     }
@@ -184,9 +186,8 @@ export class ProbeWorker {
   }
 
   #run(): void {
-    const controller = new AbortController();
-    this.#inFlight = controller;
-    this.#doProbe(controller.signal).then(
+    this.#inFlight = true;
+    this.#doProbe(this.#abort.signal).then(
       (keepGoing) => this.#after(keepGoing),
       (error: unknown) => {
         // Upstream recovers from a panicking probe and keeps going.
@@ -200,7 +201,7 @@ export class ProbeWorker {
   }
 
   #after(keepGoing: boolean): void {
-    this.#inFlight = undefined;
+    this.#inFlight = false;
     if (this.#stopped) return;
     if (!keepGoing) {
       this.stop();
