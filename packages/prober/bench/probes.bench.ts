@@ -1,9 +1,10 @@
 // 5,000 probes (half httpGet, half tcpSocket, 1 s period) through the ProbeManager against
 // local servers in a child process, next to a bare loop measured in the same run: 5,000 timers
 // on the same schedule making the same requests (http.get without keep-alive, reading the body;
-// a TCP connect then close). Prints CPU per probe and the p50/p99 drift of probe start times
-// from their schedule (first start + k × period). Asserts nothing about speed (targets: CPU
-// within 1.3× of the bare loop, p99 drift under 50 ms).
+// a TCP connect then close). The loops alternate for PROBER_BENCH_ROUNDS rounds; prints the
+// median CPU per probe and the p50/p99 lateness of probe starts against their ticks (first start
+// + k × period). Asserts nothing about speed (targets: CPU within 1.3× of the bare loop, p99
+// drift under 50 ms).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { connect } from 'node:net';
