@@ -121,12 +121,13 @@ export class EmbeddedContainerPorts {
           process.nextTick(() => socket.resume());
         });
       });
-      server.on('error', (error) =>
-        this.#deps.logger.warn(
-          { err: error, pod: podName, containerId: id, address: `${ip}:${port}` },
-          'Embedded container port cannot listen',
-        ),
-      );
+      server.on('error', (error: NodeJS.ErrnoException) => {
+        const fields = { err: error, pod: podName, containerId: id, address: `${ip}:${port}` };
+        // Outside 127.0.0.0/8 the address is not local: expected, and warned about once at start.
+        if (error.code === 'EADDRNOTAVAIL')
+          this.#deps.logger.debug(fields, 'Embedded container port cannot listen');
+        else this.#deps.logger.warn(fields, 'Embedded container port cannot listen');
+      });
       server.listen(port, ip);
       open.servers.push(server);
     }
