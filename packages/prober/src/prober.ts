@@ -15,7 +15,7 @@ import { probeTypeLabel } from './probe-types.js';
 import { execProbe } from './probes/exec-probe.js';
 import { grpcProbe } from './probes/grpc-probe.js';
 import { httpProbe } from './probes/http-probe.js';
-import { newHTTPProbeRequest } from './probes/http-request.js';
+import { type HTTPProbeRequest, newHTTPProbeRequest } from './probes/http-request.js';
 import { errored, type ProbeRun } from './probes/probe-run.js';
 import { resolveContainerPort } from './probes/resolve-port.js';
 import { tcpProbe } from './probes/tcp-probe.js';
@@ -43,6 +43,17 @@ export interface ProbeTarget {
   readonly timeoutSeconds: number;
   /** Set for a malformed probe: every run is this error. */
   readonly invalid: string | undefined;
+  /**
+   * The worker's memo of what does not change between its runs (its container and probe are
+   * fixed): the built HTTP request for the pod IP it was built for.
+   */
+  readonly memo?: ProbeMemo;
+}
+
+/** What a worker keeps between probe runs. @internal */
+export interface ProbeMemo {
+  /** The `httpGet` request and the pod IP it targets. */
+  http?: { readonly podIP: string; readonly request: HTTPProbeRequest };
 }
 
 /** What {@link probeOnce} decided. @internal */
@@ -125,11 +136,14 @@ async function runAction(
       );
     }
     if (probe.httpGet != null) {
-      let request: ReturnType<typeof newHTTPProbeRequest>;
-      try {
-        request = newHTTPProbeRequest(probe.httpGet, container, podIP, deps.userAgent);
-      } catch (error) {
-        return errored(messageOf(error));
+      let request = target.memo?.http?.podIP === podIP ? target.memo.http.request : undefined;
+      if (request === undefined) {
+        try {
+          request = newHTTPProbeRequest(probe.httpGet, container, podIP, deps.userAgent);
+        } catch (error) {
+          return errored(messageOf(error));
+        }
+        if (target.memo !== undefined) target.memo.http = { podIP, request };
       }
       return await httpProbe(request, timeoutMs, signal);
     }

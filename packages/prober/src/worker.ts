@@ -11,7 +11,7 @@ import { isRestartableInitContainer } from '@nodeagent/kubecontainer';
 import type { ProberMetrics } from './metrics.js';
 import { type ProbeSpec, probeSpec } from './probe-spec.js';
 import { initialResult, type ProbeResult, type ProbeType, probeTypeLabel } from './probe-types.js';
-import { type ProberDeps, probeOnce } from './prober.js';
+import { type ProbeMemo, type ProberDeps, probeOnce } from './prober.js';
 
 /** What a worker needs from its manager. @internal */
 export interface WorkerHost extends ProberDeps {
@@ -58,6 +58,7 @@ export class ProbeWorker {
   /** Aborted when the worker stops; one per worker (a controller per run costs at thousands per second). */
   readonly #abort = new AbortController();
   #inFlight = false;
+  readonly #memo: ProbeMemo = {};
   #pendingTick = false;
   #pendingManual = false;
   #ticking = false;
@@ -289,6 +290,7 @@ export class ProbeWorker {
         probe: this.probe,
         timeoutSeconds: this.spec.timing.timeoutSeconds,
         invalid: this.spec.invalid,
+        memo: this.#memo,
       },
       status,
       this.#containerID,
