@@ -118,9 +118,9 @@ describeRealNode(
       const first = ready.status?.containerStatuses?.[0];
       expect(first).toMatchObject({ ready: true, started: true, restartCount: 0 });
       const endpoint = await waitFor('the probed endpoint ready', () => {
-        const slice = (
-          agent.apiServer?.store.list('endpointslices', 'default') as unknown as V1EndpointSlice[]
-        ).find((x) => x.metadata?.labels?.['kubernetes.io/service-name'] === 'probed');
+        const slices = (agent.apiServer?.store.list('endpointslices', 'default') ??
+          []) as unknown as V1EndpointSlice[];
+        const slice = slices.find((x) => x.metadata?.labels?.['kubernetes.io/service-name'] === 'probed');
         const e = slice?.endpoints?.[0];
         return e?.conditions?.ready === true ? e : undefined;
       });
