@@ -10,13 +10,13 @@ import {
   type ContainerKillReason,
   type ContainerRuntimeStatus,
   findContainerStatusByName,
+  isRestartableInitContainer,
   type PodStatus,
 } from '@nodeagent/kubecontainer';
 import { hashContainer } from './container-hash.js';
 import {
   containerSucceeded,
   isInitContainerFailed,
-  isRestartableInitContainer,
   podRestartPolicy,
   shouldContainerBeRestarted,
   shouldRestartOnFailure,

@@ -8,8 +8,8 @@
 
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { LinuxContainerResources } from '@nodeagent/cri';
+import { isRestartableInitContainer } from '@nodeagent/kubecontainer';
 import { milliValue, quantityValue } from './quantity.js';
-import { isRestartableInitContainer } from './restart-policy.js';
 
 /** Smallest cpu.shares the kubelet sets (the kernel minimum). */
 export const MIN_SHARES = 2n;

@@ -1,6 +1,7 @@
 /**
  * restartPolicy rules (upstream `kubecontainer.ShouldContainerBeRestarted`, pod-level
- * `shouldRestartOnFailure`, sidecar detection of KEP-753).
+ * `shouldRestartOnFailure`; sidecar detection is `isRestartableInitContainer` of
+ * `@nodeagent/kubecontainer`).
  *
  * @module
  */
@@ -10,8 +11,6 @@ import {
   findContainerStatusByName,
   type PodStatus,
 } from '@nodeagent/kubecontainer';
-
-export { isRestartableInitContainer } from '@nodeagent/kubecontainer';
 
 /** The pod's restartPolicy (`Always` when unset, the API default). */
 export function podRestartPolicy(pod: V1Pod): 'Always' | 'OnFailure' | 'Never' {

@@ -18,7 +18,12 @@ import {
   realClock,
 } from '@nodeagent/core';
 import { isNotFound, type PodSandboxConfig } from '@nodeagent/cri';
-import { criPodStatusSource, type PodStatus, type PodStatusSource } from '@nodeagent/kubecontainer';
+import {
+  criPodStatusSource,
+  isRestartableInitContainer,
+  type PodStatus,
+  type PodStatusSource,
+} from '@nodeagent/kubecontainer';
 import { formatPod, stableContainerKey } from './container-hash.js';
 import { ContainerStarter, type Prefetched } from './container-starter.js';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
@@ -30,7 +35,6 @@ import { computePodActions } from './pod-actions.js';
 import { computePodStatus } from './pod-status.js';
 import type { PodStatusOptions } from './pod-status-options.js';
 import { ReasonCache } from './reason-cache.js';
-import { isRestartableInitContainer } from './restart-policy.js';
 import type { KubeRuntimeManagerOptions } from './runtime-manager-options.js';
 import { generatePodSandboxConfig } from './sandbox-config.js';
 import { newestFirst } from './status-order.js';
