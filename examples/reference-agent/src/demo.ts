@@ -196,7 +196,7 @@ export function podSummary(pod: V1Pod): string {
   if (pod.metadata?.deletionTimestamp) state = 'Terminating';
   else if (initWaiting !== undefined && state === 'Pending') state = 'Init:0/1';
   else if (waiting !== undefined) state = waiting;
-  return `pod ${(pod.metadata?.name ?? '').padEnd(10)} ${state.padEnd(17)} ready ${ready}/${total}  restarts ${restarts}  ip ${pod.status?.podIP ?? '-'}`;
+  return `pod ${(pod.metadata?.name ?? '').padEnd(11)} ${state.padEnd(17)} ready ${ready}/${total}  restarts ${restarts}  ip ${pod.status?.podIP ?? '-'}`;
 }
 
 /** Prints demo progress to `write` until the factory shuts down. */
