@@ -308,7 +308,9 @@ export class ProbeManager extends EventEmitter<ProbeManagerEvents> {
   }
 
   #publish(w: ProbeWorker, containerID: string, result: ProbeResult): void {
-    const changed = this.#results(w.type).set(containerID, {
+    const results = this.#results(w.type);
+    if (results.get(containerID) === result) return; // the steady state: nothing to build
+    const changed = results.set(containerID, {
       result,
       podUID: w.pod.metadata?.uid ?? '',
       containerName: w.container.name,

@@ -11,7 +11,7 @@ import { isRestartableInitContainer } from '@nodeagent/kubecontainer';
 import type { ProberMetrics } from './metrics.js';
 import { type ProbeSpec, probeSpec } from './probe-spec.js';
 import { initialResult, type ProbeResult, type ProbeType, probeTypeLabel } from './probe-types.js';
-import { type ProbeMemo, type ProberDeps, probeOnce } from './prober.js';
+import { type ProbeMemo, type ProberDeps, type ProbeTarget, probeOnce } from './prober.js';
 
 /** What a worker needs from its manager. @internal */
 export interface WorkerHost extends ProberDeps {
@@ -59,6 +59,7 @@ export class ProbeWorker {
   readonly #abort = new AbortController();
   #inFlight = false;
   readonly #memo: ProbeMemo = {};
+  #target: ProbeTarget | undefined;
   #pendingTick = false;
   #pendingManual = false;
   #ticking = false;
@@ -281,9 +282,9 @@ export class ProbeWorker {
       return true;
     }
 
-    const verdict = await probeOnce(
-      host,
-      {
+    // The target changes only when a later addPod refreshes the pod object.
+    if (this.#target?.pod !== this.#pod) {
+      this.#target = {
         type: this.type,
         pod: this.#pod,
         container: this.container,
@@ -291,11 +292,9 @@ export class ProbeWorker {
         timeoutSeconds: this.spec.timing.timeoutSeconds,
         invalid: this.spec.invalid,
         memo: this.#memo,
-      },
-      status,
-      this.#containerID,
-      signal,
-    );
+      };
+    }
+    const verdict = await probeOnce(host, this.#target, status, this.#containerID, signal);
     if (this.#stopped || signal.aborted) return true;
     const durationMs = host.clock.now() - startedAtMs;
     host.probed(this, startedAtMs, durationMs, verdict.result, verdict.run.output, verdict.error);
