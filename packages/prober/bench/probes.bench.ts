@@ -277,5 +277,7 @@ it(`${PROBES} probes at 1 s: ProbeManager vs a bare timer loop`, async () => {
   console.log(
     `CPU ratio (ours / bare), medians over ${ROUNDS} alternating rounds: ${(mine.cpuMsPerProbe / base.cpuMsPerProbe).toFixed(2)}× (per round: ${ratios.map((x) => x.toFixed(2)).join(', ')})`,
   );
-  console.log(`top failure reasons (bare): ${JSON.stringify(base.reasons)} (ours): ${JSON.stringify(mine.reasons)}`);
+  console.log(
+    `top failure reasons (bare): ${JSON.stringify(base.reasons)} (ours): ${JSON.stringify(mine.reasons)}`,
+  );
 }, 600_000);
