@@ -223,10 +223,10 @@ async function start(
   let fakeRuntime: FakeRuntime | undefined;
   let endpoint = options.runtimeEndpoint;
   if (endpoint === undefined) {
-    const embedded = await startEmbeddedRuntime({ podCidr: options.podCidr });
+    const embedded = await startEmbeddedRuntime({ podCidr: options.podCidr, logger: log });
     fakeRuntime = embedded.runtime;
     endpoint = embedded.endpoint;
-    cleanups.push(() => fakeRuntime?.stop());
+    cleanups.push(() => embedded.stop());
     log.info({ endpoint }, 'Embedded fake runtime listening');
   }
   const cri = createCriClient(endpoint, { logger: log });

@@ -120,7 +120,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       if (flags.demo && !done.signal.aborted) {
         watchDemo(agent.informers, (line) => io.stdout.write(`${line}\n`));
         await createDemoObjects(agent.api, agent.nodeName, flags.demoImage, {
-          networkProbes: agent.fakeRuntime === undefined,
+          grpcProbe: agent.fakeRuntime !== undefined,
         });
       }
       if (!done.signal.aborted)

@@ -1,7 +1,7 @@
 /**
  * `--demo`: a small pod set bound to this node — a pod with an init container and two
  * containers, a crash-looping pod, a pod that completes, probed pods (exec readiness and
- * liveness, exec startup; with a real runtime also httpGet readiness and tcpSocket liveness),
+ * liveness, exec startup, tcpSocket startup + httpGet readiness and liveness, grpc readiness),
  * a pod asking for more CPU than any node has (rejected by admission), a static pod (a
  * manifest in a temp `--pod-manifest-path`), and a Service selecting the first —
  * and a watcher that prints one line whenever a pod's or the Service's endpoints' summary
@@ -19,10 +19,10 @@ export const DEMO_NAMESPACE = 'default';
 /** Options of {@link demoPods}. */
 export interface DemoPodOptions {
   /**
-   * Add the pod probed over the network (`httpGet`, `tcpSocket` to the pod IP): only a real
-   * runtime's pods can be reached; the embedded one's pod IPs are not routed. @default false
+   * Add the pod with a `grpc` readiness probe: its image must serve `grpc.health.v1` (the
+   * embedded runtime's containers do; busybox on a real runtime does not). @default true
    */
-  readonly networkProbes?: boolean;
+  readonly grpcProbe?: boolean;
 }
 
 /** The demo's pods for `nodeName`, running `image`. */
@@ -107,24 +107,50 @@ export function demoPods(nodeName: string, image: string, options: DemoPodOption
         ],
       },
     ),
-    ...(options.networkProbes === true
-      ? [
+    // tcpSocket startup probe (httpd listening), Ready once /www/ready exists (~4 s), restarted
+    // once /www/healthz is gone (~30 s). busybox httpd serves the files on a real runtime; the
+    // embedded runtime's containers serve their script's files the same way.
+    base(
+      'probe-net',
+      { app: 'probe-net' },
+      {
+        containers: [
+          {
+            ...c(
+              'httpd',
+              'mkdir -p /www; touch /www/healthz; httpd -p 8080 -h /www; sleep 4; touch /www/ready; sleep 26; rm -f /www/healthz; sleep 600',
+            ),
+            ports: [{ name: 'http', containerPort: 8080 }],
+            startupProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1, failureThreshold: 30 },
+            readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 2 },
+            livenessProbe: {
+              httpGet: { path: '/healthz', port: 'http' },
+              periodSeconds: 2,
+              failureThreshold: 2,
+              terminationGracePeriodSeconds: 2,
+            },
+          },
+        ],
+      },
+    ),
+    // grpc.health.v1 readiness: SERVING once the container created /tmp/grpc-serving (~3 s).
+    ...(options.grpcProbe === false
+      ? []
+      : [
           base(
-            'probe-net',
-            { app: 'probe-net' },
+            'probe-grpc',
+            { app: 'probe-grpc' },
             {
               containers: [
                 {
-                  ...c('httpd', 'mkdir -p /www; echo ok > /www/healthz; httpd -f -p 8080 -h /www'),
-                  ports: [{ name: 'http', containerPort: 8080 }],
-                  readinessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 2 },
-                  livenessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 5 },
+                  ...c('app', 'sleep 3; touch /tmp/grpc-serving; while true; do sleep 10; done'),
+                  ports: [{ name: 'grpc', containerPort: 9090 }],
+                  readinessProbe: { grpc: { port: 9090 }, periodSeconds: 2 },
                 },
               ],
             },
           ),
-        ]
-      : []),
+        ]),
   ];
 }
 
@@ -197,7 +223,7 @@ export function podSummary(pod: V1Pod): string {
   if (pod.metadata?.deletionTimestamp) state = 'Terminating';
   else if (initWaiting !== undefined && state === 'Pending') state = 'Init:0/1';
   else if (waiting !== undefined) state = waiting;
-  return `pod ${(pod.metadata?.name ?? '').padEnd(8)} ${state.padEnd(17)} ready ${ready}/${total}  restarts ${restarts}  ip ${pod.status?.podIP ?? '-'}`;
+  return `pod ${(pod.metadata?.name ?? '').padEnd(11)} ${state.padEnd(17)} ready ${ready}/${total}  restarts ${restarts}  ip ${pod.status?.podIP ?? '-'}`;
 }
 
 /** Prints demo progress to `write` until the factory shuts down. */

@@ -29,7 +29,6 @@ export type { RuntimeEventRecorder, RuntimeEventType } from './event-recorder.js
 export { type HandlerRunnerDeps, LifecycleHookError } from './lifecycle-handlers.js';
 export { DEFAULT_POD_LOGS_ROOT, DEFAULT_PODS_ROOT } from './paths.js';
 export {
-  type ContainerKillReason,
   type ContainerToKill,
   computePodActions,
   type PodActions,

@@ -8,9 +8,8 @@
 
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { LinuxContainerResources } from '@nodeagent/cri';
-import { effectiveRequests, podQosClass } from '@nodeagent/kubecontainer';
+import { effectiveRequests, isRestartableInitContainer, podQosClass } from '@nodeagent/kubecontainer';
 import { milliValue, quantityValue } from './quantity.js';
-import { isRestartableInitContainer } from './restart-policy.js';
 
 export { effectiveRequests, podQosClass } from '@nodeagent/kubecontainer';
 

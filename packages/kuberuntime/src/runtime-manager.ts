@@ -21,6 +21,7 @@ import { isNotFound, type PodSandboxConfig } from '@nodeagent/cri';
 import {
   criPodStatusSource,
   formatFieldError,
+  isRestartableInitContainer,
   type PodStatus,
   type PodStatusSource,
 } from '@nodeagent/kubecontainer';
@@ -37,7 +38,6 @@ import { computePodActions } from './pod-actions.js';
 import { computePodStatus } from './pod-status.js';
 import type { PodStatusOptions } from './pod-status-options.js';
 import { ReasonCache } from './reason-cache.js';
-import { isRestartableInitContainer } from './restart-policy.js';
 import type { KubeRuntimeManagerOptions } from './runtime-manager-options.js';
 import { generatePodSandboxConfig } from './sandbox-config.js';
 import { newestFirst } from './status-order.js';
