@@ -6,7 +6,7 @@ export default defineConfig({
   resolve: { conditions: ['@nodeagent/source'] },
   ssr: { resolve: { conditions: ['@nodeagent/source'], externalConditions: ['@nodeagent/source'] } },
   test: {
-    include: ['packages/*/bench/**/*.bench.ts', 'test/bench/**/*.bench.ts'],
+    include: ['packages/*/bench/**/*.bench.ts', 'examples/*/bench/**/*.bench.ts', 'test/bench/**/*.bench.ts'],
     testTimeout: 30 * 60_000,
     hookTimeout: 10 * 60_000,
     pool: 'forks',

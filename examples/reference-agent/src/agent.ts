@@ -2,33 +2,49 @@
  * `runAgent`: wires the packages into a node agent — API access (an embedded
  * `@nodeagent/mini-apiserver` or a kubeconfig), a CRI runtime (an in-process fake or a
  * real endpoint), PLEG, the pod workers with the {@link AgentPodSyncer} callbacks, the pod
- * informer loop, node registration/status/lease and `/healthz` — and stops it all cleanly.
+ * sources (API server, manifest directory, URL) with admission and mirror pods, node
+ * registration/status/lease and `/healthz` — and stops it all cleanly.
  *
  * @module
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type V1Node, type V1Taint } from '@kubernetes/client-node';
+import { PodAdmitter, PredicateAdmitHandler, SysctlAllowlist } from '@nodeagent/admission';
 import { type Clock, definedFields, type Logger, noopLogger, realClock, WorkQueue } from '@nodeagent/core';
 import { type CriClient, createCriClient } from '@nodeagent/cri';
 import type { FakeRuntime } from '@nodeagent/cri/testing';
-import { SharedInformerFactory } from '@nodeagent/informer';
+import {
+  apiClientEventSink,
+  EventRecorder,
+  nodeReference,
+  podEventRecorder,
+  StartingKubelet,
+} from '@nodeagent/events';
+import { type ApiObject, SharedInformerFactory } from '@nodeagent/informer';
 import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
 import { KubeRuntimeManager } from '@nodeagent/kuberuntime';
 import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
 import { type CachedPodStatus, GenericPLEG } from '@nodeagent/pleg';
 import { PodWorkers } from '@nodeagent/pod-workers';
-import { criCommandRunner, type ProbeEventRecorder, ProbeManager } from '@nodeagent/prober';
+import { criCommandRunner, ProbeManager } from '@nodeagent/prober';
+import {
+  type MachineInfo,
+  type NodeLease,
+  type NodePressureProvider,
+  type NodeStatusManager,
+  type PodStatusManager,
+  type ResourceList,
+  readMachineInfo,
+} from '@nodeagent/status';
 import { ApiClient } from './api-client.js';
 import { startEmbeddedRuntime } from './embedded-runtime.js';
 import { HealthServer } from './health-server.js';
-import { type MachineInfo, readMachineInfo } from './node-info.js';
-import { NodeLease } from './node-lease.js';
-import { NodeStatusReporter } from './node-status.js';
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
-import { PodStatusWriter } from './pod-status-writer.js';
+import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
+import { createStatusParts } from './status-wiring.js';
 import { TrackedSyncer } from './tracked-syncer.js';
 
 /** The kubelet's `SyncLoopHealthCheck` bound: max(2 × syncFrequency, 5 min). */
@@ -44,8 +60,20 @@ export interface AgentOptions {
   readonly runtimeEndpoint?: string | undefined;
   /** `spec.podCIDR`, also sent to the runtime (UpdateRuntimeConfig). @default none */
   readonly podCidr?: string | undefined;
-  /** The node's InternalIP (pods' hostIP). @default the machine's first IPv4 address */
+  /** The node's InternalIP (pods' hostIP); `a,b` for dual stack (`--node-ip`). @default the machine's first IPv4 address */
   readonly nodeIp?: string | undefined;
+  /** Labels set at registration (`--node-labels`). @default none */
+  readonly nodeLabels?: Readonly<Record<string, string>> | undefined;
+  /** Taints set at registration (`--register-with-taints`). @default none */
+  readonly registerWithTaints?: readonly V1Taint[] | undefined;
+  /** `--kube-reserved`. @default none */
+  readonly kubeReserved?: ResourceList | undefined;
+  /** `--system-reserved`. @default none */
+  readonly systemReserved?: ResourceList | undefined;
+  /** `--max-pods`. @default 110 */
+  readonly maxPods?: number | undefined;
+  /** Memory/disk/PID pressure for the node conditions (an eviction manager). @default no pressure */
+  readonly pressure?: NodePressureProvider | undefined;
   /** Pod directories (emptyDir volumes). @default a temp dir removed at stop */
   readonly podsRoot?: string | undefined;
   /** Pod log directories. @default a temp dir removed at stop */
@@ -64,6 +92,16 @@ export interface AgentOptions {
   readonly backOffPeriodMs?: number;
   /** Node status computation period, ms. @default 10_000 */
   readonly nodeStatusUpdateMs?: number;
+  /** `--pod-manifest-path`: static pod manifests (a directory or one file). @default none */
+  readonly podManifestPath?: string | undefined;
+  /** `--manifest-url`: a URL serving a Pod or PodList. @default none */
+  readonly manifestUrl?: string | undefined;
+  /** `--manifest-url-header`: request headers of the manifest URL. @default none */
+  readonly manifestUrlHeaders?: readonly (readonly [string, string])[] | undefined;
+  /** Manifest directory and URL re-read period, ms (`fileCheckFrequency`, `httpCheckFrequency`). @default 20_000 */
+  readonly manifestCheckMs?: number | undefined;
+  /** `--allowed-unsafe-sysctls`: sysctls (or `prefix*`) pods may set besides the safe ones. @default none */
+  readonly allowedUnsafeSysctls?: readonly string[] | undefined;
   /** Lease duration, s (renewed every quarter). @default 40 */
   readonly leaseDurationSeconds?: number;
   /** Machine facts. @default read from the host */
@@ -97,13 +135,19 @@ export interface RunningAgent {
   /** The pod runtime manager. */
   readonly runtime: KubeRuntimeManager;
   /** Node registration and status. */
-  readonly nodeStatus: NodeStatusReporter;
+  readonly nodeStatus: NodeStatusManager;
+  /** The pod status manager (what the agent reports for its pods). */
+  readonly podStatus: PodStatusManager;
   /** The node lease. */
   readonly lease: NodeLease;
   /** The pod loop. */
   readonly lifecycle: PodLifecycle;
+  /** The merged pod sources, admission and mirror pods. */
+  readonly podSources: PodSources;
   /** The prober (liveness, readiness and startup probes of the node's pods). */
   readonly prober: ProbeManager;
+  /** The event recorder (source `kubelet` on this node) the prober, runtime and node status report to. */
+  readonly events: EventRecorder;
   /** `/healthz` base URL, when enabled. */
   readonly healthUrl: string | undefined;
   /** Stops everything; idempotent. */
@@ -130,20 +174,6 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
     await stop();
     throw err;
   }
-}
-
-/** The probe events as log lines (the agent has no event recorder): `Warning Unhealthy ...` at warn. */
-function probeEventLogger(log: Logger): ProbeEventRecorder {
-  return (pod, container, type, reason, message) => {
-    const fields = {
-      pod: `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`,
-      container: container.name,
-      type,
-      reason,
-    };
-    if (type === 'Warning') log.warn(fields, message);
-    else log.info(fields, message);
-  };
 }
 
 async function tempDir(cleanups: (() => Promise<void> | void)[], prefix: string): Promise<string> {
@@ -178,15 +208,25 @@ async function start(
   }
   const api = new ApiClient(kubeConfig);
   cleanups.push(() => api.close());
+  // One recorder for the node, as the kubelet's (source kubelet/<node>); at stop, what is
+  // queued gets two seconds to be written.
+  const events = new EventRecorder({ sink: apiClientEventSink(api), host: nodeName, clock, logger: log });
+  cleanups.push(async () => {
+    await events.flush(AbortSignal.timeout(2_000)).catch(() => {});
+    await events.stop();
+  });
+  await events.start();
+  events.event(nodeReference(nodeName), 'Normal', StartingKubelet, 'Starting kubelet.');
+  const recordPodEvent = podEventRecorder(events);
 
   // Runtime: a real CRI endpoint, or the in-process fake.
   let fakeRuntime: FakeRuntime | undefined;
   let endpoint = options.runtimeEndpoint;
   if (endpoint === undefined) {
-    const embedded = await startEmbeddedRuntime({ podCidr: options.podCidr });
+    const embedded = await startEmbeddedRuntime({ podCidr: options.podCidr, logger: log });
     fakeRuntime = embedded.runtime;
     endpoint = embedded.endpoint;
-    cleanups.push(() => fakeRuntime?.stop());
+    cleanups.push(() => embedded.stop());
     log.info({ endpoint }, 'Embedded fake runtime listening');
   }
   const cri = createCriClient(endpoint, { logger: log });
@@ -209,14 +249,43 @@ async function start(
     ...definedFields({ relistPeriodMs: options.relistPeriodMs }),
   });
   const queue = new WorkQueue<string>({ name: 'pod-workers', clock, logger: log });
-  const writer = new PodStatusWriter(api, log);
   let workers: PodWorkers<CachedPodStatus> | undefined;
+  let lifecycleRef: PodLifecycle | undefined;
+  let podSourcesRef: PodSources | undefined;
+  const nodeIps = options.nodeIp?.split(',').map((ip) => ip.trim()) ?? [];
+  const { podStatus, nodeStatus, lease } = createStatusParts({
+    api,
+    cri,
+    nodeName,
+    machine,
+    plegHealth: () => pleg.healthy(),
+    podLookup: (uid) => lifecycleRef?.podByUid(uid),
+    couldHaveRunningContainers: (uid) => workers?.couldHaveRunningContainers(uid) ?? true,
+    podCidr: options.podCidr,
+    nodeIps,
+    nodeLabels: options.nodeLabels,
+    registerWithTaints: options.registerWithTaints,
+    kubeReserved: options.kubeReserved,
+    systemReserved: options.systemReserved,
+    maxPods: options.maxPods,
+    statusUpdateFrequencyMs: options.nodeStatusUpdateMs,
+    leaseDurationSeconds: options.leaseDurationSeconds,
+    pressure: options.pressure,
+    // Resolved late: the pod sources need the Node's UID, which node registration brings.
+    mirrorPods: {
+      mirrorPodUid: (uid) => podSourcesRef?.mirrorPodTranslator.mirrorPodUid(uid),
+      staticPodUid: (uid) => podSourcesRef?.mirrorPodTranslator.staticPodUid(uid),
+    },
+    recordNodeEvent: (type, reason, message) => events.event(nodeReference(nodeName), type, reason, message),
+    clock,
+    logger: log,
+  });
   // The prober reads what the agent last reported (container IDs, states, `started`, pod IP),
   // as upstream's reads the status manager; exec probes go through CRI ExecSync.
   const prober = new ProbeManager({
-    statusProvider: { getPodStatus: (uid) => writer.lastSent(uid) },
+    statusProvider: { getPodStatus: (uid) => podStatus.getPodStatus(uid) },
     commandRunner: criCommandRunner(cri),
-    recorder: probeEventLogger(log),
+    recorder: recordPodEvent,
     clock,
     logger: log,
   });
@@ -226,7 +295,8 @@ async function start(
     logger: log,
     podsRoot,
     podLogsRoot,
-    hostIps: [options.nodeIp ?? machine.internalIp],
+    recorder: recordPodEvent,
+    hostIps: nodeIps.length > 0 ? nodeIps : [machine.internalIp],
     crashLoopBackOff: { initialMs: Math.min(10_000, restartMaxMs), maxMs: restartMaxMs },
     isPodTerminationRequested: (uid) => workers?.isPodTerminationRequested(uid) ?? false,
     // Readiness and startup results set `ready` / `started` and the Ready conditions; a liveness
@@ -240,7 +310,7 @@ async function start(
   const syncer = new TrackedSyncer(
     new AgentPodSyncer({
       runtime,
-      writer,
+      statuses: podStatus,
       prober,
       logger: log,
     }),
@@ -255,45 +325,60 @@ async function start(
     ...definedFields({ backOffPeriodMs: options.backOffPeriodMs }),
   });
 
-  const nodeStatus = new NodeStatusReporter({
-    api,
-    cri,
-    nodeName,
-    machine,
-    plegHealth: () => pleg.healthy(),
-    podCidr: options.podCidr,
-    nodeIp: options.nodeIp,
-    clock,
-    logger: log,
-    ...definedFields({ statusUpdateMs: options.nodeStatusUpdateMs }),
-  });
-  const lease = new NodeLease({
-    api,
-    nodeName,
-    nodeUid: () => nodeStatus.nodeUid,
-    clock,
-    logger: log,
-    ...definedFields({ leaseDurationSeconds: options.leaseDurationSeconds }),
-  });
   const informers = new SharedInformerFactory({ kubeConfig, defaults: { logger: log, clock } });
   const pods = informers.pods<PodObject>({ fieldSelector: `spec.nodeName=${nodeName}` });
-  const lifecycle = new PodLifecycle({
+  const node = informers.nodes<ApiObject<V1Node>>({ fieldSelector: `metadata.name=${nodeName}` });
+  // Admission as the kubelet orders it (the eviction manager's pressure check joins first
+  // once it exists): sysctls, then the predicates against the Node object.
+  const admitter = new PodAdmitter({
+    handlers: [
+      new SysctlAllowlist(options.allowedUnsafeSysctls ?? []),
+      new PredicateAdmitHandler({ node: () => node.lister.list()[0] }),
+    ],
+  });
+  const podSources = startPodSources({
+    api,
     pods,
+    nodeName,
+    nodeUid: () => nodeStatus.nodeUid,
+    isStaticPodTerminating: (fullName) => workers?.isPodForMirrorPodTerminatingByFullName(fullName) ?? false,
+    // A new mirror starts with an empty status: send the static pod's again.
+    onMirrorPodCreated: (pod) => {
+      podStatus.deletePodStatus(pod.metadata?.uid ?? '');
+      workers?.updatePod({ updateType: 'sync', pod });
+    },
+    podManifestPath: options.podManifestPath,
+    manifestUrl: options.manifestUrl,
+    manifestUrlHeaders: options.manifestUrlHeaders,
+    checkMs: options.manifestCheckMs,
+    clock,
+    logger: log,
+  });
+  podSourcesRef = podSources;
+  const lifecycle = new PodLifecycle({
+    config: podSources.config,
+    admitter,
+    afterUpdate: () => podSources.reconcileMirrorPods(),
     workers: workers as PodWorkers<unknown>,
     pleg,
     queue,
-    writer,
+    statuses: podStatus,
+    recordRejection: (pod, reason, message) => events.event(pod, 'Warning', reason, message),
     prober,
     clock,
     logger: log,
     ...definedFields({ housekeepingMs: options.housekeepingMs }),
   });
+  lifecycleRef = lifecycle;
 
   // Start order as the kubelet: PLEG, node registration, then the pod source and the loops.
   cleanups.push(() => pleg.stop());
   await pleg.start(lifetime.signal);
   cleanups.push(() => prober.stop());
   await prober.start(lifetime.signal);
+  // Stopped after the workers drained, so their last statuses are still written.
+  cleanups.push(() => podStatus.stop());
+  await podStatus.start(lifetime.signal);
   cleanups.push(() => syncer.drain(10_000));
   cleanups.push(() => lease.stop());
   void lease.start();
@@ -305,7 +390,9 @@ async function start(
   cleanups.push(() => informers.stop());
   cleanups.push(() => lifetime.abort());
   await informers.start(lifetime.signal);
-  log.info({ node: nodeName }, 'Pod informer synced, node agent running');
+  cleanups.push(() => podSources.stop());
+  await podSources.start(lifetime.signal);
+  log.info({ node: nodeName }, 'Pod sources started, node agent running');
 
   let health: HealthServer | undefined;
   if (options.healthPort !== undefined) {
@@ -342,9 +429,12 @@ async function start(
     workers,
     runtime,
     nodeStatus,
+    podStatus,
     lease,
     lifecycle,
+    podSources,
     prober,
+    events,
     healthUrl: health?.url,
     stop,
   };

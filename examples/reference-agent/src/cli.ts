@@ -6,9 +6,12 @@
  * @module
  */
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
 import { consoleLogger, type Logger } from '@nodeagent/core';
 import { type AgentOptions, runAgent } from './agent.js';
-import { createDemoObjects, watchDemo } from './demo.js';
+import { createDemoObjects, demoStaticPodManifest, watchDemo } from './demo.js';
 import { FlagError, parseFlags, USAGE } from './flags.js';
 
 /** Where the CLI writes and what stops it. */
@@ -61,6 +64,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   io.signal?.addEventListener('abort', onSignal, { once: true });
   const exitTimer =
     flags.exitAfterSeconds === undefined ? undefined : setTimeout(onSignal, flags.exitAfterSeconds * 1000);
+  // --demo without --pod-manifest-path: a temp manifest directory with the demo's static pod.
+  let demoManifests: string | undefined;
+  if (flags.demo && flags.podManifestPath === undefined) {
+    demoManifests = await mkdtemp(join(os.tmpdir(), 'nodeagent-demo-manifests-'));
+    await writeFile(join(demoManifests, 'static-web.yaml'), demoStaticPodManifest(flags.demoImage));
+  }
   try {
     let agent: Awaited<ReturnType<typeof runAgent>>;
     try {
@@ -70,9 +79,21 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         runtimeEndpoint: flags.runtimeEndpoint,
         podCidr: flags.podCidr,
         nodeIp: flags.nodeIp,
+        nodeLabels: flags.nodeLabels,
+        registerWithTaints: flags.registerWithTaints,
+        kubeReserved: flags.kubeReserved,
+        systemReserved: flags.systemReserved,
+        maxPods: flags.maxPods,
+        ...(flags.nodeStatusUpdateFrequencyMs === undefined
+          ? {}
+          : { nodeStatusUpdateMs: flags.nodeStatusUpdateFrequencyMs }),
         podsRoot: flags.podsRoot,
         podLogsRoot: flags.podLogsRoot,
         healthPort: flags.healthPort,
+        podManifestPath: flags.podManifestPath ?? demoManifests,
+        manifestUrl: flags.manifestUrl,
+        manifestUrlHeaders: flags.manifestUrlHeaders,
+        allowedUnsafeSysctls: flags.allowedUnsafeSysctls,
         crashLoopBackOffMaxMs:
           flags.maxContainerRestartPeriodSeconds === undefined
             ? undefined
@@ -99,7 +120,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       if (flags.demo && !done.signal.aborted) {
         watchDemo(agent.informers, (line) => io.stdout.write(`${line}\n`));
         await createDemoObjects(agent.api, agent.nodeName, flags.demoImage, {
-          networkProbes: agent.fakeRuntime === undefined,
+          grpcProbe: agent.fakeRuntime !== undefined,
         });
       }
       if (!done.signal.aborted)
@@ -114,6 +135,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   } finally {
     if (exitTimer !== undefined) clearTimeout(exitTimer);
+    if (demoManifests !== undefined) await rm(demoManifests, { recursive: true, force: true });
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
   }

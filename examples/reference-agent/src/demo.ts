@@ -1,8 +1,9 @@
 /**
  * `--demo`: a small pod set bound to this node — a pod with an init container and two
  * containers, a crash-looping pod, a pod that completes, probed pods (exec readiness and
- * liveness, exec startup; with a real runtime also httpGet readiness and tcpSocket liveness),
- * and a Service selecting the first —
+ * liveness, exec startup, tcpSocket startup + httpGet readiness and liveness, grpc readiness),
+ * a pod asking for more CPU than any node has (rejected by admission), a static pod (a
+ * manifest in a temp `--pod-manifest-path`), and a Service selecting the first —
  * and a watcher that prints one line whenever a pod's or the Service's endpoints' summary
  * changes.
  *
@@ -18,10 +19,10 @@ export const DEMO_NAMESPACE = 'default';
 /** Options of {@link demoPods}. */
 export interface DemoPodOptions {
   /**
-   * Add the pod probed over the network (`httpGet`, `tcpSocket` to the pod IP): only a real
-   * runtime's pods can be reached; the embedded one's pod IPs are not routed. @default false
+   * Add the pod with a `grpc` readiness probe: its image must serve `grpc.health.v1` (the
+   * embedded runtime's containers do; busybox on a real runtime does not). @default true
    */
-  readonly networkProbes?: boolean;
+  readonly grpcProbe?: boolean;
 }
 
 /** The demo's pods for `nodeName`, running `image`. */
@@ -59,6 +60,12 @@ export function demoPods(nodeName: string, image: string, options: DemoPodOption
       },
     ),
     base('crasher', { app: 'crasher' }, { containers: [c('crash', 'echo boom; exit 1')] }),
+    // More CPU than any node has: admission rejects it (Failed, OutOfcpu).
+    base(
+      'greedy',
+      { app: 'greedy' },
+      { containers: [{ ...c('hog', 'sleep 3600'), resources: { requests: { cpu: '1000' } } }] },
+    ),
     base('job', { app: 'job' }, { restartPolicy: 'Never', containers: [c('work', 'echo working; sleep 5')] }),
     // Ready after ~5 s (readiness), restarted every ~35 s once /tmp/healthy is gone (liveness),
     // as the Kubernetes docs' liveness-exec example.
@@ -100,24 +107,50 @@ export function demoPods(nodeName: string, image: string, options: DemoPodOption
         ],
       },
     ),
-    ...(options.networkProbes === true
-      ? [
+    // tcpSocket startup probe (httpd listening), Ready once /www/ready exists (~4 s), restarted
+    // once /www/healthz is gone (~30 s). busybox httpd serves the files on a real runtime; the
+    // embedded runtime's containers serve their script's files the same way.
+    base(
+      'probe-net',
+      { app: 'probe-net' },
+      {
+        containers: [
+          {
+            ...c(
+              'httpd',
+              'mkdir -p /www; touch /www/healthz; httpd -p 8080 -h /www; sleep 4; touch /www/ready; sleep 26; rm -f /www/healthz; sleep 600',
+            ),
+            ports: [{ name: 'http', containerPort: 8080 }],
+            startupProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1, failureThreshold: 30 },
+            readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 2 },
+            livenessProbe: {
+              httpGet: { path: '/healthz', port: 'http' },
+              periodSeconds: 2,
+              failureThreshold: 2,
+              terminationGracePeriodSeconds: 2,
+            },
+          },
+        ],
+      },
+    ),
+    // grpc.health.v1 readiness: SERVING once the container created /tmp/grpc-serving (~3 s).
+    ...(options.grpcProbe === false
+      ? []
+      : [
           base(
-            'probe-net',
-            { app: 'probe-net' },
+            'probe-grpc',
+            { app: 'probe-grpc' },
             {
               containers: [
                 {
-                  ...c('httpd', 'mkdir -p /www; echo ok > /www/healthz; httpd -f -p 8080 -h /www'),
-                  ports: [{ name: 'http', containerPort: 8080 }],
-                  readinessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 2 },
-                  livenessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 5 },
+                  ...c('app', 'sleep 3; touch /tmp/grpc-serving; while true; do sleep 10; done'),
+                  ports: [{ name: 'grpc', containerPort: 9090 }],
+                  readinessProbe: { grpc: { port: 9090 }, periodSeconds: 2 },
                 },
               ],
             },
           ),
-        ]
-      : []),
+        ]),
   ];
 }
 
@@ -153,6 +186,25 @@ export async function createDemoObjects(
     await create(`/api/v1/namespaces/${DEMO_NAMESPACE}/pods`, pod);
 }
 
+/** The demo's static pod (`--demo` puts it in a temp `--pod-manifest-path`): it shows up as its mirror pod `static-web-<node>`. */
+export function demoStaticPodManifest(image: string): string {
+  return `apiVersion: v1
+kind: Pod
+metadata:
+  name: static-web
+  namespace: ${DEMO_NAMESPACE}
+  labels:
+    app.kubernetes.io/part-of: nodeagent-demo
+spec:
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: app
+    image: ${image}
+    imagePullPolicy: IfNotPresent
+    command: ["sh", "-c", "while true; do sleep 10; done"]
+`;
+}
+
 /** One line about a pod: phase or waiting reason, ready containers, restarts, IP. */
 export function podSummary(pod: V1Pod): string {
   const statuses = pod.status?.containerStatuses ?? [];
@@ -166,11 +218,12 @@ export function podSummary(pod: V1Pod): string {
       ? statuses.find((s) => s.state?.terminated)?.state?.terminated?.reason
       : undefined);
   const initWaiting = pod.status?.initContainerStatuses?.find((s) => s.state?.running || s.state?.waiting);
-  let state = pod.status?.phase ?? 'Pending';
+  // As kubectl: the pod's own reason (e.g. OutOfcpu of a rejected pod) replaces the phase.
+  let state = pod.status?.reason ?? pod.status?.phase ?? 'Pending';
   if (pod.metadata?.deletionTimestamp) state = 'Terminating';
   else if (initWaiting !== undefined && state === 'Pending') state = 'Init:0/1';
   else if (waiting !== undefined) state = waiting;
-  return `pod ${(pod.metadata?.name ?? '').padEnd(8)} ${state.padEnd(17)} ready ${ready}/${total}  restarts ${restarts}  ip ${pod.status?.podIP ?? '-'}`;
+  return `pod ${(pod.metadata?.name ?? '').padEnd(11)} ${state.padEnd(17)} ready ${ready}/${total}  restarts ${restarts}  ip ${pod.status?.podIP ?? '-'}`;
 }
 
 /** Prints demo progress to `write` until the factory shuts down. */

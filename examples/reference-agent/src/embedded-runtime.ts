@@ -5,20 +5,29 @@
  * (or `false`/`true`) exits at once with that code, one ending in `sleep N` (N ≤ 600) exits
  * with 0 after N seconds, anything else runs until it is stopped. `ExecSync` (exec probes) plays
  * the container's script on its files: `touch F`, `rm [-f] F` and `sleep N` steps happen at the
- * time they would since the container started, so `cat F` / `test -e F` / `ls F` succeed only
- * while `F` exists; `true`, `false` and `exit N` exit as they say; other commands succeed
- * silently (the fake's default).
+ * time they would since the container started (`echo … > F` creates `F` too; a foreground
+ * `httpd -f` step blocks the rest), so `cat F` / `test -e F` / `ls F` succeed only while `F`
+ * exists; `true`, `false` and `exit N` exit as they say; other commands succeed silently (the
+ * fake's default).
+ *
+ * Pod IPs come from a loopback sub-range (`127.88.0.0/16` by default), which Linux routes
+ * locally without any setup, and every container really listens on its declared TCP
+ * `containerPort`s while it runs ({@link EmbeddedContainerPorts}), so `httpGet`, `tcpSocket`
+ * and `grpc` probes reach it from the agent as they reach a real pod.
  *
  * @module
  */
-import { type Clock, definedFields, realClock } from '@nodeagent/core';
+import { type Clock, definedFields, type Logger, noopLogger, realClock } from '@nodeagent/core';
 import type { CreateContainerRequest } from '@nodeagent/cri';
 import { type BehaviourRule, type ExecResult, FakeRuntime } from '@nodeagent/cri/testing';
+import { EmbeddedContainerPorts } from './embedded-container-ports.js';
 
 /** The busybox-like image the embedded runtime has (the same reference as the real-node sandbox's). */
 export const EMBEDDED_BUSYBOX_IMAGE = 'registry.local/busybox:latest';
 /** The sandbox image it has. */
 export const EMBEDDED_PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
+/** The embedded pod IP range: loopback addresses, routed locally by Linux without root. */
+export const EMBEDDED_POD_CIDR = '127.88.0.0/16';
 const MAX_SLEEP_SECONDS = 600;
 
 function escapeTail(word: string): RegExp {
@@ -63,6 +72,9 @@ export function scriptFilesAt(script: string, elapsedMs: number): Set<string> {
   let at = 0;
   for (const step of steps(script)) {
     const words = step.split(/\s+/);
+    const redirect = /(?:^|[^0-9&])>{1,2}\s*(\S+)\s*$/.exec(step)?.[1];
+    if (redirect !== undefined && redirect !== '/dev/null') files.add(redirect);
+    if (words[0] === 'httpd' && words.includes('-f')) break; // foreground: the rest never runs
     if (words[0] === 'sleep' && words.length === 2) {
       at += Number(words[1]) * 1000;
       if (!(at <= elapsedMs)) break;
@@ -107,34 +119,100 @@ export function busyboxLikeExec(argv: readonly string[], files: ReadonlySet<stri
 
 /** Options of {@link startEmbeddedRuntime}. */
 export interface EmbeddedRuntimeOptions {
-  /** Pod IP range. @default '10.88.0.0/16' */
+  /**
+   * Pod IP range. Only addresses in `127.0.0.0/8` are reachable from the agent (a warning is
+   * logged otherwise): network probes and connections to pods need them. @default '127.88.0.0/16'
+   */
   readonly podCidr?: string | undefined;
   /** @default realClock */
   readonly clock?: Clock;
+  /** Warnings about container ports that cannot listen. @default noopLogger */
+  readonly logger?: Logger;
 }
 
-/** Starts the fake runtime on a unix socket in a fresh temp directory; returns it and its endpoint. */
-export async function startEmbeddedRuntime(
-  options: EmbeddedRuntimeOptions = {},
-): Promise<{ readonly runtime: FakeRuntime; readonly endpoint: string }> {
+/** The embedded runtime: the fake, its endpoint, and `stop()` (closes the containers' ports, then the fake). */
+export interface EmbeddedRuntime {
+  /** The fake runtime. */
+  readonly runtime: FakeRuntime;
+  /** Its CRI endpoint (`unix:///…`). */
+  readonly endpoint: string;
+  /** Closes every container port, then stops the runtime. */
+  stop(): Promise<void>;
+}
+
+/** Starts the fake runtime on a unix socket in a fresh temp directory, with its containers' ports. */
+export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {}): Promise<EmbeddedRuntime> {
   const images = [{ ref: EMBEDDED_BUSYBOX_IMAGE }, { ref: EMBEDDED_PAUSE_IMAGE }, { ref: 'pause' }];
   const clock = options.clock ?? realClock;
+  const logger = options.logger ?? noopLogger;
+  const podCidr = options.podCidr ?? EMBEDDED_POD_CIDR;
+  if (!podCidr.startsWith('127.')) {
+    logger.warn(
+      { podCidr },
+      'Embedded pod IPs outside 127.0.0.0/8 are not routed: httpGet/tcpSocket/grpc probes and connections to pods will fail',
+    );
+  }
   const runtime: FakeRuntime = new FakeRuntime({
     images,
     registryImages: images,
     behaviours: busyboxLikeBehaviours(),
     defaultExec: (argv, containerId) =>
       busyboxLikeExec(argv, containerFiles(runtime, containerId, clock.now())),
-    ...definedFields({ podCidr: options.podCidr, clock: options.clock }),
+    podCidr,
+    ...definedFields({ clock: options.clock }),
   });
-  await runtime.start();
-  return { runtime, endpoint: runtime.endpoint };
+  const ports = new EmbeddedContainerPorts({
+    runtime,
+    files: (id) => containerFiles(runtime, id, clock.now()),
+    docroot: (id) => httpdDocroot(containerScript(runtime, id)?.script ?? ''),
+    logger,
+  });
+  ports.start();
+  try {
+    await runtime.start();
+  } catch (error) {
+    await ports.stop();
+    throw error;
+  }
+  return {
+    runtime,
+    endpoint: runtime.endpoint,
+    stop: async () => {
+      await ports.stop();
+      await runtime.stop();
+    },
+  };
+}
+
+/**
+ * The HTTP document root of a script: the `-h DIR` of its `httpd` step (busybox httpd), else
+ * `/` (the container's working directory).
+ */
+export function httpdDocroot(script: string): string {
+  for (const step of steps(script)) {
+    const words = step.split(/\s+/);
+    if (words[0] !== 'httpd') continue;
+    const at = words.indexOf('-h');
+    const dir = at === -1 ? undefined : words[at + 1];
+    if (dir !== undefined) return dir;
+  }
+  return '/';
 }
 
 /** The files of container `id` at `nowMs`: its script (from its CreateContainer call) played since it started. */
 function containerFiles(runtime: FakeRuntime, id: string, nowMs: number): Set<string> {
+  const found = containerScript(runtime, id);
+  if (found === undefined) return new Set();
+  return scriptFilesAt(found.script, nowMs - found.startedAtMs);
+}
+
+/** The shell script container `id` runs (from its CreateContainer call) and when it started, ms; undefined before it starts. */
+function containerScript(
+  runtime: FakeRuntime,
+  id: string,
+): { readonly script: string; readonly startedAtMs: number } | undefined {
   const status = runtime.containers().find((c) => c.id === id);
-  if (status === undefined || status.startedAt === 0n) return new Set();
+  if (status === undefined || status.startedAt === 0n) return undefined;
   const uid = status.labels['io.kubernetes.pod.uid'];
   const call = runtime
     .calls('CreateContainer')
@@ -147,5 +225,5 @@ function containerFiles(runtime: FakeRuntime, id: string, nowMs: number): Set<st
     );
   const argv = [...(call?.config?.command ?? []), ...(call?.config?.args ?? [])];
   const script = argv[0] === 'sh' && argv[1] === '-c' ? argv.slice(2).join(' ') : argv.join(' ');
-  return scriptFilesAt(script, nowMs - Number(status.startedAt / 1_000_000n));
+  return { script, startedAtMs: Number(status.startedAt / 1_000_000n) };
 }

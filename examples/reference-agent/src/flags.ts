@@ -5,7 +5,10 @@
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import type { LogLevel } from '@nodeagent/core';
+import type { V1Taint } from '@kubernetes/client-node';
+import { SysctlAllowlist } from '@nodeagent/admission';
+import { type LogLevel, parseGoDuration, parseIP } from '@nodeagent/core';
+import { parseNodeLabels, parseReservation, parseTaints, type ResourceList } from '@nodeagent/status';
 import { EMBEDDED_BUSYBOX_IMAGE } from './embedded-runtime.js';
 
 /** A bad command line; the bin prints it with the usage and exits with 2. */
@@ -41,8 +44,28 @@ export interface AgentFlags {
   readonly podLogsRoot: string | undefined;
   /** `--health-port` (0: any free port). */
   readonly healthPort: number | undefined;
+  /** `--node-labels k=v,...` (set at registration). */
+  readonly nodeLabels: Readonly<Record<string, string>> | undefined;
+  /** `--register-with-taints key=value:Effect,...`. */
+  readonly registerWithTaints: readonly V1Taint[] | undefined;
+  /** `--kube-reserved cpu=100m,memory=256Mi,...`. */
+  readonly kubeReserved: ResourceList | undefined;
+  /** `--system-reserved cpu=100m,memory=256Mi,...`. */
+  readonly systemReserved: ResourceList | undefined;
+  /** `--max-pods`. */
+  readonly maxPods: number | undefined;
+  /** `--node-status-update-frequency` (Go duration), ms. */
+  readonly nodeStatusUpdateFrequencyMs: number | undefined;
   /** `--max-container-restart-period SECONDS` (CrashLoopBackOff cap). */
   readonly maxContainerRestartPeriodSeconds: number | undefined;
+  /** `--pod-manifest-path`: static pod manifests (directory or file). */
+  readonly podManifestPath: string | undefined;
+  /** `--manifest-url`: URL of a Pod or PodList. */
+  readonly manifestUrl: string | undefined;
+  /** `--manifest-url-header 'Name:value'` (repeatable; a value may list several with commas). */
+  readonly manifestUrlHeaders: readonly (readonly [string, string])[];
+  /** `--allowed-unsafe-sysctls a,b*` */
+  readonly allowedUnsafeSysctls: readonly string[];
   /** `--help`. */
   readonly help: boolean;
   /** `--version`. */
@@ -57,7 +80,15 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --kubeconfig PATH              use this API server instead of the embedded one
   --runtime-endpoint unix:///P   use this CRI runtime (e.g. containerd) instead of the fake one
   --node-name NAME               node name (default: the host name)
-  --node-ip IP                   InternalIP of the node and hostIP of pods (default: first IPv4 address)
+  --node-ip IP[,IP]              InternalIP of the node and hostIP of pods (default: first IPv4 address)
+  --node-labels K=V,...          labels to add when registering the node
+  --register-with-taints K[=V]:EFFECT,...
+                                 taints to add when registering the node
+  --kube-reserved R=Q,...        resources reserved for Kubernetes daemons (cpu, memory, ephemeral-storage, pid)
+  --system-reserved R=Q,...      resources reserved for the system (same resources)
+  --max-pods N                   pods this node can run (default 110)
+  --node-status-update-frequency DURATION
+                                 how often the node status is computed (default 10s)
   --pod-cidr CIDR                spec.podCIDR, also sent to the runtime
   --demo                         create demo pods and a Service for this node and print their progress
   --demo-image REF               image of the demo pods (default ${EMBEDDED_BUSYBOX_IMAGE})
@@ -69,6 +100,10 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --health-port PORT             serve /healthz on 127.0.0.1:PORT (0: any free port)
   --max-container-restart-period SECONDS
                                  CrashLoopBackOff cap (default 300; below 10 it lowers the first delay too)
+  --pod-manifest-path PATH       static pod manifests: a directory (YAML/JSON, one pod per file) or one file
+  --manifest-url URL             static pods from this URL (a Pod or PodList), polled every 20 s
+  --manifest-url-header 'K:V'    header of the manifest URL requests (repeatable)
+  --allowed-unsafe-sysctls LIST  comma-separated sysctls or prefix* patterns pods may set besides the safe ones
   -h, --help                     this text
   --version                      print the agent's version and exit
 `;
@@ -86,7 +121,7 @@ function number(name: string, value: string | undefined, min: number): number | 
 
 /** Parses `argv` (without node and the script). @throws FlagError */
 export function parseFlags(argv: readonly string[], hostname: string = os.hostname()): AgentFlags {
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
       args: [...argv],
@@ -107,6 +142,16 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
         'pod-logs-root': { type: 'string' },
         'health-port': { type: 'string' },
         'max-container-restart-period': { type: 'string' },
+        'pod-manifest-path': { type: 'string' },
+        'manifest-url': { type: 'string' },
+        'manifest-url-header': { type: 'string', multiple: true },
+        'allowed-unsafe-sysctls': { type: 'string' },
+        'node-labels': { type: 'string' },
+        'register-with-taints': { type: 'string' },
+        'kube-reserved': { type: 'string' },
+        'system-reserved': { type: 'string' },
+        'max-pods': { type: 'string' },
+        'node-status-update-frequency': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -137,11 +182,35 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   if (healthPort !== undefined && (!Number.isInteger(healthPort) || healthPort > 65535)) {
     throw new FlagError(`--health-port: expected a port 0-65535, got "${str('health-port')}"`);
   }
+  const manifestUrlHeaders = ((values['manifest-url-header'] as string[] | undefined) ?? []).map((h) => {
+    const colon = h.indexOf(':');
+    if (colon <= 0) throw new FlagError(`--manifest-url-header: expected 'Name:value', got "${h}"`);
+    return [h.slice(0, colon).trim(), h.slice(colon + 1).trim()] as const;
+  });
+  const allowedUnsafeSysctls = (str('allowed-unsafe-sysctls') ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
+  try {
+    new SysctlAllowlist(allowedUnsafeSysctls);
+  } catch (err) {
+    throw new FlagError(`--allowed-unsafe-sysctls: ${(err as Error).message}`);
+  }
+  const nodeIp = str('node-ip');
+  for (const ip of nodeIp?.split(',') ?? []) {
+    if (parseIP(ip.trim()) === null) throw new FlagError(`--node-ip: "${ip}" is not an IP address`);
+  }
+  const maxPods = number('max-pods', str('max-pods'), 1);
+  if (maxPods !== undefined && !Number.isInteger(maxPods)) {
+    throw new FlagError(`--max-pods: expected an integer >= 1, got "${str('max-pods')}"`);
+  }
   return {
+    ...statusFlags(str),
+    maxPods,
     kubeconfig: str('kubeconfig'),
     runtimeEndpoint: endpoint,
     nodeName,
-    nodeIp: str('node-ip'),
+    nodeIp,
     podCidr,
     demo: values.demo === true,
     demoImage: str('demo-image') ?? EMBEDDED_BUSYBOX_IMAGE,
@@ -156,7 +225,38 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
       str('max-container-restart-period'),
       1,
     ),
+    podManifestPath: str('pod-manifest-path'),
+    manifestUrl: str('manifest-url'),
+    manifestUrlHeaders,
+    allowedUnsafeSysctls,
     help: values.help === true,
     version: values.version === true,
+  };
+}
+
+/** The node registration and status flags, parsed by `@nodeagent/status`. @throws FlagError */
+function statusFlags(str: (k: string) => string | undefined) {
+  const parse = <T>(flag: string, fn: (text: string) => T): T | undefined => {
+    const text = str(flag);
+    if (text === undefined) return undefined;
+    try {
+      return fn(text);
+    } catch (err) {
+      const message = (err as Error).message;
+      throw new FlagError(message.startsWith('--') ? message : `--${flag}: ${message}`);
+    }
+  };
+  const frequency = parse('node-status-update-frequency', parseGoDuration);
+  if (frequency !== undefined && frequency < 1) {
+    throw new FlagError(
+      `--node-status-update-frequency: expected a positive duration, got "${str('node-status-update-frequency')}"`,
+    );
+  }
+  return {
+    nodeLabels: parse('node-labels', parseNodeLabels),
+    registerWithTaints: parse('register-with-taints', parseTaints),
+    kubeReserved: parse('kube-reserved', (t) => parseReservation(t, '--kube-reserved')),
+    systemReserved: parse('system-reserved', (t) => parseReservation(t, '--system-reserved')),
+    nodeStatusUpdateFrequencyMs: frequency,
   };
 }

@@ -1,13 +1,16 @@
 /**
- * The kubelet's main loop in miniature (`syncLoopIteration`): pod informer events become
- * pod-worker updates (a status-only change is a reconcile and is not sent), PLEG events
- * and due work-queue keys become `sync` updates, and a housekeeping tick
- * (`HandlePodCleanups`, every 2 s once the pod source has synced) reconciles the workers with
- * the desired pods and stops pods found only in the runtime.
+ * The kubelet's main loop in miniature (`syncLoopIteration`): the merged pod config
+ * (`@nodeagent/pod-sources`: API server, manifest directory, URL) becomes pod-worker updates —
+ * an ADD only after admission (`@nodeagent/admission`; a rejected pod is written Failed),
+ * UPDATE/DELETE as updates, REMOVE as a kill, RECONCILE not sent —, PLEG events and due
+ * work-queue keys become `sync` updates, and a housekeeping tick (`HandlePodCleanups`, every
+ * 2 s once every source has been seen) reconciles the workers with the desired pods and stops
+ * pods found only in the runtime.
  *
  * @module
  */
 import type { V1Pod } from '@kubernetes/client-node';
+import { type PodAdmitter, rejectedPodStatus } from '@nodeagent/admission';
 import {
   type Clock,
   type Lifecycle,
@@ -19,32 +22,37 @@ import {
   type WorkQueue,
 } from '@nodeagent/core';
 import { PodSandboxState } from '@nodeagent/cri';
-import {
-  type DeletedFinalStateUnknown,
-  type KubeObject,
-  objectOf,
-  type SharedInformer,
-} from '@nodeagent/informer';
+import type { KubeObject } from '@nodeagent/informer';
 import { type GenericPLEG, isSyncPodWorthy } from '@nodeagent/pleg';
-import type { PodWorkers } from '@nodeagent/pod-workers';
+import type { PodConfig, PodUpdate } from '@nodeagent/pod-sources';
+import { isPodPhaseTerminal, type PodWorkers } from '@nodeagent/pod-workers';
 import type { ProbeManager, ProbeResultUpdate } from '@nodeagent/prober';
-import type { PodStatusWriter } from './pod-status-writer.js';
+import type { PodStatusManager } from '@nodeagent/status';
 
 /** A pod as the informer hands it over. */
 export type PodObject = V1Pod & KubeObject;
 
 /** What {@link PodLifecycle} wires together. */
 export interface PodLifecycleDeps {
-  /** Pods bound to this node (`spec.nodeName=<node>`). */
-  readonly pods: SharedInformer<PodObject>;
+  /** The merged pod sources. */
+  readonly config: Pick<PodConfig, 'updates' | 'pods' | 'seenAllSources'>;
+  /** Judges each added pod before it reaches the workers. @default admit everything */
+  readonly admitter?: Pick<PodAdmitter, 'admit' | 'update' | 'release' | 'admittedPods'>;
+  /** Runs after each config update and housekeeping pass (mirror pods). @default none */
+  readonly afterUpdate?: () => void;
   /** One worker per pod UID. */
   readonly workers: PodWorkers<unknown>;
   /** Runtime events and the pod status cache. */
   readonly pleg: GenericPLEG;
   /** Where the workers schedule resyncs. */
   readonly queue: WorkQueue<string>;
-  /** Final deletes of pods that finished before they were deleted. */
-  readonly writer: PodStatusWriter;
+  /**
+   * Pod statuses: rejected pods' status, final deletes of pods that finished before they were
+   * deleted, and forgetting removed pods.
+   */
+  readonly statuses: Pick<PodStatusManager, 'setPodStatus' | 'terminatePod' | 'deletePodStatus'>;
+  /** Records the Warning event of a rejected pod (upstream `rejectPod`). @default none */
+  readonly recordRejection?: (pod: V1Pod, reason: string, message: string) => void;
   /**
    * Probe results wake the pod's worker (upstream `handleProbeSync`): a readiness or startup
    * change, a liveness failure; housekeeping drops the workers of pods no longer desired.
@@ -63,17 +71,8 @@ function uidOf(pod: V1Pod): string {
   return pod.metadata?.uid ?? '';
 }
 
-/** Whether an update changes something the workers act on (else it is a status-only reconcile). */
-export function podConfigChanged(oldPod: V1Pod, newPod: V1Pod): boolean {
-  const pick = (p: V1Pod) =>
-    JSON.stringify([
-      p.spec,
-      p.metadata?.labels,
-      p.metadata?.annotations,
-      p.metadata?.deletionTimestamp,
-      p.metadata?.deletionGracePeriodSeconds,
-    ]);
-  return pick(oldPod) !== pick(newPod);
+function timeOf(t: Date | string | undefined): number {
+  return t === undefined ? 0 : new Date(t).getTime();
 }
 
 /** The loop feeding the pod workers. */
@@ -85,6 +84,8 @@ export class PodLifecycle implements Lifecycle {
   /** Pods by UID, including deleted ones whose worker still exists (the kubelet's pod manager). */
   readonly #podsByUid = new Map<string, V1Pod>();
   readonly #removed = new Set<string>();
+  /** Pods admission refused: they never reach the workers. */
+  readonly #rejected = new Set<string>();
   #timer: Timer | undefined;
   #loops: Promise<unknown>[] = [];
   readonly #clock: Clock;
@@ -112,16 +113,19 @@ export class PodLifecycle implements Lifecycle {
   }
 
   #startLoops(signal: AbortSignal): void {
-    const { pods, pleg, queue, workers } = this.#deps;
-    pods.addEventHandler(
-      {
-        onAdd: (pod) => this.#onAdd(pod),
-        onUpdate: (oldPod, pod) => this.#onUpdate(oldPod, pod),
-        onDelete: (pod) => this.#onDelete(pod),
-      },
-      { name: 'pod-config' },
-    );
+    const { config, pleg, queue, workers } = this.#deps;
     this.#loops.push(
+      (async () => {
+        while (!signal.aborted) {
+          const update = await config.updates.receive(signal);
+          try {
+            this.#onConfig(update);
+          } catch (err) {
+            this.#log.error({ err: (err as Error).message, op: update.op }, 'pod config update failed');
+          }
+          this.#deps.afterUpdate?.();
+        }
+      })().catch(() => {}),
       (async () => {
         for await (const event of pleg.events(signal)) {
           if (!isSyncPodWorthy(event)) continue;
@@ -171,45 +175,103 @@ export class PodLifecycle implements Lifecycle {
     this.#loops = [];
   }
 
-  #onAdd(pod: V1Pod): void {
-    this.#podsByUid.set(uidOf(pod), pod);
-    this.#log.info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` }, 'SyncLoop ADD');
+  #onConfig(update: PodUpdate): void {
+    switch (update.op) {
+      case 'ADD': {
+        // Upstream admits additions oldest first, against the pods admitted before them.
+        const sorted = [...update.pods].sort(
+          (a, b) => timeOf(a.metadata?.creationTimestamp) - timeOf(b.metadata?.creationTimestamp),
+        );
+        for (const pod of sorted) this.#onAdd(pod, update.source);
+        break;
+      }
+      case 'UPDATE':
+      case 'DELETE':
+        for (const pod of update.pods) this.#onUpdate(pod, update.op);
+        break;
+      case 'REMOVE':
+        for (const pod of update.pods) this.#onRemove(pod);
+        break;
+      case 'RECONCILE':
+        for (const pod of update.pods) this.#podsByUid.set(uidOf(pod), pod);
+        break;
+    }
+  }
+
+  #onAdd(pod: V1Pod, source: string): void {
+    const uid = uidOf(pod);
+    this.#podsByUid.set(uid, pod);
+    const name = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
+    this.#log.info({ pod: name, source }, 'SyncLoop ADD');
+    const admitter = this.#deps.admitter;
+    if (admitter !== undefined && !isPodPhaseTerminal(pod)) {
+      this.#releaseInactive(admitter);
+      const result = admitter.admit(pod);
+      if (!result.admit) {
+        this.#rejected.add(uid);
+        this.#log.warn({ pod: name, reason: result.reason }, result.message ?? 'Pod rejected');
+        this.#deps.recordRejection?.(pod, result.reason ?? 'Rejected', result.message ?? '');
+        this.#deps.statuses.setPodStatus(pod, rejectedPodStatus(pod, result));
+        return;
+      }
+    }
     this.#deps.workers.updatePod({ updateType: 'create', pod, startTime: this.#clock.now() });
   }
 
-  #onUpdate(oldPod: V1Pod, pod: V1Pod): void {
+  /** Takes pods that finished or left off the admission books (upstream `filterOutInactivePods`). */
+  #releaseInactive(admitter: NonNullable<PodLifecycleDeps['admitter']>): void {
+    for (const admitted of admitter.admittedPods()) {
+      const uid = uidOf(admitted);
+      const current = this.#podsByUid.get(uid);
+      const status = this.#deps.workers.getPodSyncStatus(uid);
+      if (
+        current === undefined ||
+        this.#removed.has(uid) ||
+        status?.finished === true ||
+        isPodPhaseTerminal(current)
+      ) {
+        admitter.release(uid);
+      }
+    }
+  }
+
+  #onUpdate(pod: V1Pod, op: 'UPDATE' | 'DELETE'): void {
     const uid = uidOf(pod);
     this.#podsByUid.set(uid, pod);
-    if (!podConfigChanged(oldPod, pod)) return;
-    const deleting = pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
-    if (deleting && this.#deps.workers.getPodSyncStatus(uid)?.finished === true) {
-      // Finished before the delete arrived: nothing runs, so the final delete can go at once.
-      this.#deps.writer
-        .deleteFinal(pod)
-        .catch((err: unknown) => this.#log.warn({ err }, 'final delete failed'));
+    this.#deps.admitter?.update(pod);
+    if (
+      this.#rejected.has(uid) ||
+      (op === 'DELETE' && this.#deps.workers.getPodSyncStatus(uid)?.finished === true)
+    ) {
+      // Nothing runs (rejected, or finished before the delete arrived): the status manager
+      // deletes it once the API shows the terminal phase (upstream TerminatePod).
+      if (op === 'DELETE') this.#deps.statuses.terminatePod(pod);
       return;
     }
-    this.#log.info(
-      { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` },
-      deleting ? 'SyncLoop DELETE' : 'SyncLoop UPDATE',
-    );
+    this.#log.info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` }, `SyncLoop ${op}`);
     this.#deps.workers.updatePod({ updateType: 'update', pod, startTime: this.#clock.now() });
   }
 
-  #onDelete(obj: PodObject | DeletedFinalStateUnknown<PodObject>): void {
-    const pod = objectOf(obj);
+  #onRemove(pod: V1Pod): void {
     const uid = uidOf(pod);
     this.#removed.add(uid);
+    this.#deps.admitter?.release(uid);
     this.#log.info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` }, 'SyncLoop REMOVE');
+    if (this.#rejected.delete(uid)) return;
     this.#deps.workers.updatePod({ updateType: 'kill', pod, startTime: this.#clock.now() });
+  }
+
+  /** The pod with this UID as the config last delivered it (upstream `podManager.GetPodByUID`). */
+  podByUid(uid: string): V1Pod | undefined {
+    return this.#podsByUid.get(uid);
   }
 
   /** One `HandlePodCleanups` pass; public for tests. */
   housekeeping(): void {
-    const { pods, workers, pleg, writer } = this.#deps;
-    if (!pods.hasSynced()) return;
+    const { config, workers, pleg, statuses } = this.#deps;
+    if (!config.seenAllSources()) return;
     this.lastHousekeepingAt = this.#clock.now();
-    const desired = pods.lister.list();
+    const desired = config.pods().filter((p) => !this.#rejected.has(uidOf(p)));
     const known = workers.syncKnownPods(desired);
     const desiredUids = new Set(desired.map(uidOf));
     // Upstream HandlePodCleanups: probe workers of pods no longer desired stop.
@@ -218,7 +280,7 @@ export class PodLifecycle implements Lifecycle {
       if (known.has(uid) || desiredUids.has(uid)) continue;
       this.#removed.delete(uid);
       this.#podsByUid.delete(uid);
-      writer.forget(uid);
+      statuses.deletePodStatus(uid);
     }
     // Pods the runtime runs that no config asks for (e.g. left by an earlier agent): stop them.
     for (const uid of pleg.cache.uids()) {
@@ -233,5 +295,6 @@ export class PodLifecycle implements Lifecycle {
         runningPod: { id: uid, name: status.name, namespace: status.namespace },
       });
     }
+    this.#deps.afterUpdate?.();
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The pod workers' callbacks (the kubelet's `SyncPod`, `SyncTerminatingPod`,
  * `SyncTerminatingRuntimePod`, `SyncTerminatedPod`), each a few calls into
- * `@nodeagent/kuberuntime` and the {@link PodStatusWriter}.
+ * `@nodeagent/kuberuntime` and the `@nodeagent/status` pod status manager.
  *
  * @module
  */
@@ -19,7 +19,7 @@ import type {
   SyncPodType,
 } from '@nodeagent/pod-workers';
 import type { ProbeManager } from '@nodeagent/prober';
-import type { PodStatusWriter } from './pod-status-writer.js';
+import type { PodStatusManager } from '@nodeagent/status';
 
 /** The part of `@nodeagent/prober`'s `ProbeManager` the syncer drives. */
 export type PodProber = Pick<ProbeManager, 'addPod' | 'stopLivenessAndStartup' | 'removePod'>;
@@ -36,8 +36,8 @@ export class PodStillRunningError extends Error {
 export interface AgentPodSyncerDeps {
   /** Moves pods toward their spec. */
   readonly runtime: KubeRuntimeManager;
-  /** Sends statuses and final deletes. */
-  readonly writer: PodStatusWriter;
+  /** Caches and writes statuses, and deletes finished pods that are being deleted. */
+  readonly statuses: Pick<PodStatusManager, 'getPodStatus' | 'setPodStatus' | 'terminatePod'>;
   /**
    * Probes the pods' containers (upstream `probeManager`): pods are added on every sync,
    * liveness and startup stop when a pod starts terminating, the rest once it is killed.
@@ -71,7 +71,7 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
 
   #apiStatus(pod: V1Pod, status: PodStatus, podIsTerminal = false): V1PodStatus {
     const uid = pod.metadata?.uid ?? '';
-    const oldStatus = this.#deps.writer.lastSent(uid) ?? pod.status ?? {};
+    const oldStatus = this.#deps.statuses.getPodStatus(uid) ?? pod.status ?? {};
     return this.#deps.runtime.computePodStatus(pod, status, { oldStatus, podIsTerminal });
   }
 
@@ -85,7 +85,7 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
   ): Promise<SyncPodResult> {
     if (cached.error !== undefined) throw cached.error;
     const status = this.#apiStatus(pod, cached.status);
-    await this.#deps.writer.setStatus(pod, status, ctx.signal);
+    this.#deps.statuses.setPodStatus(pod, status);
     if (isTerminalPhase(status)) return { isTerminal: true };
     ctx.signal.throwIfAborted();
     if (updateType === 'create') this.#log.info({ pod: podRef(pod) }, 'Starting pod');
@@ -106,11 +106,11 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     gracePeriodSeconds: number | undefined,
     podStatusFn: PodStatusFunc | undefined,
   ): Promise<void> {
-    const { runtime, writer, prober } = this.#deps;
+    const { runtime, statuses, prober } = this.#deps;
     prober?.stopLivenessAndStartup(pod);
     const before = this.#apiStatus(pod, cached.status);
     podStatusFn?.(before);
-    await writer.setStatus(pod, before, ctx.signal);
+    statuses.setPodStatus(pod, before);
     this.#log.info({ pod: podRef(pod), ...definedFields({ gracePeriodSeconds }) }, 'Killing pod');
     const result = await runtime.killPod(pod, cached.status, gracePeriodSeconds);
     const err = result.error();
@@ -126,7 +126,7 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     const withIps = stopped.ips.length > 0 ? stopped : { ...stopped, ips: cached.status.ips };
     const final = this.#apiStatus(pod, withIps, true);
     podStatusFn?.(final);
-    await writer.setStatus(pod, final, ctx.signal);
+    statuses.setPodStatus(pod, final);
   }
 
   /** An orphan found only in the runtime: stop it with a 1 s grace period. */
@@ -145,15 +145,15 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     if (err !== undefined) throw err;
   }
 
-  /** The terminal status, then — for a pod being deleted — the final delete. */
-  async syncTerminatedPod(ctx: SyncContext, pod: V1Pod, cached: CachedPodStatus): Promise<void> {
-    const { writer } = this.#deps;
+  /**
+   * The terminal status, then `terminatePod`: the status manager writes it and — for a pod
+   * being deleted — deletes the pod once the API shows the terminal phase.
+   */
+  async syncTerminatedPod(_ctx: SyncContext, pod: V1Pod, cached: CachedPodStatus): Promise<void> {
+    const { statuses } = this.#deps;
     const final = this.#apiStatus(pod, cached.status, true);
-    await writer.setStatus(pod, final, ctx.signal);
-    if (pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null) {
-      await writer.deleteFinal(pod, ctx.signal);
-    } else {
-      this.#log.info({ pod: podRef(pod), phase: final.phase }, 'Pod terminated');
-    }
+    statuses.setPodStatus(pod, final);
+    statuses.terminatePod(pod);
+    this.#log.info({ pod: podRef(pod), phase: final.phase }, 'Pod terminated');
   }
 }

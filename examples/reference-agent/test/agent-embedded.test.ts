@@ -40,7 +40,7 @@ describe('reference agent with embedded defaults', () => {
     await agent?.stop();
   });
 
-  it('registers the Node as Ready with capacity, addresses, nodeInfo and podCIDR', async () => {
+  it('registers the Node as Ready with the four conditions, capacity, allocatable, addresses, nodeInfo and podCIDR', async () => {
     const node = await waitFor('Ready node', () => {
       const n = store().tryGet('nodes', '', NODE) as V1Node | undefined;
       return n?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? n : undefined;
@@ -52,11 +52,19 @@ describe('reference agent with embedded defaults', () => {
     expect(node.spec?.podCIDR).toBe('10.77.0.0/24');
     expect(node.status?.capacity?.pods).toBe('110');
     expect(Number(node.status?.capacity?.cpu)).toBeGreaterThan(0);
-    expect(node.status?.capacity?.memory).toMatch(/^\d+Ki$/);
+    expect(node.status?.capacity?.memory).toMatch(/^\d+(Ki|Mi|Gi)?$/);
+    // allocatable = capacity − the 100Mi hard eviction threshold (no reservations given)
+    expect(node.status?.allocatable?.memory).not.toBe(node.status?.capacity?.memory);
     expect(node.status?.addresses).toContainEqual({ type: 'InternalIP', address: '192.0.2.10' });
     expect(node.status?.nodeInfo?.kubeletVersion).toBe('v1.34.0-nodeagent');
     expect(node.status?.nodeInfo?.containerRuntimeVersion).toBe('fakeRuntime://0.1.0');
-    expect(node.status?.conditions?.[0]).toMatchObject({ reason: 'KubeletReady' });
+    expect(node.status?.conditions?.map((c) => `${c.type}=${c.status}:${c.reason}`)).toEqual([
+      'MemoryPressure=False:KubeletHasSufficientMemory',
+      'DiskPressure=False:KubeletHasNoDiskPressure',
+      'PIDPressure=False:KubeletHasSufficientPID',
+      'Ready=True:KubeletReady',
+    ]);
+    expect(node.status?.daemonEndpoints?.kubeletEndpoint?.Port).toBe(10250);
   });
 
   it('renews the Lease in kube-node-lease, owned by the Node', async () => {
@@ -128,7 +136,7 @@ describe('reference agent with embedded defaults', () => {
     expect(getPod('crasher')?.status?.phase).toBe('Running');
   });
 
-  it('runs a pod to completion: Succeeded, and its worker finishes', async () => {
+  it('runs a pod to completion: Succeeded, its worker finishes, and a later delete removes it', async () => {
     await createPod(
       makePod('job', NODE, [shContainer('work', IMAGE, 'echo hi; exit 0')], { restartPolicy: 'Never' }),
     );
@@ -142,6 +150,9 @@ describe('reference agent with embedded defaults', () => {
     });
     const uid = pod.metadata?.uid ?? '';
     await waitFor('worker finished', () => agent.workers.getPodSyncStatus(uid)?.finished);
+    // Deleted once finished: the status manager removes it at once (grace 0, UID precondition).
+    await agent.api.delete('/api/v1/namespaces/default/pods/job', { gracePeriodSeconds: 30 });
+    await waitFor('job removed', () => (getPod('job') === undefined ? true : undefined));
   });
 
   it('deletes a pod gracefully: containers stopped within the grace period, then the pod is removed', async () => {

@@ -25,7 +25,7 @@ describe('reference agent probes (embedded defaults)', () => {
   beforeAll(async () => {
     agent = await runAgent({
       nodeName: NODE,
-      podCidr: '10.78.0.0/24',
+      podCidr: '127.78.0.0/24',
       nodeIp: '192.0.2.11',
       relistPeriodMs: 200,
       housekeepingMs: 200,

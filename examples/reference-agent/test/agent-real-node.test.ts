@@ -1,9 +1,10 @@
 // The agent against a real containerd in a private node sandbox (its own netns, CNI bridge),
 // with the embedded API server: a busybox pod runs to Running with a pod IP from the
 // sandbox's CNI range, and a graceful delete stops its containers and removes the pod; exec
-// probes run through containerd's ExecSync (readiness → Ready, a failing liveness → restart).
+// probes run through containerd's ExecSync (readiness → Ready and a ready EndpointSlice
+// endpoint, a failing liveness → restart, a startup probe → started only after it passes).
 import { join } from 'node:path';
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1EndpointSlice, V1Node, V1Pod } from '@kubernetes/client-node';
 import { ContainerState } from '@nodeagent/cri';
 import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
 import { describeRealNode } from '@nodeagent/test-support/real-node';
@@ -41,7 +42,7 @@ describeRealNode(
     it('registers the node with containerd as its runtime', async () => {
       const n = await waitFor('Ready node', () => {
         const got = agent.apiServer?.store.tryGet('nodes', '', 'ranode') as V1Node | undefined;
-        return got?.status?.conditions?.[0]?.status === 'True' ? got : undefined;
+        return got?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? got : undefined;
       });
       expect(n.status?.nodeInfo?.containerRuntimeVersion).toMatch(/^containerd:\/\//);
     });
@@ -81,26 +82,31 @@ describeRealNode(
       expect(containers.every((c) => c.state === ContainerState.CONTAINER_EXITED)).toBe(true);
     }, 60_000);
 
-    it('exec probes through containerd: Ready once readiness passes, restarted when liveness starts failing', async () => {
-      await agent.api.create(
-        '/api/v1/namespaces/default/pods',
-        makePod('probed', 'ranode', [
-          {
-            ...shContainer(
-              'app',
-              node.imageRef,
-              'touch /tmp/healthy /tmp/ready; sleep 4; rm -f /tmp/healthy; sleep 600',
-            ),
-            readinessProbe: { exec: { command: ['cat', '/tmp/ready'] }, periodSeconds: 1 },
-            livenessProbe: {
-              exec: { command: ['cat', '/tmp/healthy'] },
-              periodSeconds: 1,
-              failureThreshold: 1,
-              terminationGracePeriodSeconds: 2,
-            },
+    it('exec probes through containerd: Ready once readiness passes (endpoint ready), restarted when liveness starts failing', async () => {
+      await agent.api.create('/api/v1/namespaces/default/services', {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'probed', namespace: 'default' },
+        spec: { selector: { app: 'probed' }, ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] },
+      });
+      const probedPod = makePod('probed', 'ranode', [
+        {
+          ...shContainer(
+            'app',
+            node.imageRef,
+            'touch /tmp/healthy /tmp/ready; sleep 4; rm -f /tmp/healthy; sleep 600',
+          ),
+          readinessProbe: { exec: { command: ['cat', '/tmp/ready'] }, periodSeconds: 1 },
+          livenessProbe: {
+            exec: { command: ['cat', '/tmp/healthy'] },
+            periodSeconds: 1,
+            failureThreshold: 1,
+            terminationGracePeriodSeconds: 2,
           },
-        ]),
-      );
+        },
+      ]);
+      probedPod.metadata = { ...probedPod.metadata, labels: { app: 'probed' } };
+      await agent.api.create('/api/v1/namespaces/default/pods', probedPod);
       const ready = await waitFor(
         'probed Ready',
         () => {
@@ -111,6 +117,14 @@ describeRealNode(
       );
       const first = ready.status?.containerStatuses?.[0];
       expect(first).toMatchObject({ ready: true, started: true, restartCount: 0 });
+      const endpoint = await waitFor('the probed endpoint ready', () => {
+        const slices = (agent.apiServer?.store.list('endpointslices', 'default') ??
+          []) as unknown as V1EndpointSlice[];
+        const slice = slices.find((x) => x.metadata?.labels?.['kubernetes.io/service-name'] === 'probed');
+        const e = slice?.endpoints?.[0];
+        return e?.conditions?.ready === true ? e : undefined;
+      });
+      expect(endpoint.addresses).toEqual([ready.status?.podIP]);
       const restarted = await waitFor(
         'probed restarted',
         () => {
@@ -122,6 +136,40 @@ describeRealNode(
       expect(restarted.restartCount).toBe(1);
       expect(restarted.containerID).not.toBe(first?.containerID);
       expect(restarted.lastState?.terminated).toBeDefined();
+    }, 70_000);
+
+    it('a startup probe through containerd: started (and ready) only after it passes', async () => {
+      await agent.api.create(
+        '/api/v1/namespaces/default/pods',
+        makePod('slowstart', 'ranode', [
+          {
+            ...shContainer('app', node.imageRef, 'sleep 4; touch /tmp/started; sleep 600'),
+            startupProbe: {
+              exec: { command: ['cat', '/tmp/started'] },
+              periodSeconds: 1,
+              failureThreshold: 30,
+            },
+          },
+        ]),
+      );
+      const notStarted = await waitFor(
+        'slowstart running',
+        () => {
+          const cs = getPod('slowstart')?.status?.containerStatuses?.[0];
+          return cs?.state?.running ? cs : undefined;
+        },
+        30_000,
+      );
+      expect(notStarted).toMatchObject({ started: false, ready: false });
+      const started = await waitFor(
+        'slowstart started',
+        () => {
+          const cs = getPod('slowstart')?.status?.containerStatuses?.[0];
+          return cs?.started === true ? cs : undefined;
+        },
+        30_000,
+      );
+      expect(started).toMatchObject({ ready: true, restartCount: 0, containerID: notStarted.containerID });
     }, 70_000);
   },
 );

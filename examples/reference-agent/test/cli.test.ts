@@ -45,11 +45,15 @@ it('runs the demo and stops cleanly', async () => {
     'demo progress',
     () =>
       /pod web +Running +ready 2\/2/.test(out.text()) &&
-      /service web endpoints: 10\.88\.\d+\.\d+:8080\n/.test(out.text()) &&
+      /service web endpoints: 127\.88\.\d+\.\d+:8080\n/.test(out.text()) &&
       /pod crasher +CrashLoopBackOff/.test(out.text()) &&
       /pod job +Succeeded/.test(out.text()) &&
       /pod probe-exec +Running +ready 1\/1/.test(out.text()) &&
-      /pod probe-start +Running +ready 1\/1/.test(out.text()),
+      /pod probe-start +Running +ready 1\/1/.test(out.text()) &&
+      /pod greedy +OutOfcpu +ready 0\/1/.test(out.text()) &&
+      /pod static-web-cli-node +Running +ready 1\/1/.test(out.text()) &&
+      /pod probe-net +Running +ready 1\/1/.test(out.text()) &&
+      /pod probe-grpc +Running +ready 1\/1/.test(out.text()),
     20_000,
   );
   const kubeconfig = /kubeconfig: (\S+)/.exec(out.text())?.[1] ?? '';
@@ -62,4 +66,6 @@ it('runs the demo and stops cleanly', async () => {
   // Not ready before their probes passed.
   expect(out.text()).toMatch(/pod probe-exec +Running +ready 0\/1/);
   expect(out.text()).toMatch(/pod probe-start +Running +ready 0\/1/);
+  expect(out.text()).toMatch(/pod probe-net +Running +ready 0\/1/);
+  expect(out.text()).toMatch(/pod probe-grpc +Running +ready 0\/1/);
 }, 30_000);

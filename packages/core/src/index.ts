@@ -62,6 +62,7 @@ export {
 export { type Defined, definedFields, type UndefinedKeys } from './optional.js';
 export { InvalidOptionsError } from './options-error.js';
 export { createPromMetricsProvider } from './prom-work-queue-metrics.js';
+export { InvalidQuantityError, isValidQuantity, milliValue, quantityValue } from './quantity.js';
 export {
   BucketRateLimiter,
   defaultControllerRateLimiter,

@@ -88,4 +88,26 @@ describe('FakeRuntime GetContainerEvents', () => {
     };
     await expect(iterate()).rejects.toSatisfy(isUnimplemented);
   });
+
+  it('onContainerEvent: in-process listeners see each event as it happens, until unsubscribed', async () => {
+    h = await startFake();
+    const seen: [string, ContainerEventType, string][] = [];
+    const off = h.fake.onContainerEvent((e) =>
+      seen.push([e.containerId, e.containerEventType, e.podSandboxStatus?.network?.ip ?? '']),
+    );
+    const pod = await runPod(h);
+    const ip = h.fake.sandboxes()[0]?.network?.ip ?? '';
+    expect(ip).not.toBe('');
+    const app = await createContainer(h, pod, 'app');
+    // Synchronous: the started event is there when StartContainer's answer arrives.
+    expect(seen).toEqual([
+      [pod, T.CONTAINER_CREATED_EVENT, ip],
+      [pod, T.CONTAINER_STARTED_EVENT, ip],
+      [app, T.CONTAINER_CREATED_EVENT, ip],
+      [app, T.CONTAINER_STARTED_EVENT, ip],
+    ]);
+    off();
+    await h.cri.runtime.stopContainer({ containerId: app, timeout: 0n });
+    expect(seen).toHaveLength(4);
+  });
 });

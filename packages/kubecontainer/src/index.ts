@@ -2,7 +2,8 @@
  * The kubelet's runtime pod model (upstream `pkg/kubelet/container`): what the runtime knows
  * about a pod ({@link PodStatus}, {@link ContainerRuntimeStatus}), what a relist sees
  * ({@link RuntimePod}), the `io.kubernetes.*` label and annotation keys the kubelet writes on
- * sandboxes and containers, the newest-first order of statuses, and the conversion from CRI
+ * sandboxes and containers, the newest-first order of statuses, the container rules the runtime manager and the prober share
+ * (`$(VAR)` expansion, sidecars, kill grace periods), and the conversion from CRI
  * messages ({@link criPodStatusSource}, {@link criRuntimeLister}). `@nodeagent/pleg` caches
  * this model and `@nodeagent/kuberuntime` plans from it; both import it from here. It also holds
  * the path-safety rules for laying pod files out on the node: kube-apiserver's name and path
@@ -23,6 +24,13 @@
  *
  * @packageDocumentation
  */
+
+export {
+  type ContainerKillReason,
+  isRestartableInitContainer,
+  MINIMUM_GRACE_PERIOD_SECONDS,
+  terminationGracePeriodSeconds,
+} from './container-rules.js';
 export {
   nsToMs,
   podStatusFromContainerEvent,
@@ -39,6 +47,7 @@ export {
   criPodStatusSource,
   type TerminationMessageReader,
 } from './cri-pod-status-source.js';
+export { expand, expandContainerCommandOnlyStatic } from './expansion.js';
 export {
   CONTAINER_HASH_ANNOTATION,
   CONTAINER_PORTS_ANNOTATION,
@@ -72,6 +81,7 @@ export {
   validatePathComponent,
   validatePathNoBacksteps,
 } from './path-validation.js';
+export { effectiveRequests, podQosClass, type QosContainer, type QosPod } from './pod-qos.js';
 export {
   type ContainerRuntimeStatus,
   emptyPodStatus,

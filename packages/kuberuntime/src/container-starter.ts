@@ -16,6 +16,7 @@ import type { PodSandboxConfig } from '@nodeagent/cri';
 import { type PodStatus, safeMakeDir, UnsafePathError } from '@nodeagent/kubecontainer';
 import { generateContainerConfig } from './container-config.js';
 import { ContainerConfigError, errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
+import type { RuntimeEventRecorder } from './event-recorder.js';
 import type { ImagePuller } from './image-puller.js';
 import { type KillDeps, killContainer } from './kill.js';
 import { runLifecycleHandler } from './lifecycle-handlers.js';
@@ -57,6 +58,8 @@ export interface ContainerStarterDeps {
   readonly getPodStatus: (pod: V1Pod) => Promise<PodStatus>;
   /** Kill dependencies. */
   readonly killDeps: () => KillDeps;
+  /** Container events (`Created`, `Started`, `Failed`, `FailedPostStartHook`); must not throw. @default none */
+  readonly recorder?: RuntimeEventRecorder;
 }
 
 /** Starts container instances for the runtime manager. */
@@ -104,14 +107,30 @@ export class ContainerStarter {
     podIps: readonly string[],
     prefetched: Prefetched | undefined,
   ): Promise<void> {
-    const imageRef = await this.#deps.puller.ensureImageExists(
-      pod,
-      container,
-      pullSecrets,
-      sandboxConfig,
-      prefetched?.imageId,
-    );
-    const prepared = await (prefetched?.prepared ?? this.prepare(pod, container, podStatus));
+    const record = this.#deps.recorder ?? (() => {});
+    // Upstream records every failed step as `Failed` "Error: <message>"; an image failure's
+    // message is its reason (ErrImagePull, ImagePullBackOff, …).
+    const failed = (message: string) => record(pod, container, 'Warning', 'Failed', `Error: ${message}`);
+    let imageRef: string;
+    try {
+      imageRef = await this.#deps.puller.ensureImageExists(
+        pod,
+        container,
+        pullSecrets,
+        sandboxConfig,
+        prefetched?.imageId,
+      );
+    } catch (err) {
+      failed(err instanceof SyncStepError ? err.reason : errorMessage(err));
+      throw err;
+    }
+    let prepared: PreparedContainer;
+    try {
+      prepared = await (prefetched?.prepared ?? this.prepare(pod, container, podStatus));
+    } catch (err) {
+      failed(errorMessage(err));
+      throw err;
+    }
     let generated: ReturnType<typeof generateContainerConfig>;
     try {
       generated = generateContainerConfig(pod, container, prepared.restartCount, imageRef, {
@@ -144,6 +163,7 @@ export class ContainerStarter {
         for (const m of generated.config.mounts) if (m.hostPath === p.path) m.hostPath = real;
       }
     } catch (err) {
+      failed(errorMessage(err));
       throw new SyncStepError(SyncErrorReason.CreateContainerConfigError, errorMessage(err), { cause: err });
     }
     let containerId: string;
@@ -156,13 +176,17 @@ export class ContainerStarter {
         })
       ).containerId;
     } catch (err) {
+      failed(errorMessage(err));
       throw new SyncStepError(SyncErrorReason.CreateContainerError, errorMessage(err), { cause: err });
     }
+    record(pod, container, 'Normal', 'Created', `Created container: ${container.name}`);
     try {
       await this.#deps.options.cri.runtime.startContainer({ containerId });
     } catch (err) {
+      failed(errorMessage(err));
       throw new SyncStepError(SyncErrorReason.RunContainerError, errorMessage(err), { cause: err });
     }
+    record(pod, container, 'Normal', 'Started', `Started container ${container.name}`);
     const postStart = container.lifecycle?.postStart;
     if (postStart != null) {
       try {
@@ -182,6 +206,8 @@ export class ContainerStarter {
           { container: container.name, err: errorMessage(err) },
           'Failed to execute PostStartHook',
         );
+        // Not the hook's output: it may hold secrets (as upstream).
+        record(pod, container, 'Warning', 'FailedPostStartHook', 'PostStartHook failed');
         const status = await this.#deps.getPodStatus(pod);
         const c = status.containerStatuses.find((s) => s.id === containerId);
         if (c !== undefined) {

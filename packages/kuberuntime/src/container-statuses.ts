@@ -9,10 +9,11 @@ import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod } from '@k
 import {
   type ContainerRuntimeStatus,
   findContainerStatusByName,
+  isRestartableInitContainer,
   type PodStatus,
 } from '@nodeagent/kubecontainer';
 import type { PodStatusOptions } from './pod-status-options.js';
-import { isRestartableInitContainer, shouldContainerBeRestarted } from './restart-policy.js';
+import { shouldContainerBeRestarted } from './restart-policy.js';
 
 const CONTAINER_CREATING = 'ContainerCreating';
 const POD_INITIALIZING = 'PodInitializing';

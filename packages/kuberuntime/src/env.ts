@@ -7,8 +7,8 @@
  */
 import type { V1Container, V1EnvVar, V1Pod } from '@kubernetes/client-node';
 import type { KeyValue } from '@nodeagent/cri';
+import { expand } from '@nodeagent/kubecontainer';
 import { ContainerConfigError } from './errors.js';
-import { expand } from './expansion.js';
 import { milliValue, quantityValue } from './quantity.js';
 import { effectiveRequests } from './resources.js';
 

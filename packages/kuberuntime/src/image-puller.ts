@@ -7,9 +7,10 @@
  */
 import type { V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { KeyedBackoff, Logger } from '@nodeagent/core';
-import { definedFields } from '@nodeagent/core';
+import { definedFields, formatGoDuration } from '@nodeagent/core';
 import type { AuthConfig, CriClient, PartialMessage, PodSandboxConfig } from '@nodeagent/cri';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
+import type { RuntimeEventRecorder } from './event-recorder.js';
 import type { RuntimeMetrics } from './metrics.js';
 
 /** Adds `:latest` to a reference with neither tag nor digest (upstream `applyDefaultImageTag`). @throws SyncStepError InvalidImageName */
@@ -107,6 +108,8 @@ export interface ImagePullerDeps {
   readonly now: () => number;
   /** The metrics recorder, once created. */
   readonly metrics: () => RuntimeMetrics | undefined;
+  /** The image events (`Pulling`, `Pulled`, `Failed`, `BackOff`, …); must not throw. @default none */
+  readonly recorder?: RuntimeEventRecorder;
 }
 
 /** Pulls images for containers as the kubelet's image manager does. */
@@ -128,29 +131,49 @@ export class ImagePuller {
     sandboxConfig: PodSandboxConfig | undefined,
     prefetched?: Promise<string | undefined>,
   ): Promise<string> {
-    const image = applyDefaultImageTag(container.image ?? '');
     const log = this.#deps.logger;
-    const present = (await prefetched) ?? (await this.inspect(image));
+    const record = this.#deps.recorder ?? (() => {});
+    // Event messages name the image as the spec does (upstream `container.Image`).
+    const requested = container.image ?? '';
+    let image: string;
+    let present: string;
+    try {
+      image = applyDefaultImageTag(requested);
+      present = (await prefetched) ?? (await this.inspect(image));
+    } catch (err) {
+      const why =
+        err instanceof SyncStepError && err.reason === SyncErrorReason.InvalidImageName
+          ? err.message
+          : `Failed to inspect image ${JSON.stringify(requested)}: ${errorMessage((err as Error).cause ?? err)}`;
+      record(pod, container, 'Warning', 'InspectFailed', why);
+      throw err;
+    }
     const policy = effectivePullPolicy(container);
     const shouldPull = policy === 'Always' || (policy === 'IfNotPresent' && present === '');
     if (!shouldPull) {
       if (present !== '') {
-        log.debug(
-          { pod: pod.metadata?.name, image },
-          `Container image "${image}" already present on machine`,
-        );
+        const msg = `Container image ${JSON.stringify(requested)} already present on machine`;
+        log.debug({ pod: pod.metadata?.name, image }, msg);
+        record(pod, container, 'Normal', 'Pulled', msg);
         return present;
       }
-      throw new SyncStepError(
-        SyncErrorReason.ErrImageNeverPull,
-        `Container image "${image}" is not present with pull policy of Never`,
+      const msg = `Container image "${image}" is not present with pull policy of Never`;
+      record(
+        pod,
+        container,
+        'Warning',
+        'ErrImageNeverPull',
+        `Container image ${JSON.stringify(requested)} is not present with pull policy of Never`,
       );
+      throw new SyncStepError(SyncErrorReason.ErrImageNeverPull, msg);
     }
     const key = `${pod.metadata?.uid ?? ''}_${image}`;
     if (this.#deps.backoff.isInBackOffSinceUpdate(key)) {
+      record(pod, container, 'Normal', 'BackOff', `Back-off pulling image ${JSON.stringify(requested)}`);
       throw new SyncStepError(SyncErrorReason.ImagePullBackOff, `Back-off pulling image "${image}"`);
     }
     log.info({ pod: pod.metadata?.name, image }, `Pulling image "${image}"`);
+    record(pod, container, 'Normal', 'Pulling', `Pulling image ${JSON.stringify(requested)}`);
     const start = this.#deps.now();
     const creds = credentialsFor(image, pullSecrets);
     let lastErr: unknown;
@@ -161,11 +184,21 @@ export class ImagePuller {
           ...definedFields({ auth }),
           ...definedFields({ sandboxConfig }),
         });
-        const seconds = (this.#deps.now() - start) / 1000;
-        this.#deps.metrics()?.observeImagePull(seconds, await this.#imageSize(image));
+        const tookMs = Math.floor(this.#deps.now() - start);
+        const size = await this.#imageSize(image);
+        this.#deps.metrics()?.observeImagePull(tookMs / 1000, size);
         log.info(
           { pod: pod.metadata?.name, image },
-          `Successfully pulled image "${image}" in ${Math.round(seconds * 1000)}ms`,
+          `Successfully pulled image "${image}" in ${Math.round(tookMs)}ms`,
+        );
+        // No serial pull queue here: the pull and the wall time "including waiting" are one.
+        const took = formatGoDuration(tookMs);
+        record(
+          pod,
+          container,
+          'Normal',
+          'Pulled',
+          `Successfully pulled image ${JSON.stringify(requested)} in ${took} (${took} including waiting). Image size: ${size} bytes.`,
         );
         this.#deps.backoff.gc();
         return res.imageRef;
@@ -176,6 +209,13 @@ export class ImagePuller {
     log.warn(
       { pod: pod.metadata?.name, image, err: errorMessage(lastErr) },
       `Failed to pull image "${image}"`,
+    );
+    record(
+      pod,
+      container,
+      'Warning',
+      'Failed',
+      `Failed to pull image ${JSON.stringify(requested)}: ${errorMessage(lastErr)}`,
     );
     this.#deps.backoff.next(key, this.#deps.now());
     throw new SyncStepError(

@@ -43,10 +43,10 @@ export {
 export type { DnsOptions } from './dns.js';
 export type { EnvSources } from './env.js';
 export { ContainerConfigError, SyncErrorReason, SyncStepError } from './errors.js';
+export type { RuntimeEventRecorder, RuntimeEventType } from './event-recorder.js';
 export { type HandlerRunnerDeps, LifecycleHookError } from './lifecycle-handlers.js';
 export { DEFAULT_POD_LOGS_ROOT, DEFAULT_PODS_ROOT } from './paths.js';
 export {
-  type ContainerKillReason,
   type ContainerToKill,
   computePodActions,
   type PodActions,

@@ -9,16 +9,19 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Clock, Logger } from '@nodeagent/core';
 import { type CriClient, isNotFound } from '@nodeagent/cri';
-import type { ContainerRuntimeStatus, PodStatus } from '@nodeagent/kubecontainer';
+import {
+  type ContainerKillReason,
+  type ContainerRuntimeStatus,
+  MINIMUM_GRACE_PERIOD_SECONDS,
+  type PodStatus,
+  terminationGracePeriodSeconds,
+} from '@nodeagent/kubecontainer';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
+import type { RuntimeEventRecorder } from './event-recorder.js';
 import { restoreSpecsFromLabels } from './labels.js';
 import { type HandlerRunnerDeps, runLifecycleHandler } from './lifecycle-handlers.js';
-import type { ContainerKillReason } from './pod-actions.js';
 import { PodSyncResult } from './sync-result.js';
 import { TerminationOrdering } from './termination-ordering.js';
-
-/** The shortest stop window a container gets, seconds (upstream `minimumGracePeriodInSeconds`). */
-export const MINIMUM_GRACE_PERIOD_SECONDS = 2;
 
 /** What the kill path needs. */
 export interface KillDeps {
@@ -32,33 +35,13 @@ export interface KillDeps {
   readonly runtimeRequestTimeoutMs: number;
   /** Handler runner overrides (HTTP client). */
   readonly httpGet?: HandlerRunnerDeps['httpGet'];
+  /** `Killing` and `FailedPreStopHook` events; must not throw. @default none */
+  readonly recorder?: RuntimeEventRecorder;
 }
 
 /** The spec of container `name` among the pod's containers and init containers. */
 export function containerSpec(pod: V1Pod, name: string): V1Container | undefined {
   return [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((c) => c.name === name);
-}
-
-/**
- * Grace period of a kill, seconds (upstream `setTerminationGracePeriod`): the pod's deletion
- * grace, else the probe's `terminationGracePeriodSeconds` for probe kills, else the spec's, else 2.
- */
-export function terminationGracePeriodSeconds(
-  pod: V1Pod,
-  container: V1Container,
-  reason: ContainerKillReason,
-): number {
-  const deletion = pod.metadata?.deletionGracePeriodSeconds;
-  if (deletion != null) return deletion;
-  const spec = pod.spec?.terminationGracePeriodSeconds;
-  if (spec == null) return MINIMUM_GRACE_PERIOD_SECONDS;
-  if (reason === 'StartupProbe' && container.startupProbe?.terminationGracePeriodSeconds != null) {
-    return container.startupProbe.terminationGracePeriodSeconds;
-  }
-  if (reason === 'LivenessProbe' && container.livenessProbe?.terminationGracePeriodSeconds != null) {
-    return container.livenessProbe.terminationGracePeriodSeconds;
-  }
-  return spec;
 }
 
 async function runPreStop(
@@ -89,6 +72,8 @@ async function runPreStop(
           { pod: pod.metadata?.name, container: container.name, err: errorMessage(err) },
           'PreStop hook failed',
         );
+        // Not the hook's output: it may hold secrets (as upstream).
+        deps.recorder?.(pod, container, 'Warning', 'FailedPreStopHook', 'PreStopHook failed');
       }
     },
   );
@@ -154,6 +139,7 @@ export async function killContainer(
   let grace = terminationGracePeriodSeconds(p, spec, options.reason ?? '');
   const message = options.message || `Stopping container ${spec.name}`;
   deps.logger.info({ pod: p.metadata?.name, container: spec.name, containerId: status.id }, message);
+  deps.recorder?.(p, spec, 'Normal', 'Killing', message);
   if (options.gracePeriodOverrideSeconds !== undefined) grace = options.gracePeriodOverrideSeconds;
   if (spec.lifecycle?.preStop != null && grace > 0) {
     grace -= await runPreStop(deps, p, status, spec, grace, options.podIp ?? '');

@@ -11,9 +11,8 @@
 import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { type KeyValue, type Mount, MountPropagation } from '@nodeagent/cri';
-import { formatFieldError, validatePathNoBacksteps } from '@nodeagent/kubecontainer';
+import { expand, formatFieldError, validatePathNoBacksteps } from '@nodeagent/kubecontainer';
 import { ContainerConfigError } from './errors.js';
-import { expand } from './expansion.js';
 import { containerHostPathErrors, podHostPathErrors } from './host-path-validation.js';
 import { DEFAULT_TERMINATION_MESSAGE_PATH } from './labels.js';
 import { emptyDirPath, podContainerDirectory } from './paths.js';

@@ -7,24 +7,22 @@
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import {
+  type ContainerKillReason,
   type ContainerRuntimeStatus,
   findContainerStatusByName,
+  isRestartableInitContainer,
   type PodStatus,
 } from '@nodeagent/kubecontainer';
 import { hashContainer } from './container-hash.js';
 import {
   containerSucceeded,
   isInitContainerFailed,
-  isRestartableInitContainer,
   podRestartPolicy,
   shouldContainerBeRestarted,
   shouldRestartOnFailure,
 } from './restart-policy.js';
 import { podSandboxChanged } from './sandbox-changed.js';
 import { newestFirst } from './status-order.js';
-
-/** Why a container is killed (upstream `containerKillReason`); `''` for a spec change or pod kill. */
-export type ContainerKillReason = '' | 'StartupProbe' | 'LivenessProbe' | 'FailedPostStartHook' | 'Unknown';
 
 /** A running container to kill, and why. */
 export interface ContainerToKill {

@@ -5,8 +5,8 @@
  * @module
  */
 import type { V1ContainerStatus, V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import { isRestartableInitContainer } from '@nodeagent/kubecontainer';
 import { findStatus } from './pod-phase.js';
-import { isRestartableInitContainer } from './restart-policy.js';
 
 function goList(names: readonly string[]): string {
   return `[${names.join(' ')}]`;

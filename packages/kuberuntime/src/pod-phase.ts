@@ -4,7 +4,7 @@
  * @module
  */
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { isRestartableInitContainer } from './restart-policy.js';
+import { isRestartableInitContainer } from '@nodeagent/kubecontainer';
 
 /** The status of container `name`, if any. */
 export function findStatus(

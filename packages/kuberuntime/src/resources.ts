@@ -8,8 +8,10 @@
 
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { LinuxContainerResources } from '@nodeagent/cri';
+import { effectiveRequests, isRestartableInitContainer, podQosClass } from '@nodeagent/kubecontainer';
 import { milliValue, quantityValue } from './quantity.js';
-import { isRestartableInitContainer } from './restart-policy.js';
+
+export { effectiveRequests, podQosClass } from '@nodeagent/kubecontainer';
 
 /** Smallest cpu.shares the kubelet sets (the kernel minimum). */
 export const MIN_SHARES = 2n;
@@ -87,15 +89,6 @@ export function calculateLinuxResources(
 
 type ResourceMap = Readonly<Record<string, string>> | undefined;
 
-/** Requests as the API server defaults them: a limit without a request is also the request. */
-export function effectiveRequests(container: V1Container): Record<string, string> {
-  const requests: Record<string, string> = { ...(container.resources?.requests ?? {}) };
-  for (const [name, value] of Object.entries(container.resources?.limits ?? {})) {
-    if (requests[name] === undefined) requests[name] = value;
-  }
-  return requests;
-}
-
 function cpuMilli(map: ResourceMap): bigint {
   return milliValue(map?.cpu);
 }
@@ -125,44 +118,6 @@ export function containerLinuxResources(
   );
   out.oomScoreAdj = BigInt(containerOomScoreAdjust(pod, container, options.memoryCapacityBytes));
   return out;
-}
-
-/** QoS class of a pod (upstream `ComputePodQOS`, over API-defaulted requests); `status.qosClass` wins. */
-export function podQosClass(pod: V1Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
-  const fromStatus = pod.status?.qosClass;
-  if (fromStatus === 'Guaranteed' || fromStatus === 'Burstable' || fromStatus === 'BestEffort')
-    return fromStatus;
-  const requests = new Map<string, bigint>();
-  const limits = new Map<string, bigint>();
-  let guaranteed = true;
-  const all = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
-  for (const c of all) {
-    for (const [name, q] of Object.entries(effectiveRequests(c))) {
-      if (name !== 'cpu' && name !== 'memory') continue;
-      const v = milliValue(q);
-      if (v > 0n) requests.set(name, (requests.get(name) ?? 0n) + v);
-    }
-    const found = new Set<string>();
-    for (const [name, q] of Object.entries(c.resources?.limits ?? {})) {
-      if (name !== 'cpu' && name !== 'memory') continue;
-      const v = milliValue(q);
-      if (v > 0n) {
-        found.add(name);
-        limits.set(name, (limits.get(name) ?? 0n) + v);
-      }
-    }
-    if (!found.has('cpu') || !found.has('memory')) guaranteed = false;
-  }
-  if (requests.size === 0 && limits.size === 0) return 'BestEffort';
-  if (guaranteed) {
-    for (const [name, req] of requests) {
-      if (limits.get(name) !== req) {
-        guaranteed = false;
-        break;
-      }
-    }
-  }
-  return guaranteed && requests.size === limits.size ? 'Guaranteed' : 'Burstable';
 }
 
 const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;

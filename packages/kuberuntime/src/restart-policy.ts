@@ -1,6 +1,7 @@
 /**
  * restartPolicy rules (upstream `kubecontainer.ShouldContainerBeRestarted`, pod-level
- * `shouldRestartOnFailure`, sidecar detection of KEP-753).
+ * `shouldRestartOnFailure`; sidecar detection is `isRestartableInitContainer` of
+ * `@nodeagent/kubecontainer`).
  *
  * @module
  */
@@ -10,11 +11,6 @@ import {
   findContainerStatusByName,
   type PodStatus,
 } from '@nodeagent/kubecontainer';
-
-/** Whether an init container is a sidecar (`restartPolicy: Always`, KEP-753). */
-export function isRestartableInitContainer(container: V1Container): boolean {
-  return container.restartPolicy === 'Always';
-}
 
 /** The pod's restartPolicy (`Always` when unset, the API default). */
 export function podRestartPolicy(pod: V1Pod): 'Always' | 'OnFailure' | 'Never' {

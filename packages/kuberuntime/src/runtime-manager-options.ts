@@ -8,6 +8,7 @@ import type { Clock, Logger, MetricsOptions } from '@nodeagent/core';
 import type { CriClient } from '@nodeagent/cri';
 import type { PodStatusSource } from '@nodeagent/kubecontainer';
 import type { EnvSources } from './env.js';
+import type { RuntimeEventRecorder } from './event-recorder.js';
 import type { HandlerRunnerDeps } from './lifecycle-handlers.js';
 import type { PodActionsOptions } from './pod-actions.js';
 import type { PodStatusOptions } from './pod-status-options.js';
@@ -57,6 +58,12 @@ export interface KubeRuntimeManagerOptions extends SandboxConfigOptions {
   readonly runtimeRequestTimeoutMs?: number;
   /** HTTP GET for `httpGet` lifecycle hooks; resolves with the status code. @default node http(s) */
   readonly httpGet?: HandlerRunnerDeps['httpGet'];
+  /**
+   * Receives the kubelet's pod and container events (`Pulling`, `Pulled`, `Created`,
+   * `Started`, `Killing`, `BackOff`, `Failed`, `SandboxChanged`, …) with upstream's messages.
+   * @default none (the moments are only logged)
+   */
+  readonly recorder?: RuntimeEventRecorder;
   /** Whether the pod worker is already terminating the pod (a failed sandbox is then no error). */
   readonly isPodTerminationRequested?: (uid: string) => boolean;
 }

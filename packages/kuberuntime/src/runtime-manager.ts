@@ -21,12 +21,14 @@ import { isNotFound, type PodSandboxConfig } from '@nodeagent/cri';
 import {
   criPodStatusSource,
   formatFieldError,
+  isRestartableInitContainer,
   type PodStatus,
   type PodStatusSource,
 } from '@nodeagent/kubecontainer';
 import { formatPod, stableContainerKey } from './container-hash.js';
 import { ContainerStarter, type Prefetched } from './container-starter.js';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
+import { type RuntimeEventRecorder, safeRecorder } from './event-recorder.js';
 import { podHostPathErrors } from './host-path-validation.js';
 import { ImagePuller } from './image-puller.js';
 import { type KillDeps, killContainer, killPod } from './kill.js';
@@ -36,7 +38,6 @@ import { computePodActions } from './pod-actions.js';
 import { computePodStatus } from './pod-status.js';
 import type { PodStatusOptions } from './pod-status-options.js';
 import { ReasonCache } from './reason-cache.js';
-import { isRestartableInitContainer } from './restart-policy.js';
 import type { KubeRuntimeManagerOptions } from './runtime-manager-options.js';
 import { generatePodSandboxConfig } from './sandbox-config.js';
 import { newestFirst } from './status-order.js';
@@ -72,6 +73,7 @@ export class KubeRuntimeManager {
   #metrics: RuntimeMetrics | undefined;
 
   readonly #options: KubeRuntimeManagerOptions;
+  readonly #record: RuntimeEventRecorder;
 
   constructor(options: KubeRuntimeManagerOptions) {
     this.#options = options;
@@ -79,6 +81,7 @@ export class KubeRuntimeManager {
     this.#log = (options.logger ?? noopLogger).child({ component: 'kuberuntime' });
     this.#podsRoot = options.podsRoot ?? DEFAULT_PODS_ROOT;
     this.#podLogsRoot = options.podLogsRoot ?? DEFAULT_POD_LOGS_ROOT;
+    this.#record = safeRecorder(options.recorder, this.#log);
     const crash = options.crashLoopBackOff ?? {};
     this.crashLoopBackOff = new KeyedBackoff({
       initialMs: crash.initialMs ?? 10_000,
@@ -98,6 +101,7 @@ export class KubeRuntimeManager {
       logger: this.#log,
       now: () => this.#clock.now(),
       metrics: () => this.#metrics,
+      recorder: this.#record,
     });
     this.#source =
       options.podStatusSource ??
@@ -111,6 +115,7 @@ export class KubeRuntimeManager {
       podLogsRoot: this.#podLogsRoot,
       getPodStatus: (pod) => this.getPodStatus(pod),
       killDeps: () => this.#killDeps(),
+      recorder: this.#record,
     });
   }
 
@@ -126,6 +131,7 @@ export class KubeRuntimeManager {
       clock: this.#clock,
       logger: this.#log,
       runtimeRequestTimeoutMs: this.#options.runtimeRequestTimeoutMs ?? 120_000,
+      recorder: this.#record,
       ...definedFields({ httpGet: this.#options.httpGet }),
     };
   }
@@ -176,6 +182,15 @@ export class KubeRuntimeManager {
       'computed pod actions',
     );
     if (actions.killPod) {
+      if (actions.createSandbox && actions.sandboxId !== '') {
+        this.#record(
+          pod,
+          undefined,
+          'Normal',
+          'SandboxChanged',
+          'Pod sandbox changed, it will be killed and re-created.',
+        );
+      }
       const killResult = await killPod(this.#killDeps(), pod, podStatus);
       result.results.push(...killResult.results);
       if (killResult.error() !== undefined) return;
@@ -236,6 +251,13 @@ export class KubeRuntimeManager {
       );
       if (typeof created !== 'string') {
         if (this.#options.isPodTerminationRequested?.(pod.metadata?.uid ?? '')) return;
+        this.#record(
+          pod,
+          undefined,
+          'Warning',
+          'FailedCreatePodSandBox',
+          `Failed to create pod sandbox: ${errorMessage(created)}`,
+        );
         step.error = new SyncStepError(
           SyncErrorReason.CreatePodSandboxError,
           `Failed to create pod sandbox: ${errorMessage(created)}`,
@@ -318,6 +340,13 @@ export class KubeRuntimeManager {
     if (exited === undefined) return undefined;
     const key = stableContainerKey(pod, container);
     if (backoff.isInBackOffSince(key, exited.finishedAt)) {
+      this.#record(
+        pod,
+        container,
+        'Warning',
+        'BackOff',
+        `Back-off restarting failed container ${container.name} in pod ${formatPod(pod)}`,
+      );
       return new SyncStepError(
         SyncErrorReason.CrashLoopBackOff,
         `back-off ${formatGoDuration(backoff.get(key))} restarting failed container=${container.name} pod=${formatPod(pod)}`,

@@ -7,7 +7,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Clock } from '@nodeagent/core';
-import { isRestartableInitContainer } from './restart-policy.js';
+import { isRestartableInitContainer } from '@nodeagent/kubecontainer';
 
 interface Gate {
   done: boolean;

@@ -7,7 +7,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type ContainerConfigContext, generateContainerConfig } from '../src/container-config.js';
 import { hashContainer } from '../src/container-hash.js';
 import { podDnsConfig } from '../src/dns.js';
-import { expand } from '../src/expansion.js';
 import { sandboxHostname } from '../src/hostname.js';
 import { ContainerConfigError } from '../src/index.js';
 import { generatePodSandboxConfig, sysctlToDots } from '../src/sandbox-config.js';
@@ -340,18 +339,6 @@ describe('DNS policies', () => {
 });
 
 describe('small helpers', () => {
-  it.each([
-    ['$(A)', 'x'],
-    ['$$(A)', '$(A)'],
-    ['$(B)', '$(B)'],
-    ['$(A', '$(A'],
-    ['a$b', 'a$b'],
-    ['$', '$'],
-    ['$(A)$(A)', 'xx'],
-  ])('expand(%s) = %s', (input, out) =>
-    expect(expand(input, (n) => (n === 'A' ? 'x' : undefined))).toBe(out),
-  );
-
   it.each([
     ['net.ipv4.ip_forward', 'net.ipv4.ip_forward'],
     ['net/ipv4/ip_forward', 'net.ipv4.ip_forward'],

@@ -134,9 +134,21 @@ describeRealNode('kuberuntime on a real containerd', NODE_SANDBOX_REQUIREMENTS, 
   it('kills a container that ignores SIGTERM at the end of its grace period', async () => {
     const pod = makePod('stubborn', {
       terminationGracePeriodSeconds: 3,
-      containers: [c('stubborn', 'trap "" TERM; while true; do sleep 1; done')],
+      containers: [c('stubborn', 'trap "" TERM; touch /tmp/trapped; while true; do sleep 1; done')],
     });
     const { status } = await syncUntil(pod, (p) => p === 'Running');
+    // Running is not "trap installed": a SIGTERM before the shell ran `trap` would end it at once.
+    const id = status.containerStatuses[0]?.id ?? '';
+    for (let i = 0; ; i++) {
+      const probe = await cri.runtime.execSync({
+        containerId: id,
+        cmd: ['test', '-e', '/tmp/trapped'],
+        timeout: 5n,
+      });
+      if (probe.exitCode === 0) break;
+      if (i >= 50) throw new Error('the container never installed its TERM trap');
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const t0 = Date.now();
     const result = await manager.killPod(pod, status);
     const tookMs = Date.now() - t0;

@@ -49,6 +49,26 @@ interface ArmedRule {
   readonly rule: FailureRule;
 }
 
+/** Which requests a {@link Faults.dropNext} rule applies to, and when the connection is cut. */
+export interface DropRule extends Pick<FailureRule, 'method' | 'path' | 'watch'> {
+  /**
+   * `'before'`: cut the connection without handling the request; `'after'`: handle it (a
+   * create is stored) and cut the connection instead of answering, so the client cannot
+   * know whether it landed.
+   * @default 'before'
+   */
+  readonly when?: 'before' | 'after';
+}
+
+function matches(r: Pick<FailureRule, 'method' | 'path' | 'watch'>, req: FaultRequest): boolean {
+  if (r.method !== undefined && r.method.toUpperCase() !== req.method) return false;
+  if (r.watch !== undefined && r.watch !== req.watch) return false;
+  if (r.path !== undefined) {
+    return typeof r.path === 'string' ? req.path.startsWith(r.path) : r.path.test(req.path);
+  }
+  return true;
+}
+
 function defaultReason(code: number): string {
   if (code === 410) return 'Expired';
   if (code === 429) return 'TooManyRequests';
@@ -65,6 +85,7 @@ function defaultReason(code: number): string {
 /** The fault controls of a running server (`server.faults`). */
 export class Faults {
   #rules: ArmedRule[] = [];
+  #drops: { remaining: number; readonly rule: DropRule }[] = [];
   #stallNew = 0;
   /** Extra delay before every request is handled, in milliseconds (0 = none). */
   latencyMs = 0;
@@ -112,9 +133,18 @@ export class Faults {
     if (count > 0) this.#rules.push({ remaining: count, rule });
   }
 
-  /** Removes pending failure rules, stall requests and latency. */
+  /**
+   * Cuts the connection of the next `count` matching requests (the client sees a reset
+   * socket), before or after handling them.
+   */
+  dropNext(count: number, rule: DropRule = {}): void {
+    if (count > 0) this.#drops.push({ remaining: count, rule });
+  }
+
+  /** Removes pending failure and drop rules, stall requests and latency. */
   clear(): void {
     this.#rules = [];
+    this.#drops = [];
     this.#stallNew = 0;
     this.latencyMs = 0;
   }
@@ -123,15 +153,21 @@ export class Faults {
   takeFailure(req: FaultRequest): StatusBody | undefined {
     for (const armed of this.#rules) {
       const r = armed.rule;
-      if (r.method !== undefined && r.method.toUpperCase() !== req.method) continue;
-      if (r.watch !== undefined && r.watch !== req.watch) continue;
-      if (r.path !== undefined) {
-        const ok = typeof r.path === 'string' ? req.path.startsWith(r.path) : r.path.test(req.path);
-        if (!ok) continue;
-      }
+      if (!matches(r, req)) continue;
       armed.remaining--;
       if (armed.remaining <= 0) this.#rules = this.#rules.filter((x) => x !== armed);
       return failureStatus(r.code, r.reason ?? defaultReason(r.code), r.message ?? 'injected fault');
+    }
+    return undefined;
+  }
+
+  /** @internal Consumes a drop rule matching the request; returns when to cut the connection. */
+  takeDrop(req: FaultRequest): 'before' | 'after' | undefined {
+    for (const armed of this.#drops) {
+      if (!matches(armed.rule, req)) continue;
+      armed.remaining--;
+      if (armed.remaining <= 0) this.#drops = this.#drops.filter((x) => x !== armed);
+      return armed.rule.when ?? 'before';
     }
     return undefined;
   }

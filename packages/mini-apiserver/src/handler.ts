@@ -121,6 +121,17 @@ function intParam(q: URLSearchParams, name: string): number | undefined {
   return Number(v);
 }
 
+/** Makes `res` cut the connection when the handler answers (fault injection). */
+function cutInsteadOfAnswering(req: IncomingMessage, res: ServerResponse): void {
+  const cut = (): ServerResponse => {
+    req.socket.destroy();
+    return res;
+  };
+  res.writeHead = cut as unknown as ServerResponse['writeHead'];
+  res.write = (() => cut() !== undefined) as unknown as ServerResponse['write'];
+  res.end = cut as unknown as ServerResponse['end'];
+}
+
 /** Handles one HTTP request end to end; never throws. */
 export async function handleRequest(
   ctx: HandlerContext,
@@ -182,6 +193,12 @@ export async function handleRequest(
       sendStatus(res, injected);
       return;
     }
+    const drop = ctx.faults.takeDrop({ method, path: url.pathname, watch });
+    if (drop === 'before') {
+      req.socket.destroy();
+      return;
+    }
+    if (drop === 'after') cutInsteadOfAnswering(req, res);
     if (
       info.isResourceRequest &&
       info.apiGroup === AUTHORIZATION_GROUP &&

@@ -40,7 +40,7 @@ export {
   type StatusCause,
   type StatusDetails,
 } from './errors.js';
-export { type FailureRule, Faults, type WatchControl } from './faults.js';
+export { type DropRule, type FailureRule, Faults, type WatchControl } from './faults.js';
 export type { RequestRecord } from './handler.js';
 export { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
 export { type LabelRequirement, type LabelSelector, parseLabelSelector } from './labels.js';

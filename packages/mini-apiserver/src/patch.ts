@@ -130,7 +130,8 @@ export function applyJsonPatch(target: Json, ops: Json): Json {
 
 /**
  * Merge keys of lists, by dotted path from the object root (`[]` marks list items).
- * Lists not listed here are replaced atomically, as for fields without a patch strategy.
+ * Lists not listed here are replaced atomically, as for fields without a patch strategy
+ * (upstream's `status.containerStatuses` and friends have none: a patch replaces them whole).
  */
 const MERGE_KEYS: Readonly<Record<string, string>> = {
   'metadata.ownerReferences': 'uid',
@@ -148,9 +149,6 @@ const MERGE_KEYS: Readonly<Record<string, string>> = {
   'spec.ports': 'port',
   'spec.taints': 'key',
   'status.conditions': 'type',
-  'status.containerStatuses': 'name',
-  'status.initContainerStatuses': 'name',
-  'status.ephemeralContainerStatuses': 'name',
   'status.podIPs': 'ip',
   'status.hostIPs': 'ip',
   'status.addresses': 'type',

@@ -43,6 +43,18 @@ describe('faults', () => {
     fresh.close();
   });
 
+  test('dropNext cuts the connection before handling a request, or after (the write is stored, the answer lost)', async () => {
+    server = await start();
+    server.faults.dropNext(1, { method: 'POST', path: '/api/v1/namespaces/default/pods' });
+    server.faults.dropNext(1, { method: 'POST', when: 'after' });
+    await expect(call(server, 'POST', '/api/v1/namespaces/default/pods', pod('a'))).rejects.toThrow();
+    expect(server.store.tryGet('pods', 'default', 'a')).toBeUndefined();
+    await expect(call(server, 'POST', '/api/v1/namespaces/default/pods', pod('a'))).rejects.toThrow();
+    expect(server.store.tryGet('pods', 'default', 'a')).toBeDefined();
+    const again = await call(server, 'POST', '/api/v1/namespaces/default/pods', pod('a'));
+    expect(again.body).toMatchObject({ reason: 'AlreadyExists', code: 409 });
+  });
+
   test('failNext fails matching requests with a Status, then stops', async () => {
     server = await start();
     server.faults.failNext(2, { code: 500, method: 'GET', path: '/api/v1/pods' });

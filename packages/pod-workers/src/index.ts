@@ -44,6 +44,7 @@ export {
   API_SERVER_SOURCE,
   buildPodFullName,
   CONFIG_SOURCE_ANNOTATION_KEY,
+  isPodPhaseTerminal,
   isStaticPod,
 } from './pod-identity.js';
 export { PodWorkers } from './pod-workers.js';

@@ -1,6 +1,7 @@
 /**
- * Where the prober reports what it saw: an injected event recorder (a real one, with
- * client-go's correlation and spam filter, comes from another package).
+ * Where the prober reports what it saw: an injected event recorder, e.g.
+ * `podEventRecorder(recorder)` of `@nodeagent/events` (client-go's correlation, spam filter
+ * and a queue that never blocks).
  *
  * @module
  */

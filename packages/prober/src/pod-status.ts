@@ -6,7 +6,7 @@
  */
 import type { V1ContainerStatus, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { definedFields } from '@nodeagent/core';
-import { isRestartableInitContainer } from './container-rules.js';
+import { isRestartableInitContainer } from '@nodeagent/kubecontainer';
 import type { ProbeResult, ProbeType } from './probe-types.js';
 import { timeMs } from './worker.js';
 

@@ -14,8 +14,8 @@ import {
   realClock,
   StartOnce,
 } from '@nodeagent/core';
+import { isRestartableInitContainer, terminationGracePeriodSeconds } from '@nodeagent/kubecontainer';
 import { EventEmitter } from 'eventemitter3';
-import { isRestartableInitContainer, probeKillGracePeriodSeconds } from './container-rules.js';
 import { createProberMetrics } from './metrics.js';
 import { applyProbeResults } from './pod-status.js';
 import { DEFAULT_USER_AGENT, type ProbeManagerOptions } from './probe-manager-options.js';
@@ -308,7 +308,9 @@ export class ProbeManager extends EventEmitter<ProbeManagerEvents> {
   }
 
   #publish(w: ProbeWorker, containerID: string, result: ProbeResult): void {
-    const changed = this.#results(w.type).set(containerID, {
+    const results = this.#results(w.type);
+    if (results.get(containerID) === result) return; // the steady state: nothing to build
+    const changed = results.set(containerID, {
       result,
       podUID: w.pod.metadata?.uid ?? '',
       containerName: w.container.name,
@@ -323,7 +325,7 @@ export class ProbeManager extends EventEmitter<ProbeManagerEvents> {
           probeType: type,
           reason,
           message: `Container ${w.container.name} failed ${type} probe`,
-          gracePeriodSeconds: probeKillGracePeriodSeconds(w.pod, w.container, type),
+          gracePeriodSeconds: terminationGracePeriodSeconds(w.pod, w.container, reason),
           containerID,
           containerName: w.container.name,
           pod: w.pod,

@@ -7,15 +7,15 @@
  */
 import type { V1Container, V1Pod, V1PodStatus, V1Probe } from '@kubernetes/client-node';
 import type { Clock, Logger } from '@nodeagent/core';
+import { expandContainerCommandOnlyStatic } from '@nodeagent/kubecontainer';
 import { type CommandRunner, ExecTimeoutError } from './command-runner.js';
-import { expand } from './container-rules.js';
 import type { ProbeEventReason, ProbeEventRecorder } from './event-recorder.js';
 import type { ProbeType } from './probe-types.js';
 import { probeTypeLabel } from './probe-types.js';
 import { execProbe } from './probes/exec-probe.js';
 import { grpcProbe } from './probes/grpc-probe.js';
 import { httpProbe } from './probes/http-probe.js';
-import { newHTTPProbeRequest } from './probes/http-request.js';
+import { type HTTPProbeRequest, newHTTPProbeRequest } from './probes/http-request.js';
 import { errored, type ProbeRun } from './probes/probe-run.js';
 import { resolveContainerPort } from './probes/resolve-port.js';
 import { tcpProbe } from './probes/tcp-probe.js';
@@ -43,6 +43,17 @@ export interface ProbeTarget {
   readonly timeoutSeconds: number;
   /** Set for a malformed probe: every run is this error. */
   readonly invalid: string | undefined;
+  /**
+   * The worker's memo of what does not change between its runs (its container and probe are
+   * fixed): the built HTTP request for the pod IP it was built for.
+   */
+  readonly memo?: ProbeMemo;
+}
+
+/** What a worker keeps between probe runs. @internal */
+export interface ProbeMemo {
+  /** The `httpGet` request and the pod IP it targets. */
+  http?: { readonly podIP: string; readonly request: HTTPProbeRequest };
 }
 
 /** What {@link probeOnce} decided. @internal */
@@ -62,10 +73,13 @@ export async function probeOnce(
   containerID: string,
   signal: AbortSignal,
 ): Promise<ProbeVerdict> {
-  let run: ProbeRun = errored('no attempt');
-  for (let attempt = 0; attempt < MAX_PROBE_ATTEMPTS; attempt++) {
+  let run = await runAction(deps, target, status, containerID, signal);
+  for (
+    let attempt = 1;
+    attempt < MAX_PROBE_ATTEMPTS && run.error !== undefined && !signal.aborted;
+    attempt++
+  ) {
     run = await runAction(deps, target, status, containerID, signal);
-    if (run.error === undefined || signal.aborted) break;
   }
   const label = probeTypeLabel(target.type);
   if (run.error !== undefined) {
@@ -111,8 +125,7 @@ async function runAction(
     if (probe.exec != null) {
       if (deps.commandRunner === undefined)
         return errored('exec probes need a commandRunner (none configured)');
-      const env = new Map((container.env ?? []).map((e) => [e.name, e.value ?? '']));
-      const command = (probe.exec.command ?? []).map((arg) => expand(String(arg), (name) => env.get(name)));
+      const command = expandContainerCommandOnlyStatic((probe.exec.command ?? []).map(String), container.env);
       const runner = deps.commandRunner;
       return await withDeadline(
         deps,
@@ -123,11 +136,14 @@ async function runAction(
       );
     }
     if (probe.httpGet != null) {
-      let request: ReturnType<typeof newHTTPProbeRequest>;
-      try {
-        request = newHTTPProbeRequest(probe.httpGet, container, podIP, deps.userAgent);
-      } catch (error) {
-        return errored(messageOf(error));
+      let request = target.memo?.http?.podIP === podIP ? target.memo.http.request : undefined;
+      if (request === undefined) {
+        try {
+          request = newHTTPProbeRequest(probe.httpGet, container, podIP, deps.userAgent);
+        } catch (error) {
+          return errored(messageOf(error));
+        }
+        if (target.memo !== undefined) target.memo.http = { podIP, request };
       }
       return await httpProbe(request, timeoutMs, signal);
     }

@@ -7,11 +7,11 @@
  */
 import type { V1Container, V1ContainerStatus, V1Pod, V1PodStatus, V1Probe } from '@kubernetes/client-node';
 import type { MetricLabels, Timer } from '@nodeagent/core';
-import { isRestartableInitContainer } from './container-rules.js';
+import { isRestartableInitContainer } from '@nodeagent/kubecontainer';
 import type { ProberMetrics } from './metrics.js';
 import { type ProbeSpec, probeSpec } from './probe-spec.js';
 import { initialResult, type ProbeResult, type ProbeType, probeTypeLabel } from './probe-types.js';
-import { type ProberDeps, probeOnce } from './prober.js';
+import { type ProbeMemo, type ProberDeps, type ProbeTarget, probeOnce } from './prober.js';
 
 /** What a worker needs from its manager. @internal */
 export interface WorkerHost extends ProberDeps {
@@ -55,7 +55,11 @@ export class ProbeWorker {
   #stopped = false;
   #timer: Timer | undefined;
   #nextDueMs = 0;
-  #inFlight: AbortController | undefined;
+  /** Aborted when the worker stops; one per worker (a controller per run costs at thousands per second). */
+  readonly #abort = new AbortController();
+  #inFlight = false;
+  readonly #memo: ProbeMemo = {};
+  #target: ProbeTarget | undefined;
   #pendingTick = false;
   #pendingManual = false;
   #ticking = false;
@@ -132,7 +136,7 @@ export class ProbeWorker {
       if (!this.#stopped) this.#pendingManual = true;
       return;
     }
-    if (this.#inFlight !== undefined) {
+    if (this.#inFlight) {
       this.#pendingManual = true;
       return;
     }
@@ -146,7 +150,7 @@ export class ProbeWorker {
     this.#stopped = true;
     this.#timer?.cancel();
     this.#timer = undefined;
-    this.#inFlight?.abort(new Error('probe worker stopped'));
+    this.#abort.abort(new Error('probe worker stopped'));
     if (this.#containerID !== '') this.#host.unpublish(this, this.#containerID);
     this.#host.metrics.remove(Object.values(this.#totalLabels), [this.#durationLabels]);
     this.#host.exited(this);
@@ -176,7 +180,7 @@ export class ProbeWorker {
   }
 
   #tick(): void {
-    if (this.#inFlight !== undefined) {
+    if (this.#inFlight) {
       this.#pendingTick = true;
       return;
     }
@@ -184,9 +188,8 @@ export class ProbeWorker {
   }
 
   #run(): void {
-    const controller = new AbortController();
-    this.#inFlight = controller;
-    this.#doProbe(controller.signal).then(
+    this.#inFlight = true;
+    this.#doProbe(this.#abort.signal).then(
       (keepGoing) => this.#after(keepGoing),
       (error: unknown) => {
         // Upstream recovers from a panicking probe and keeps going.
@@ -200,7 +203,7 @@ export class ProbeWorker {
   }
 
   #after(keepGoing: boolean): void {
-    this.#inFlight = undefined;
+    this.#inFlight = false;
     if (this.#stopped) return;
     if (!keepGoing) {
       this.stop();
@@ -279,20 +282,19 @@ export class ProbeWorker {
       return true;
     }
 
-    const verdict = await probeOnce(
-      host,
-      {
+    // The target changes only when a later addPod refreshes the pod object.
+    if (this.#target?.pod !== this.#pod) {
+      this.#target = {
         type: this.type,
         pod: this.#pod,
         container: this.container,
         probe: this.probe,
         timeoutSeconds: this.spec.timing.timeoutSeconds,
         invalid: this.spec.invalid,
-      },
-      status,
-      this.#containerID,
-      signal,
-    );
+        memo: this.#memo,
+      };
+    }
+    const verdict = await probeOnce(host, this.#target, status, this.#containerID, signal);
     if (this.#stopped || signal.aborted) return true;
     const durationMs = host.clock.now() - startedAtMs;
     host.probed(this, startedAtMs, durationMs, verdict.result, verdict.run.output, verdict.error);

@@ -1,5 +1,6 @@
 // The probe kinds against real servers on loopback, with upstream's messages (pkg/probe/http,
 // tcp, grpc tests and the messages their code builds).
+import { getEventListeners } from 'node:events';
 import type { V1Container } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -220,5 +221,27 @@ describe('grpc', () => {
       outcome: 'failure',
       output: `timeout: failed to connect service "127.0.0.1:${port}" within 500ms: context deadline exceeded`,
     });
+  });
+});
+
+describe('a shared signal', () => {
+  it('probes leave no listener on the signal they are given (a worker passes the same one to every run)', async () => {
+    const http = await startHttpServer((_req, res) => res.end('ok'));
+    const health = await startHealthServer();
+    const controller = new AbortController();
+    const { signal } = controller;
+    try {
+      for (let i = 0; i < 12; i++) {
+        expect((await httpProbe(get(http.port, '/'), 1000, signal)).outcome).toBe('success');
+        expect((await tcpProbe('127.0.0.1', http.port, 1000, signal)).outcome).toBe('success');
+        expect(
+          (await grpcProbe('127.0.0.1', health.port, '', 1000, DEFAULT_USER_AGENT, signal)).outcome,
+        ).toBe('success');
+      }
+      expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+    } finally {
+      await http.close();
+      await health.close();
+    }
   });
 });

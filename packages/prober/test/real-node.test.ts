@@ -2,7 +2,9 @@
 // node's network namespace (where the CNI bridge and pod veths live), as the kubelet makes
 // them: a child process runs the ProbeManager inside that namespace. Containers: busybox httpd
 // (httpGet via a named port, a 404 path, tcpSocket), exec probes through CRI ExecSync (success,
-// and a timeout), and a grpc.health.v1 server in its own network namespace joined by a veth.
+// and a timeout), a grpc.health.v1 server in its own network namespace joined by a veth, and
+// probes to an unreachable IP (TEST-NET-1, for which the node namespace has no route, so no
+// packet leaves it).
 import { join } from 'node:path';
 import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { type CriClient, createCriClient } from '@nodeagent/cri';
@@ -13,6 +15,9 @@ import { bundleSnippet, REPO_ROOT } from '@nodeagent/test-support/readme-snippet
 import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startedContainer } from './helpers.js';
+
+/** TEST-NET-1 (RFC 5737): never routed in the node namespace. */
+const UNREACHABLE = '192.0.2.1';
 
 const HEALTH_PROTO = join(REPO_ROOT, 'packages/cri/proto/grpc/health/v1/health.proto');
 
@@ -153,6 +158,19 @@ describeRealNode('prober on a real containerd', NODE_SANDBOX_REQUIREMENTS, () =>
             image: 'x',
             readinessProbe: { grpc: { port: 50051, service: 'down' }, periodSeconds: 1 },
           },
+          {
+            name: 'unreachable-tcp',
+            image: 'x',
+            readinessProbe: { tcpSocket: { host: UNREACHABLE, port: 80 as never }, periodSeconds: 1 },
+          },
+          {
+            name: 'unreachable-http',
+            image: 'x',
+            readinessProbe: {
+              httpGet: { host: UNREACHABLE, path: '/', port: 80 as never },
+              periodSeconds: 1,
+            },
+          },
         ],
       },
     };
@@ -160,10 +178,15 @@ describeRealNode('prober on a real containerd', NODE_SANDBOX_REQUIREMENTS, () =>
     const grpcStatus: V1PodStatus = {
       phase: 'Running',
       podIP: '10.77.0.2',
-      containerStatuses: ['serving', 'down'].map((name) =>
+      containerStatuses: ['serving', 'down', 'unreachable-tcp', 'unreachable-http'].map((name) =>
         startedContainer(name, `containerd://grpc-${name}`, startedAt),
       ),
     };
+
+    // The unreachable address must have no route in the node namespace (nothing may leave it).
+    const route = await node.netns.exec(['ip', 'route', 'get', UNREACHABLE]);
+    expect(route.code, route.stdout).not.toBe(0);
+    expect(route.stderr).toMatch(/unreachable/i);
 
     const childBundle = await bundleSnippet(PROBER_CHILD, 'prober-real-node');
     const child = node.netns.spawn([process.execPath, childBundle], {
@@ -224,6 +247,19 @@ describeRealNode('prober on a real containerd', NODE_SANDBOX_REQUIREMENTS, () =>
       reason: 'Unhealthy',
       message: 'Readiness probe failed: service unhealthy (responded with "NOT_SERVING")',
     });
+    expect(events).toContainEqual({
+      container: 'unreachable-tcp',
+      type: 'Warning',
+      reason: 'Unhealthy',
+      message: `Readiness probe failed: dial tcp ${UNREACHABLE}:80: connect: network is unreachable`,
+    });
+    expect(events).toContainEqual({
+      container: 'unreachable-http',
+      type: 'Warning',
+      reason: 'Unhealthy',
+      message: `Readiness probe failed: Get "http://${UNREACHABLE}:80/": dial tcp ${UNREACHABLE}:80: connect: network is unreachable`,
+    });
+    expect(has('unreachable-tcp', 'readiness', 'success')).toBe(false);
     expect(events.filter((e) => ['web', 'serving'].includes(e.container))).toEqual([]);
   }, 120_000);
 });

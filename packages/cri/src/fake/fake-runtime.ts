@@ -372,6 +372,16 @@ export class FakeRuntime implements Lifecycle {
     if (usage.cpuCores !== undefined) c.usage.cpuCores = usage.cpuCores;
   }
 
+  /**
+   * Calls `listener` with every container and sandbox event from now on (the events
+   * `GetContainerEvents` streams), synchronously as the state changes, so a listener sees a
+   * container started before any client can; returns the unsubscribe function. A listener must
+   * not throw: its exception would fail the CRI call that caused the event.
+   */
+  onContainerEvent(listener: (event: ContainerEventResponse) => void): () => void {
+    return this.#state.onEvent(listener);
+  }
+
   /** The statuses of all sandboxes, in creation order (a snapshot). */
   sandboxes(): PodSandboxStatus[] {
     return [...this.#state.sandboxes.values()].map(toSandboxStatus);

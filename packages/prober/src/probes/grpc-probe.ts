@@ -43,6 +43,8 @@ export async function grpcProbe(
       output: `error: failed to connect service at ${JSON.stringify(addr)}: ${message(error)}`,
     };
   }
+  // The worker's signal lives as long as the worker: whatever is added to it here is removed.
+  let onAbort: (() => void) | undefined;
   try {
     const ready = await new Promise<Error | undefined>((resolve) => client.waitForReady(deadline, resolve));
     if (ready !== undefined) {
@@ -63,7 +65,8 @@ export async function grpcProbe(
         { deadline },
         (error, value) => resolve({ error, value }),
       );
-      signal?.addEventListener('abort', () => call.cancel(), { once: true });
+      onAbort = () => call.cancel();
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
     if (result.error !== null) {
       const e = result.error;
@@ -90,6 +93,7 @@ export async function grpcProbe(
     }
     return { outcome: 'success', output: 'service healthy' };
   } finally {
+    if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
     client.close();
   }
 }
