@@ -1,6 +1,6 @@
 // The RBAC manifests shipped in deploy/rbac.yaml are sufficient and minimal: the agent,
 // authenticated as a node user bound only to them, registers its Node, keeps it Ready, renews
-// its Lease, runs a pod and deletes it, against the mini-apiserver in RBAC mode, and none of
+// its Lease, runs a pod and deletes it, records (and re-records) events, against the mini-apiserver in RBAC mode, and none of
 // its requests is refused. Each rule is needed: without it a request the agent made in that
 // run would be refused, and for the main rules a run without it shows the failure (no Ready
 // node, no Running pod, no renewed Lease, a deleted pod that stays).
@@ -83,6 +83,7 @@ async function startRbac(manifests: KubeObject[]): Promise<Rbac> {
     backOffPeriodMs: 300,
     nodeStatusUpdateMs: 300,
     leaseDurationSeconds: 1,
+    crashLoopBackOffMaxMs: 500,
     logger: testLogger(),
   });
   running = { server, agent, dir };
@@ -122,6 +123,16 @@ describe('the reference agent with deploy/rbac.yaml only', () => {
     await waitFor('a renewed lease', () => renewTime(server) > firstRenew);
     createPod(server, 'web');
     await waitFor('web Running', () => runningPod(server, 'web'));
+    // A crash loop repeats its BackOff event: the second one is a patch of the first's count.
+    server.store.create(
+      'pods',
+      makePod('crash', NODE, [shContainer('app', EMBEDDED_BUSYBOX_IMAGE, 'exit 1')]) as unknown as KubeObject,
+    );
+    await waitFor(
+      'a repeated event',
+      () => server.store.list('events', 'default').some((e) => Number((e as { count?: number }).count) >= 2),
+      20_000,
+    );
     server.store.delete('pods', 'default', 'web', { gracePeriodSeconds: 1 });
     await waitFor('web removed by the agent', () => getPod(server, 'web') === undefined, 15_000);
     // The Node exists now: a restarted agent's registration gets 409 and reads it.
