@@ -14,11 +14,12 @@ import type { ProbeType } from './probe-types.js';
 import { probeTypeLabel } from './probe-types.js';
 import { execProbe } from './probes/exec-probe.js';
 import { grpcProbe } from './probes/grpc-probe.js';
-import { httpProbe } from './probes/http-probe.js';
+import { httpProbeWith } from './probes/http-probe.js';
 import { type HTTPProbeRequest, newHTTPProbeRequest } from './probes/http-request.js';
+import { ProbeCancel } from './probes/probe-cancel.js';
 import { errored, type ProbeRun } from './probes/probe-run.js';
 import { resolveContainerPort } from './probes/resolve-port.js';
-import { tcpProbe } from './probes/tcp-probe.js';
+import { tcpProbeWith } from './probes/tcp-probe.js';
 import { runtimeContainerId } from './results-manager.js';
 
 /** Upstream `maxProbeRetries`: attempts while the probe action returns an error. */
@@ -65,21 +66,43 @@ export interface ProbeVerdict {
   readonly run: ProbeRun;
 }
 
-/** Runs `target` against `status` / `containerID` (upstream `prober.probe`). @internal */
+/**
+ * Runs `target` against `status` / `containerID` (upstream `prober.probe`); `cancel` is the
+ * worker's light cancellation for `httpGet` and `tcpSocket` probes (one that follows `signal`
+ * when not given). @internal
+ */
 export async function probeOnce(
   deps: ProberDeps,
   target: ProbeTarget,
   status: V1PodStatus,
   containerID: string,
   signal: AbortSignal,
+  cancel?: ProbeCancel,
 ): Promise<ProbeVerdict> {
-  let run = await runAction(deps, target, status, containerID, signal);
+  if (cancel !== undefined) return probeWith(deps, target, status, containerID, signal, cancel);
+  const follower = ProbeCancel.fromSignal(signal);
+  try {
+    return await probeWith(deps, target, status, containerID, signal, follower.cancel);
+  } finally {
+    follower.detach();
+  }
+}
+
+async function probeWith(
+  deps: ProberDeps,
+  target: ProbeTarget,
+  status: V1PodStatus,
+  containerID: string,
+  signal: AbortSignal,
+  cancel: ProbeCancel,
+): Promise<ProbeVerdict> {
+  let run = await runAction(deps, target, status, containerID, signal, cancel);
   for (
     let attempt = 1;
-    attempt < MAX_PROBE_ATTEMPTS && run.error !== undefined && !signal.aborted;
+    attempt < MAX_PROBE_ATTEMPTS && run.error !== undefined && !signal.aborted && !cancel.aborted;
     attempt++
   ) {
-    run = await runAction(deps, target, status, containerID, signal);
+    run = await runAction(deps, target, status, containerID, signal, cancel);
   }
   const label = probeTypeLabel(target.type);
   if (run.error !== undefined) {
@@ -116,6 +139,7 @@ async function runAction(
   status: V1PodStatus,
   containerID: string,
   signal: AbortSignal,
+  cancel: ProbeCancel,
 ): Promise<ProbeRun> {
   if (target.invalid !== undefined) return errored(target.invalid);
   const { probe, container } = target;
@@ -145,7 +169,7 @@ async function runAction(
         }
         if (target.memo !== undefined) target.memo.http = { podIP, request };
       }
-      return await httpProbe(request, timeoutMs, signal);
+      return await httpProbeWith(request, timeoutMs, cancel);
     }
     if (probe.tcpSocket != null) {
       let port: number;
@@ -154,7 +178,7 @@ async function runAction(
       } catch (error) {
         return errored(messageOf(error));
       }
-      return await tcpProbe(probe.tcpSocket.host || podIP, port, timeoutMs, signal);
+      return await tcpProbeWith(probe.tcpSocket.host || podIP, port, timeoutMs, cancel);
     }
     if (probe.grpc != null) {
       const port = Number(probe.grpc.port ?? 0);

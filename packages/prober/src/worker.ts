@@ -12,6 +12,7 @@ import type { ProberMetrics } from './metrics.js';
 import { type ProbeSpec, probeSpec } from './probe-spec.js';
 import { initialResult, type ProbeResult, type ProbeType, probeTypeLabel } from './probe-types.js';
 import { type ProbeMemo, type ProberDeps, type ProbeTarget, probeOnce } from './prober.js';
+import { ProbeCancel } from './probes/probe-cancel.js';
 
 /** What a worker needs from its manager. @internal */
 export interface WorkerHost extends ProberDeps {
@@ -57,6 +58,8 @@ export class ProbeWorker {
   #nextDueMs = 0;
   /** Aborted when the worker stops; one per worker (a controller per run costs at thousands per second). */
   readonly #abort = new AbortController();
+  /** The same, for `httpGet` and `tcpSocket` probes: no listener per run. */
+  readonly #cancel = new ProbeCancel();
   #inFlight = false;
   readonly #memo: ProbeMemo = {};
   #target: ProbeTarget | undefined;
@@ -150,6 +153,7 @@ export class ProbeWorker {
     this.#stopped = true;
     this.#timer?.cancel();
     this.#timer = undefined;
+    this.#cancel.abort();
     this.#abort.abort(new Error('probe worker stopped'));
     if (this.#containerID !== '') this.#host.unpublish(this, this.#containerID);
     this.#host.metrics.remove(Object.values(this.#totalLabels), [this.#durationLabels]);
@@ -294,7 +298,7 @@ export class ProbeWorker {
         memo: this.#memo,
       };
     }
-    const verdict = await probeOnce(host, this.#target, status, this.#containerID, signal);
+    const verdict = await probeOnce(host, this.#target, status, this.#containerID, signal, this.#cancel);
     if (this.#stopped || signal.aborted) return true;
     const durationMs = host.clock.now() - startedAtMs;
     host.probed(this, startedAtMs, durationMs, verdict.result, verdict.run.output, verdict.error);

@@ -11,6 +11,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { dialErrorText, isDialError } from './go-net-errors.js';
 import type { HTTPProbeRequest } from './http-request.js';
+import { type Cancellable, ProbeCancel } from './probe-cancel.js';
 import { MAX_PROBE_OUTPUT_BYTES, type ProbeRun } from './probe-run.js';
 import { joinHostPort } from './resolve-port.js';
 
@@ -30,37 +31,77 @@ interface Target {
 class TimeoutSignal extends Error {}
 
 /**
+ * The one value a timed-out step is destroyed with: only its class is looked at, so one
+ * instance serves every probe (an `Error` per timeout captures a stack each time).
+ */
+const TIMED_OUT = new TimeoutSignal('probe deadline exceeded');
+
+/**
  * The probe's overall deadline (Go's `Client.Timeout`): expires once, calling the one step
  * (connect/headers or body read) that is waiting. Cheaper than an AbortController with
- * listeners per step at thousands of probes per second.
+ * listeners per step at thousands of probes per second. Stopping the worker expires it too.
  */
-class Deadline {
+class Deadline implements Cancellable {
   expired = false;
   /** What to do on expiry for the step in progress. */
   onExpire: (() => void) | undefined;
+  timer: NodeJS.Timeout | undefined;
+  readonly owner: ProbeCancel | undefined;
+
+  constructor(owner: ProbeCancel | undefined) {
+    this.owner = owner;
+  }
+
   expire(): void {
     if (this.expired) return;
     this.expired = true;
     this.onExpire?.();
   }
+
+  cancel(): void {
+    this.expire();
+  }
+
+  /** Ends the deadline's timer and releases the owner's slot. */
+  close(): void {
+    clearTimeout(this.timer);
+    if (this.owner !== undefined && this.owner.current === this) this.owner.current = undefined;
+  }
+
+  static expireIt(deadline: Deadline): void {
+    deadline.expire();
+  }
 }
 
 /** Sends `req` and classifies the answer like upstream `DoHTTPProbe`, within `timeoutMs` overall. */
-export async function httpProbe(
+export function httpProbe(req: HTTPProbeRequest, timeoutMs: number, signal?: AbortSignal): Promise<ProbeRun> {
+  if (signal === undefined) return httpProbeWith(req, timeoutMs, undefined);
+  const { cancel, detach } = ProbeCancel.fromSignal(signal);
+  return httpProbeWith(req, timeoutMs, cancel).finally(detach);
+}
+
+/** {@link httpProbe} with a worker's cancellation. @internal */
+export function httpProbeWith(
   req: HTTPProbeRequest,
   timeoutMs: number,
-  signal?: AbortSignal,
+  cancel: ProbeCancel | undefined,
 ): Promise<ProbeRun> {
-  const deadline = new Deadline();
-  const timer = setTimeout(() => deadline.expire(), timeoutMs);
-  const onParentAbort = (): void => deadline.expire();
-  signal?.addEventListener('abort', onParentAbort, { once: true });
-  try {
-    return await probe(req, deadline);
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onParentAbort);
+  const deadline = new Deadline(cancel);
+  deadline.timer = setTimeout(Deadline.expireIt, timeoutMs, deadline);
+  if (cancel !== undefined) {
+    if (cancel.aborted) deadline.expire();
+    else cancel.current = deadline;
   }
+  return probe(req, deadline).then(
+    (run) => {
+      deadline.close();
+      return run;
+    },
+    (error: unknown) => {
+      deadline.close();
+      throw error;
+    },
+  );
 }
 
 async function probe(req: HTTPProbeRequest, abort: Deadline): Promise<ProbeRun> {
@@ -145,27 +186,14 @@ function send(
   if (target.scheme !== 'http' && target.scheme !== 'https') {
     return Promise.reject(new Error(`unsupported protocol scheme ${JSON.stringify(target.scheme)}`));
   }
-  if (deadline.expired) return Promise.reject(new TimeoutSignal());
-  const outgoing: Record<string, string | string[]> = {};
-  for (const name in headers) {
-    const values = headers[name] as readonly string[];
-    outgoing[name] = values.length === 1 ? (values[0] as string) : [...values];
-  }
-  if (target.hostHeader !== undefined) outgoing.Host = target.hostHeader;
+  if (deadline.expired) return Promise.reject(TIMED_OUT);
   return new Promise<IncomingMessage>((resolve, reject) => {
     let req: ClientRequest;
     const onAbort = (): void => {
-      req?.destroy(new TimeoutSignal());
+      req?.destroy(TIMED_OUT);
     };
     try {
-      const options = {
-        host: target.host,
-        port: target.port,
-        path: target.path,
-        method: 'GET',
-        headers: outgoing,
-        agent: false as const,
-      };
+      const options = requestOptions(target, headers);
       req =
         target.scheme === 'https'
           ? httpsRequest({
@@ -191,6 +219,45 @@ function send(
   });
 }
 
+interface RequestOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly path: string;
+  readonly method: 'GET';
+  readonly headers: Readonly<Record<string, string | string[]>>;
+  readonly agent: false;
+}
+
+/**
+ * The `node:http` options of `target` (Node copies them and does not change them), kept per
+ * prepared request: a worker sends the same request every period.
+ */
+const optionsOf = new WeakMap<Target, RequestOptions>();
+
+function requestOptions(
+  target: Target,
+  headers: Readonly<Record<string, readonly string[]>>,
+): RequestOptions {
+  const known = optionsOf.get(target);
+  if (known !== undefined) return known;
+  const outgoing: Record<string, string | string[]> = {};
+  for (const name in headers) {
+    const values = headers[name] as readonly string[];
+    outgoing[name] = values.length === 1 ? (values[0] as string) : [...values];
+  }
+  if (target.hostHeader !== undefined) outgoing.Host = target.hostHeader;
+  const options: RequestOptions = {
+    host: target.host,
+    port: target.port,
+    path: target.path,
+    method: 'GET',
+    headers: outgoing,
+    agent: false,
+  };
+  optionsOf.set(target, options);
+  return options;
+}
+
 /** Reads at most 10 KiB of the body, then closes the connection (a truncated body is fine). */
 function readBody(res: IncomingMessage, deadline: Deadline): Promise<string> {
   return new Promise<string>((resolve, reject) => {
@@ -204,7 +271,7 @@ function readBody(res: IncomingMessage, deadline: Deadline): Promise<string> {
     };
     const onAbort = (): void => {
       res.destroy();
-      finish(new TimeoutSignal());
+      finish(TIMED_OUT);
     };
     if (deadline.expired) return onAbort();
     deadline.onExpire = onAbort;
