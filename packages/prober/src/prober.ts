@@ -88,7 +88,7 @@ export async function probeOnce(
   }
 }
 
-async function probeWith(
+function probeWith(
   deps: ProberDeps,
   target: ProbeTarget,
   status: V1PodStatus,
@@ -96,7 +96,25 @@ async function probeWith(
   signal: AbortSignal,
   cancel: ProbeCancel,
 ): Promise<ProbeVerdict> {
-  let run = await runAction(deps, target, status, containerID, signal, cancel);
+  // The steady state (one attempt that did not error) without an async frame per probe.
+  return runAction(deps, target, status, containerID, signal, cancel).then((run) =>
+    run.error === undefined || signal.aborted || cancel.aborted
+      ? verdictOf(deps, target, run)
+      : retry(deps, target, status, containerID, signal, cancel, run),
+  );
+}
+
+/** Attempts 2 and 3 after a probe error (upstream retries while the action errors). */
+async function retry(
+  deps: ProberDeps,
+  target: ProbeTarget,
+  status: V1PodStatus,
+  containerID: string,
+  signal: AbortSignal,
+  cancel: ProbeCancel,
+  first: ProbeRun,
+): Promise<ProbeVerdict> {
+  let run = first;
   for (
     let attempt = 1;
     attempt < MAX_PROBE_ATTEMPTS && run.error !== undefined && !signal.aborted && !cancel.aborted;
@@ -104,6 +122,12 @@ async function probeWith(
   ) {
     run = await runAction(deps, target, status, containerID, signal, cancel);
   }
+  return verdictOf(deps, target, run);
+}
+
+function verdictOf(deps: ProberDeps, target: ProbeTarget, run: ProbeRun): ProbeVerdict {
+  if (run.error === undefined && run.outcome === 'success')
+    return { result: 'success', error: undefined, run };
   const label = probeTypeLabel(target.type);
   if (run.error !== undefined) {
     record(
@@ -115,8 +139,6 @@ async function probeWith(
     return { result: 'failure', error: run.error, run };
   }
   switch (run.outcome) {
-    case 'success':
-      return { result: 'success', error: undefined, run };
     case 'warning':
       record(deps, target, 'ProbeWarning', `${label} probe warning: ${run.output}`);
       return { result: 'success', error: undefined, run };
@@ -133,7 +155,11 @@ export function formatPod(pod: V1Pod): string {
   return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
 }
 
-async function runAction(
+/**
+ * One attempt. `httpGet` and `tcpSocket` (the common probes) are started without an async
+ * frame: their promises never reject here (a failure to start is a probe error, as before).
+ */
+function runAction(
   deps: ProberDeps,
   target: ProbeTarget,
   status: V1PodStatus,
@@ -141,7 +167,38 @@ async function runAction(
   signal: AbortSignal,
   cancel: ProbeCancel,
 ): Promise<ProbeRun> {
-  if (target.invalid !== undefined) return errored(target.invalid);
+  if (target.invalid !== undefined) return Promise.resolve(errored(target.invalid));
+  const { probe, container } = target;
+  if (probe.exec != null || (probe.httpGet == null && probe.tcpSocket == null)) {
+    return runOtherAction(deps, target, status, containerID, signal);
+  }
+  const timeoutMs = target.timeoutSeconds * 1000;
+  const podIP = status.podIP ?? '';
+  try {
+    if (probe.httpGet != null) {
+      let request = target.memo?.http?.podIP === podIP ? target.memo.http.request : undefined;
+      if (request === undefined) {
+        request = newHTTPProbeRequest(probe.httpGet, container, podIP, deps.userAgent);
+        if (target.memo !== undefined) target.memo.http = { podIP, request };
+      }
+      return httpProbeWith(request, timeoutMs, cancel, true);
+    }
+    const tcp = probe.tcpSocket as NonNullable<V1Probe['tcpSocket']>;
+    const port = resolveContainerPort(tcp.port, container);
+    return tcpProbeWith(tcp.host || podIP, port, timeoutMs, cancel, true);
+  } catch (error) {
+    return Promise.resolve(errored(messageOf(error)));
+  }
+}
+
+/** `exec`, `grpc` and a probe without a handler. */
+async function runOtherAction(
+  deps: ProberDeps,
+  target: ProbeTarget,
+  status: V1PodStatus,
+  containerID: string,
+  signal: AbortSignal,
+): Promise<ProbeRun> {
   const { probe, container } = target;
   const timeoutMs = target.timeoutSeconds * 1000;
   const podIP = status.podIP ?? '';
@@ -158,27 +215,6 @@ async function runAction(
         (s) => execProbe(runner, runtimeContainerId(containerID), command, timeoutMs, s),
         () => ({ outcome: 'failure', output: new ExecTimeoutError(command, timeoutMs).message }),
       );
-    }
-    if (probe.httpGet != null) {
-      let request = target.memo?.http?.podIP === podIP ? target.memo.http.request : undefined;
-      if (request === undefined) {
-        try {
-          request = newHTTPProbeRequest(probe.httpGet, container, podIP, deps.userAgent);
-        } catch (error) {
-          return errored(messageOf(error));
-        }
-        if (target.memo !== undefined) target.memo.http = { podIP, request };
-      }
-      return await httpProbeWith(request, timeoutMs, cancel);
-    }
-    if (probe.tcpSocket != null) {
-      let port: number;
-      try {
-        port = resolveContainerPort(probe.tcpSocket.port, container);
-      } catch (error) {
-        return errored(messageOf(error));
-      }
-      return await tcpProbeWith(probe.tcpSocket.host || podIP, port, timeoutMs, cancel);
     }
     if (probe.grpc != null) {
       const port = Number(probe.grpc.port ?? 0);

@@ -299,7 +299,8 @@ export class ProbeWorker {
       };
     }
     const verdict = await probeOnce(host, this.#target, status, this.#containerID, signal, this.#cancel);
-    if (this.#stopped || signal.aborted) return true;
+    // stop() sets #stopped before it aborts: one check covers both.
+    if (this.#stopped) return true;
     const durationMs = host.clock.now() - startedAtMs;
     host.probed(this, startedAtMs, durationMs, verdict.result, verdict.run.output, verdict.error);
     if (verdict.error !== undefined) return true;

@@ -12,7 +12,7 @@ import { isIP } from 'node:net';
 import { dialErrorText, isDialError } from './go-net-errors.js';
 import type { HTTPProbeRequest } from './http-request.js';
 import { type Cancellable, ProbeCancel } from './probe-cancel.js';
-import { MAX_PROBE_OUTPUT_BYTES, type ProbeRun } from './probe-run.js';
+import { errored, MAX_PROBE_OUTPUT_BYTES, type ProbeRun } from './probe-run.js';
 import { joinHostPort } from './resolve-port.js';
 
 const REDIRECT_CODES = new Set([301, 302, 303, 307, 308]);
@@ -80,11 +80,15 @@ export function httpProbe(req: HTTPProbeRequest, timeoutMs: number, signal?: Abo
   return httpProbeWith(req, timeoutMs, cancel).finally(detach);
 }
 
-/** {@link httpProbe} with a worker's cancellation. @internal */
+/**
+ * {@link httpProbe} with a worker's cancellation; with `errorsAsRuns` an unexpected failure
+ * resolves as a probe error instead of rejecting. @internal
+ */
 export function httpProbeWith(
   req: HTTPProbeRequest,
   timeoutMs: number,
   cancel: ProbeCancel | undefined,
+  errorsAsRuns = false,
 ): Promise<ProbeRun> {
   const deadline = new Deadline(cancel);
   deadline.timer = setTimeout(Deadline.expireIt, timeoutMs, deadline);
@@ -99,7 +103,8 @@ export function httpProbeWith(
     },
     (error: unknown) => {
       deadline.close();
-      throw error;
+      if (!errorsAsRuns) throw error;
+      return errored(error instanceof Error ? error.message : String(error));
     },
   );
 }

@@ -6,7 +6,7 @@
 import { connect, type Socket } from 'node:net';
 import { dialErrorText } from './go-net-errors.js';
 import { type Cancellable, ProbeCancel } from './probe-cancel.js';
-import type { ProbeRun } from './probe-run.js';
+import { errored, type ProbeRun } from './probe-run.js';
 import { joinHostPort } from './resolve-port.js';
 
 const CONNECTED: ProbeRun = Object.freeze({ outcome: 'success', output: '' });
@@ -27,17 +27,27 @@ export function tcpProbe(
   return tcpProbeWith(host, port, timeoutMs, cancel).finally(detach);
 }
 
-/** {@link tcpProbe} with a worker's cancellation. @internal */
+/**
+ * {@link tcpProbe} with a worker's cancellation; with `errorsAsRuns` a connect that throws
+ * resolves as a probe error instead of rejecting. @internal
+ */
 export function tcpProbeWith(
   host: string,
   port: number,
   timeoutMs: number,
   cancel: ProbeCancel | undefined,
+  errorsAsRuns = false,
 ): Promise<ProbeRun> {
-  return new Promise<ProbeRun>((resolve) => {
+  return new Promise<ProbeRun>((resolve, reject) => {
     const dial = new Dial(host, port, cancel, resolve);
     if (cancel?.aborted) return dial.cancel();
-    dial.start(timeoutMs);
+    try {
+      dial.start(timeoutMs);
+    } catch (error) {
+      dial.abandon();
+      if (!errorsAsRuns) reject(error);
+      else resolve(errored(error instanceof Error ? error.message : String(error)));
+    }
   });
 }
 
@@ -71,6 +81,13 @@ class Dial implements Cancellable {
 
   static #onTimeout(dial: Dial): void {
     dial.#finish({ outcome: 'failure', output: `dial tcp ${dial.#address()}: i/o timeout` });
+  }
+
+  /** Forgets a dial whose start threw. */
+  abandon(): void {
+    this.#done = true;
+    clearTimeout(this.#timer);
+    if (this.#cancel !== undefined && this.#cancel.current === this) this.#cancel.current = undefined;
   }
 
   cancel(): void {
