@@ -51,6 +51,8 @@ export class ProbeWorker {
   #pod: V1Pod;
   #containerID = '';
   #lastResult: ProbeResult | undefined;
+  /** What this worker last published for `#containerID`. */
+  #published: ProbeResult | undefined;
   #resultRun = 0;
   #onHold = false;
   #stopped = false;
@@ -224,8 +226,15 @@ export class ProbeWorker {
     }
   }
 
+  /**
+   * Publishes `result` for the current container. The worker is the only writer of its
+   * container's entry, so a result it already published is not sent again (the manager would
+   * find it unchanged): the steady state costs no lookup.
+   */
   #set(result: ProbeResult): void {
-    if (this.#containerID !== '') this.#host.publish(this, this.#containerID, result);
+    if (this.#containerID === '' || this.#published === result) return;
+    this.#published = result;
+    this.#host.publish(this, this.#containerID, result);
   }
 
   /** One iteration (upstream `doProbe`); resolves whether the worker keeps going. */
@@ -249,6 +258,7 @@ export class ProbeWorker {
 
     if (c.containerID !== this.#containerID) {
       if (this.#containerID !== '') host.unpublish(this, this.#containerID);
+      this.#published = undefined;
       this.#containerID = String(c.containerID);
       this.#lastResult = undefined;
       this.#resultRun = 0;
