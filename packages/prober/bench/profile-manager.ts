@@ -1,7 +1,13 @@
-// The ProbeManager alone at PROBER_BENCH_PROBES probes (default 5,000) against the benchmark's
-// local servers, for `node --cpu-prof`: prints probes/s, CPU per probe and the start drift p99
-// once per second for PROBER_PROFILE_SECONDS (default 15). Build and run it with
-// `node packages/prober/bench/profile-manager.mjs` (see the README's Figures section).
+// The ProbeManager alone (or, with PROBER_PROFILE_BARE=1, the benchmark's bare loop) at
+// PROBER_BENCH_PROBES probes (default 5,000) against the benchmark's local servers, for
+// `node --cpu-prof` / `--trace-gc`: prints probes/s, CPU per probe and the p99 lateness of each
+// worker's start after its previous one + 1 s, once a second for PROBER_PROFILE_SECONDS
+// (default 15). PROBER_PROFILE_METRICS=1 gives the manager a metrics registry. Bundle it first
+// (the bundle lives in the ignored bench-results/, next to node_modules):
+//   npx esbuild packages/prober/bench/profile-manager.ts --bundle --platform=node --format=esm \
+//     --conditions=@nodeagent/source --external:@kubernetes/client-node --external:prom-client \
+//     --external:eventemitter3 --external:@grpc/* --outfile=bench-results/profile-manager.mjs
+//   PROBER_SERVERS=packages/prober/bench/probe-servers.mjs node --cpu-prof bench-results/profile-manager.mjs
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
