@@ -14,11 +14,12 @@ import type { ProbeType } from './probe-types.js';
 import { probeTypeLabel } from './probe-types.js';
 import { execProbe } from './probes/exec-probe.js';
 import { grpcProbe } from './probes/grpc-probe.js';
-import { httpProbe } from './probes/http-probe.js';
+import { httpProbeWith } from './probes/http-probe.js';
 import { type HTTPProbeRequest, newHTTPProbeRequest } from './probes/http-request.js';
+import { ProbeCancel } from './probes/probe-cancel.js';
 import { errored, type ProbeRun } from './probes/probe-run.js';
 import { resolveContainerPort } from './probes/resolve-port.js';
-import { tcpProbe } from './probes/tcp-probe.js';
+import { tcpProbeWith } from './probes/tcp-probe.js';
 import { runtimeContainerId } from './results-manager.js';
 
 /** Upstream `maxProbeRetries`: attempts while the probe action returns an error. */
@@ -65,22 +66,68 @@ export interface ProbeVerdict {
   readonly run: ProbeRun;
 }
 
-/** Runs `target` against `status` / `containerID` (upstream `prober.probe`). @internal */
+/**
+ * Runs `target` against `status` / `containerID` (upstream `prober.probe`); `cancel` is the
+ * worker's light cancellation for `httpGet` and `tcpSocket` probes (one that follows `signal`
+ * when not given). @internal
+ */
 export async function probeOnce(
   deps: ProberDeps,
   target: ProbeTarget,
   status: V1PodStatus,
   containerID: string,
   signal: AbortSignal,
+  cancel?: ProbeCancel,
 ): Promise<ProbeVerdict> {
-  let run = await runAction(deps, target, status, containerID, signal);
+  if (cancel !== undefined) return probeWith(deps, target, status, containerID, signal, cancel);
+  const follower = ProbeCancel.fromSignal(signal);
+  try {
+    return await probeWith(deps, target, status, containerID, signal, follower.cancel);
+  } finally {
+    follower.detach();
+  }
+}
+
+function probeWith(
+  deps: ProberDeps,
+  target: ProbeTarget,
+  status: V1PodStatus,
+  containerID: string,
+  signal: AbortSignal,
+  cancel: ProbeCancel,
+): Promise<ProbeVerdict> {
+  // The steady state (one attempt that did not error) without an async frame per probe.
+  return runAction(deps, target, status, containerID, signal, cancel).then((run) =>
+    run.error === undefined || signal.aborted || cancel.aborted
+      ? verdictOf(deps, target, run)
+      : retry(deps, target, status, containerID, signal, cancel, run),
+  );
+}
+
+/** Attempts 2 and 3 after a probe error (upstream retries while the action errors). */
+async function retry(
+  deps: ProberDeps,
+  target: ProbeTarget,
+  status: V1PodStatus,
+  containerID: string,
+  signal: AbortSignal,
+  cancel: ProbeCancel,
+  first: ProbeRun,
+): Promise<ProbeVerdict> {
+  let run = first;
   for (
     let attempt = 1;
-    attempt < MAX_PROBE_ATTEMPTS && run.error !== undefined && !signal.aborted;
+    attempt < MAX_PROBE_ATTEMPTS && run.error !== undefined && !signal.aborted && !cancel.aborted;
     attempt++
   ) {
-    run = await runAction(deps, target, status, containerID, signal);
+    run = await runAction(deps, target, status, containerID, signal, cancel);
   }
+  return verdictOf(deps, target, run);
+}
+
+function verdictOf(deps: ProberDeps, target: ProbeTarget, run: ProbeRun): ProbeVerdict {
+  if (run.error === undefined && run.outcome === 'success')
+    return { result: 'success', error: undefined, run };
   const label = probeTypeLabel(target.type);
   if (run.error !== undefined) {
     record(
@@ -92,8 +139,6 @@ export async function probeOnce(
     return { result: 'failure', error: run.error, run };
   }
   switch (run.outcome) {
-    case 'success':
-      return { result: 'success', error: undefined, run };
     case 'warning':
       record(deps, target, 'ProbeWarning', `${label} probe warning: ${run.output}`);
       return { result: 'success', error: undefined, run };
@@ -110,14 +155,50 @@ export function formatPod(pod: V1Pod): string {
   return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
 }
 
-async function runAction(
+/**
+ * One attempt. `httpGet` and `tcpSocket` (the common probes) are started without an async
+ * frame: their promises never reject here (a failure to start is a probe error, as before).
+ */
+function runAction(
+  deps: ProberDeps,
+  target: ProbeTarget,
+  status: V1PodStatus,
+  containerID: string,
+  signal: AbortSignal,
+  cancel: ProbeCancel,
+): Promise<ProbeRun> {
+  if (target.invalid !== undefined) return Promise.resolve(errored(target.invalid));
+  const { probe, container } = target;
+  if (probe.exec != null || (probe.httpGet == null && probe.tcpSocket == null)) {
+    return runOtherAction(deps, target, status, containerID, signal);
+  }
+  const timeoutMs = target.timeoutSeconds * 1000;
+  const podIP = status.podIP ?? '';
+  try {
+    if (probe.httpGet != null) {
+      let request = target.memo?.http?.podIP === podIP ? target.memo.http.request : undefined;
+      if (request === undefined) {
+        request = newHTTPProbeRequest(probe.httpGet, container, podIP, deps.userAgent);
+        if (target.memo !== undefined) target.memo.http = { podIP, request };
+      }
+      return httpProbeWith(request, timeoutMs, cancel, true);
+    }
+    const tcp = probe.tcpSocket as NonNullable<V1Probe['tcpSocket']>;
+    const port = resolveContainerPort(tcp.port, container);
+    return tcpProbeWith(tcp.host || podIP, port, timeoutMs, cancel, true);
+  } catch (error) {
+    return Promise.resolve(errored(messageOf(error)));
+  }
+}
+
+/** `exec`, `grpc` and a probe without a handler. */
+async function runOtherAction(
   deps: ProberDeps,
   target: ProbeTarget,
   status: V1PodStatus,
   containerID: string,
   signal: AbortSignal,
 ): Promise<ProbeRun> {
-  if (target.invalid !== undefined) return errored(target.invalid);
   const { probe, container } = target;
   const timeoutMs = target.timeoutSeconds * 1000;
   const podIP = status.podIP ?? '';
@@ -134,27 +215,6 @@ async function runAction(
         (s) => execProbe(runner, runtimeContainerId(containerID), command, timeoutMs, s),
         () => ({ outcome: 'failure', output: new ExecTimeoutError(command, timeoutMs).message }),
       );
-    }
-    if (probe.httpGet != null) {
-      let request = target.memo?.http?.podIP === podIP ? target.memo.http.request : undefined;
-      if (request === undefined) {
-        try {
-          request = newHTTPProbeRequest(probe.httpGet, container, podIP, deps.userAgent);
-        } catch (error) {
-          return errored(messageOf(error));
-        }
-        if (target.memo !== undefined) target.memo.http = { podIP, request };
-      }
-      return await httpProbe(request, timeoutMs, signal);
-    }
-    if (probe.tcpSocket != null) {
-      let port: number;
-      try {
-        port = resolveContainerPort(probe.tcpSocket.port, container);
-      } catch (error) {
-        return errored(messageOf(error));
-      }
-      return await tcpProbe(probe.tcpSocket.host || podIP, port, timeoutMs, signal);
     }
     if (probe.grpc != null) {
       const port = Number(probe.grpc.port ?? 0);

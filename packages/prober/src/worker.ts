@@ -12,6 +12,7 @@ import type { ProberMetrics } from './metrics.js';
 import { type ProbeSpec, probeSpec } from './probe-spec.js';
 import { initialResult, type ProbeResult, type ProbeType, probeTypeLabel } from './probe-types.js';
 import { type ProbeMemo, type ProberDeps, type ProbeTarget, probeOnce } from './prober.js';
+import { ProbeCancel } from './probes/probe-cancel.js';
 
 /** What a worker needs from its manager. @internal */
 export interface WorkerHost extends ProberDeps {
@@ -50,6 +51,8 @@ export class ProbeWorker {
   #pod: V1Pod;
   #containerID = '';
   #lastResult: ProbeResult | undefined;
+  /** What this worker last published for `#containerID`. */
+  #published: ProbeResult | undefined;
   #resultRun = 0;
   #onHold = false;
   #stopped = false;
@@ -57,6 +60,8 @@ export class ProbeWorker {
   #nextDueMs = 0;
   /** Aborted when the worker stops; one per worker (a controller per run costs at thousands per second). */
   readonly #abort = new AbortController();
+  /** The same, for `httpGet` and `tcpSocket` probes: no listener per run. */
+  readonly #cancel = new ProbeCancel();
   #inFlight = false;
   readonly #memo: ProbeMemo = {};
   #target: ProbeTarget | undefined;
@@ -150,6 +155,7 @@ export class ProbeWorker {
     this.#stopped = true;
     this.#timer?.cancel();
     this.#timer = undefined;
+    this.#cancel.abort();
     this.#abort.abort(new Error('probe worker stopped'));
     if (this.#containerID !== '') this.#host.unpublish(this, this.#containerID);
     this.#host.metrics.remove(Object.values(this.#totalLabels), [this.#durationLabels]);
@@ -220,8 +226,15 @@ export class ProbeWorker {
     }
   }
 
+  /**
+   * Publishes `result` for the current container. The worker is the only writer of its
+   * container's entry, so a result it already published is not sent again (the manager would
+   * find it unchanged): the steady state costs no lookup.
+   */
   #set(result: ProbeResult): void {
-    if (this.#containerID !== '') this.#host.publish(this, this.#containerID, result);
+    if (this.#containerID === '' || this.#published === result) return;
+    this.#published = result;
+    this.#host.publish(this, this.#containerID, result);
   }
 
   /** One iteration (upstream `doProbe`); resolves whether the worker keeps going. */
@@ -245,6 +258,7 @@ export class ProbeWorker {
 
     if (c.containerID !== this.#containerID) {
       if (this.#containerID !== '') host.unpublish(this, this.#containerID);
+      this.#published = undefined;
       this.#containerID = String(c.containerID);
       this.#lastResult = undefined;
       this.#resultRun = 0;
@@ -294,8 +308,9 @@ export class ProbeWorker {
         memo: this.#memo,
       };
     }
-    const verdict = await probeOnce(host, this.#target, status, this.#containerID, signal);
-    if (this.#stopped || signal.aborted) return true;
+    const verdict = await probeOnce(host, this.#target, status, this.#containerID, signal, this.#cancel);
+    // stop() sets #stopped before it aborts: one check covers both.
+    if (this.#stopped) return true;
     const durationMs = host.clock.now() - startedAtMs;
     host.probed(this, startedAtMs, durationMs, verdict.result, verdict.run.output, verdict.error);
     if (verdict.error !== undefined) return true;

@@ -132,6 +132,23 @@ describe('httpGet', () => {
     });
   });
 
+  it('aborting the signal ends a probe in flight at once, as its deadline would', async () => {
+    const controller = new AbortController();
+    const t0 = Date.now();
+    const pending = httpProbe(get(server.port, '/hang'), 10_000, controller.signal);
+    setTimeout(() => controller.abort(), 100);
+    expect(await pending).toEqual({
+      outcome: 'failure',
+      output: `Get "http://127.0.0.1:${server.port}/hang": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`,
+    });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    // An aborted signal ends the next probe before it connects.
+    expect((await tcpProbe('127.0.0.1', server.port, 10_000, controller.signal)).output).toBe(
+      `dial tcp 127.0.0.1:${server.port}: operation was canceled`,
+    );
+  });
+
   it('nobody listening: the dial error, as Go prints it', async () => {
     const port = await freePort();
     expect(await httpProbe(get(port, ''), 1000)).toEqual({

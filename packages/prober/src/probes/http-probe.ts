@@ -6,12 +6,19 @@
  *
  * @module
  */
-import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
+import {
+  type ClientRequest,
+  type ClientRequestArgs,
+  type RequestOptions as HttpRequestOptions,
+  request as httpRequest,
+  type IncomingMessage,
+} from 'node:http';
+import { type RequestOptions as HttpsRequestOptions, request as httpsRequest } from 'node:https';
+import { createConnection, isIP, type NetConnectOpts, type Socket } from 'node:net';
 import { dialErrorText, isDialError } from './go-net-errors.js';
 import type { HTTPProbeRequest } from './http-request.js';
-import { MAX_PROBE_OUTPUT_BYTES, type ProbeRun } from './probe-run.js';
+import { type Cancellable, ProbeCancel } from './probe-cancel.js';
+import { errored, MAX_PROBE_OUTPUT_BYTES, type ProbeRun } from './probe-run.js';
 import { joinHostPort } from './resolve-port.js';
 
 const REDIRECT_CODES = new Set([301, 302, 303, 307, 308]);
@@ -30,37 +37,82 @@ interface Target {
 class TimeoutSignal extends Error {}
 
 /**
+ * The one value a timed-out step is destroyed with: only its class is looked at, so one
+ * instance serves every probe (an `Error` per timeout captures a stack each time).
+ */
+const TIMED_OUT = new TimeoutSignal('probe deadline exceeded');
+
+/**
  * The probe's overall deadline (Go's `Client.Timeout`): expires once, calling the one step
  * (connect/headers or body read) that is waiting. Cheaper than an AbortController with
- * listeners per step at thousands of probes per second.
+ * listeners per step at thousands of probes per second. Stopping the worker expires it too.
  */
-class Deadline {
+class Deadline implements Cancellable {
   expired = false;
   /** What to do on expiry for the step in progress. */
   onExpire: (() => void) | undefined;
+  timer: NodeJS.Timeout | undefined;
+  readonly owner: ProbeCancel | undefined;
+
+  constructor(owner: ProbeCancel | undefined) {
+    this.owner = owner;
+  }
+
   expire(): void {
     if (this.expired) return;
     this.expired = true;
     this.onExpire?.();
   }
+
+  cancel(): void {
+    this.expire();
+  }
+
+  /** Ends the deadline's timer and releases the owner's slot. */
+  close(): void {
+    clearTimeout(this.timer);
+    if (this.owner !== undefined && this.owner.current === this) this.owner.current = undefined;
+  }
+
+  static expireIt(deadline: Deadline): void {
+    deadline.expire();
+  }
 }
 
 /** Sends `req` and classifies the answer like upstream `DoHTTPProbe`, within `timeoutMs` overall. */
-export async function httpProbe(
+export function httpProbe(req: HTTPProbeRequest, timeoutMs: number, signal?: AbortSignal): Promise<ProbeRun> {
+  if (signal === undefined) return httpProbeWith(req, timeoutMs, undefined);
+  const { cancel, detach } = ProbeCancel.fromSignal(signal);
+  return httpProbeWith(req, timeoutMs, cancel).finally(detach);
+}
+
+/**
+ * {@link httpProbe} with a worker's cancellation; with `errorsAsRuns` an unexpected failure
+ * resolves as a probe error instead of rejecting. @internal
+ */
+export function httpProbeWith(
   req: HTTPProbeRequest,
   timeoutMs: number,
-  signal?: AbortSignal,
+  cancel: ProbeCancel | undefined,
+  errorsAsRuns = false,
 ): Promise<ProbeRun> {
-  const deadline = new Deadline();
-  const timer = setTimeout(() => deadline.expire(), timeoutMs);
-  const onParentAbort = (): void => deadline.expire();
-  signal?.addEventListener('abort', onParentAbort, { once: true });
-  try {
-    return await probe(req, deadline);
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onParentAbort);
+  const deadline = new Deadline(cancel);
+  deadline.timer = setTimeout(Deadline.expireIt, timeoutMs, deadline);
+  if (cancel !== undefined) {
+    if (cancel.aborted) deadline.expire();
+    else cancel.current = deadline;
   }
+  return probe(req, deadline).then(
+    (run) => {
+      deadline.close();
+      return run;
+    },
+    (error: unknown) => {
+      deadline.close();
+      if (!errorsAsRuns) throw error;
+      return errored(error instanceof Error ? error.message : String(error));
+    },
+  );
 }
 
 async function probe(req: HTTPProbeRequest, abort: Deadline): Promise<ProbeRun> {
@@ -145,35 +197,17 @@ function send(
   if (target.scheme !== 'http' && target.scheme !== 'https') {
     return Promise.reject(new Error(`unsupported protocol scheme ${JSON.stringify(target.scheme)}`));
   }
-  if (deadline.expired) return Promise.reject(new TimeoutSignal());
-  const outgoing: Record<string, string | string[]> = {};
-  for (const name in headers) {
-    const values = headers[name] as readonly string[];
-    outgoing[name] = values.length === 1 ? (values[0] as string) : [...values];
-  }
-  if (target.hostHeader !== undefined) outgoing.Host = target.hostHeader;
+  if (deadline.expired) return Promise.reject(TIMED_OUT);
   return new Promise<IncomingMessage>((resolve, reject) => {
     let req: ClientRequest;
     const onAbort = (): void => {
-      req?.destroy(new TimeoutSignal());
+      req?.destroy(TIMED_OUT);
     };
     try {
-      const options = {
-        host: target.host,
-        port: target.port,
-        path: target.path,
-        method: 'GET',
-        headers: outgoing,
-        agent: false as const,
-      };
       req =
         target.scheme === 'https'
-          ? httpsRequest({
-              ...options,
-              rejectUnauthorized: false,
-              ...(isIP(target.host) === 0 && target.host !== '' ? { servername: target.host } : {}),
-            })
-          : httpRequest(options);
+          ? httpsRequest(requestOptions(target, headers, 'https'))
+          : httpRequest(requestOptions(target, headers, 'http'));
     } catch (error) {
       reject(error);
       return;
@@ -191,6 +225,51 @@ function send(
   });
 }
 
+type RequestOptions = HttpRequestOptions & HttpsRequestOptions;
+
+/**
+ * A new connection per request, closed after it (`Connection: close`), as with `agent: false`
+ * but without building an `Agent` for every request: Node sends the same bytes.
+ */
+function connectionFor(options: ClientRequestArgs): Socket {
+  // ClientRequest passes its own options: host and port as given above.
+  return createConnection(options as NetConnectOpts);
+}
+
+/**
+ * The `node:http(s)` options of `target` (Node copies them and does not change them), kept per
+ * prepared request: a worker sends the same request every period.
+ */
+const optionsOf = new WeakMap<Target, RequestOptions>();
+
+function requestOptions(
+  target: Target,
+  headers: Readonly<Record<string, readonly string[]>>,
+  scheme: 'http' | 'https',
+): RequestOptions {
+  const known = optionsOf.get(target);
+  if (known !== undefined) return known;
+  const outgoing: Record<string, string | string[]> = {};
+  for (const name in headers) {
+    const values = headers[name] as readonly string[];
+    outgoing[name] = values.length === 1 ? (values[0] as string) : [...values];
+  }
+  if (target.hostHeader !== undefined) outgoing.Host = target.hostHeader;
+  const base = { host: target.host, port: target.port, path: target.path, method: 'GET', headers: outgoing };
+  const options: RequestOptions =
+    scheme === 'https'
+      ? {
+          ...base,
+          agent: false,
+          rejectUnauthorized: false,
+          ...(isIP(target.host) === 0 && target.host !== '' ? { servername: target.host } : {}),
+        }
+      : // `defaultPort` keeps the Host header as the agent's (`:80` omitted).
+        { ...base, defaultPort: 80, createConnection: connectionFor };
+  optionsOf.set(target, options);
+  return options;
+}
+
 /** Reads at most 10 KiB of the body, then closes the connection (a truncated body is fine). */
 function readBody(res: IncomingMessage, deadline: Deadline): Promise<string> {
   return new Promise<string>((resolve, reject) => {
@@ -204,7 +283,7 @@ function readBody(res: IncomingMessage, deadline: Deadline): Promise<string> {
     };
     const onAbort = (): void => {
       res.destroy();
-      finish(new TimeoutSignal());
+      finish(TIMED_OUT);
     };
     if (deadline.expired) return onAbort();
     deadline.onExpire = onAbort;
