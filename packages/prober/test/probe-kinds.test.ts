@@ -79,6 +79,7 @@ describe('httpGet', () => {
   it('sends User-Agent kube-probe/<major>.<minor> and Accept */* unless set; Host becomes the request host', async () => {
     const defaults = await httpProbe(get(server.port, '/echo'), 1000);
     const h = JSON.parse(defaults.output).headers;
+    expect(h.host).toBe(`127.0.0.1:${server.port}`);
     expect(h['user-agent']).toBe('kube-probe/1.36');
     expect(h.accept).toBe('*/*');
     expect(h.connection).toBe('close');
@@ -97,6 +98,31 @@ describe('httpGet', () => {
     const c = JSON.parse(custom.output).headers;
     expect(c).toMatchObject({ 'user-agent': 'mine', 'x-custom': 'a', host: 'example.test' });
     expect(c.accept).toBeUndefined();
+  });
+
+  it('Host keeps a default port as Go does (`ip:80`), where Node would drop it', async () => {
+    const port80 = await startHttpServer((req, res) => res.end(String(req.headers.host)), {
+      host: '127.66.0.1',
+      port: 80,
+    }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EACCES' && process.env.CI !== 'true') return undefined;
+      throw err;
+    });
+    if (port80 === undefined) {
+      console.warn('SKIPPED: binding 127.66.0.1:80 needs root');
+      return;
+    }
+    try {
+      const req = newHTTPProbeRequest(
+        { port: 80 as never, path: '/' },
+        container,
+        '127.66.0.1',
+        DEFAULT_USER_AGENT,
+      );
+      expect(await httpProbe(req, 1000)).toEqual({ outcome: 'success', output: '127.66.0.1:80' });
+    } finally {
+      await port80.close();
+    }
   });
 
   it('follows a redirect to the same host; a redirect to another host is a warning with the body', async () => {

@@ -24,7 +24,7 @@ export interface HttpTestServer {
 
 export async function startHttpServer(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
-  opts: { tls?: boolean; host?: string } = {},
+  opts: { tls?: boolean; host?: string; port?: number } = {},
 ): Promise<HttpTestServer> {
   const requests: IncomingMessage[] = [];
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
@@ -34,7 +34,13 @@ export async function startHttpServer(
   const server: Server = opts.tls
     ? createHttpsServer({ key: fixture('localhost-key.pem'), cert: fixture('localhost-cert.pem') }, onRequest)
     : createHttpServer(onRequest);
-  await new Promise<void>((resolve) => server.listen(0, opts.host ?? '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const port = (server.address() as { port: number }).port;
   return {
     port,

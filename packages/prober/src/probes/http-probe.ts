@@ -254,7 +254,9 @@ function requestOptions(
     const values = headers[name] as readonly string[];
     outgoing[name] = values.length === 1 ? (values[0] as string) : [...values];
   }
-  if (target.hostHeader !== undefined) outgoing.Host = target.hostHeader;
+  // Go's client sends the URL's host as is, port included (`10.0.0.1:80`); Node would drop a
+  // default port, so the header is set here unless the probe sets its own.
+  outgoing.Host = target.hostHeader ?? joinHostPort(target.host, target.port);
   const base = { host: target.host, port: target.port, path: target.path, method: 'GET', headers: outgoing };
   const options: RequestOptions =
     scheme === 'https'
@@ -264,8 +266,7 @@ function requestOptions(
           rejectUnauthorized: false,
           ...(isIP(target.host) === 0 && target.host !== '' ? { servername: target.host } : {}),
         }
-      : // `defaultPort` keeps the Host header as the agent's (`:80` omitted).
-        { ...base, defaultPort: 80, createConnection: connectionFor };
+      : { ...base, defaultPort: 80, createConnection: connectionFor };
   optionsOf.set(target, options);
   return options;
 }
