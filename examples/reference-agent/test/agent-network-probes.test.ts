@@ -4,24 +4,28 @@
 // readiness-probed pod becomes Ready and its EndpointSlice endpoint ready; a pod whose httpGet
 // liveness endpoint starts failing is restarted with restartCount +1 (and listens again); a grpc
 // readiness probe passes only while the health service answers SERVING.
-import type { V1EndpointSlice, V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
-import { makePod, shContainer, testLogger, waitFor } from './helpers.js';
+import {
+  embeddedStore,
+  makePod,
+  podCondition,
+  podNamed,
+  shContainer,
+  testLogger,
+  waitFor,
+} from './helpers.js';
 
 const NODE = 'net-probe-node';
 const IMAGE = EMBEDDED_BUSYBOX_IMAGE;
 
 describe('reference agent network probes (embedded defaults)', () => {
   let agent: RunningAgent;
-  const store = () => {
-    if (!agent.apiServer) throw new Error('no embedded API server');
-    return agent.apiServer.store;
-  };
-  const getPod = (name: string) => store().tryGet('pods', 'default', name) as V1Pod | undefined;
-  const condition = (pod: V1Pod | undefined, type: string): V1PodCondition | undefined =>
-    pod?.status?.conditions?.find((c) => c.type === type);
+  const store = () => embeddedStore(agent);
+  const getPod = (name: string) => podNamed(agent, name);
+  const condition = podCondition;
 
   beforeAll(async () => {
     agent = await runAgent({

@@ -12,7 +12,7 @@ import type { KubeObject } from '@nodeagent/informer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
-import { makePod, shContainer, testLogger, waitFor } from './helpers.js';
+import { embeddedStore, makePod, podNamed, shContainer, testLogger, waitFor } from './helpers.js';
 
 const NODE = 'intake-node';
 const IMAGE = EMBEDDED_BUSYBOX_IMAGE;
@@ -36,11 +36,8 @@ describe('reference agent: pod sources and admission', () => {
   let dir: string;
   let server: Server;
   const urlHeaders: IncomingHttpHeaders[] = [];
-  const store = () => {
-    if (!agent.apiServer) throw new Error('no embedded API server');
-    return agent.apiServer.store;
-  };
-  const getPod = (name: string) => store().tryGet('pods', 'default', name) as V1Pod | undefined;
+  const store = () => embeddedStore(agent);
+  const getPod = (name: string) => podNamed(agent, name);
   const createPod = (pod: V1Pod) => agent.api.create('/api/v1/namespaces/default/pods', pod);
 
   beforeAll(async () => {

@@ -3,24 +3,28 @@
 // A readiness-probed pod becomes Ready (and its EndpointSlice endpoint ready) once the probe
 // passes; a pod whose liveness file disappears is restarted with restartCount +1, killed with
 // the probe's grace period; a startup-probed pod reports `started: true` only after the probe passes.
-import type { V1EndpointSlice, V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
-import { makePod, shContainer, testLogger, waitFor } from './helpers.js';
+import {
+  embeddedStore,
+  makePod,
+  podCondition,
+  podNamed,
+  shContainer,
+  testLogger,
+  waitFor,
+} from './helpers.js';
 
 const NODE = 'probe-node';
 const IMAGE = EMBEDDED_BUSYBOX_IMAGE;
 
 describe('reference agent probes (embedded defaults)', () => {
   let agent: RunningAgent;
-  const store = () => {
-    if (!agent.apiServer) throw new Error('no embedded API server');
-    return agent.apiServer.store;
-  };
-  const getPod = (name: string) => store().tryGet('pods', 'default', name) as V1Pod | undefined;
-  const condition = (pod: V1Pod | undefined, type: string): V1PodCondition | undefined =>
-    pod?.status?.conditions?.find((c) => c.type === type);
+  const store = () => embeddedStore(agent);
+  const getPod = (name: string) => podNamed(agent, name);
+  const condition = podCondition;
 
   beforeAll(async () => {
     agent = await runAgent({

@@ -1,6 +1,8 @@
-// Shared test helpers: polling with a deadline, a log sink, pod builders.
-import type { V1Container, V1Pod } from '@kubernetes/client-node';
+// Shared test helpers: polling with a deadline, a log sink, pod builders, the embedded store.
+import type { V1Container, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { consoleLogger, type Logger, noopLogger } from '@nodeagent/core';
+import type { MiniApiServer } from '@nodeagent/mini-apiserver';
+import type { RunningAgent } from '../src/agent.js';
 
 /** Polls `fn` until it returns a value other than undefined/false, or fails with `what` after `timeoutMs`. */
 export async function waitFor<T>(
@@ -46,4 +48,20 @@ export function makePod(
 /** A container running `script` with `image`. */
 export function shContainer(name: string, image: string, script: string): V1Container {
   return { name, image, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', script] };
+}
+
+/** The embedded API server's store of a test agent (it must run on the embedded defaults). */
+export function embeddedStore(agent: RunningAgent): MiniApiServer['store'] {
+  if (!agent.apiServer) throw new Error('no embedded API server');
+  return agent.apiServer.store;
+}
+
+/** The pod `default/<name>` as the embedded API server holds it. */
+export function podNamed(agent: RunningAgent, name: string): V1Pod | undefined {
+  return embeddedStore(agent).tryGet('pods', 'default', name) as V1Pod | undefined;
+}
+
+/** A pod's condition of this type. */
+export function podCondition(pod: V1Pod | undefined, type: string): V1PodCondition | undefined {
+  return pod?.status?.conditions?.find((c) => c.type === type);
 }
