@@ -7,7 +7,7 @@ import { ContainerState, PodSandboxState } from '@nodeagent/cri';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
-import { makePod, shContainer, testLogger, waitFor } from './helpers.js';
+import { FAST_AGENT_TIMINGS, makePod, shContainer, testLogger, waitFor } from './helpers.js';
 
 const NODE = 'test-node';
 const IMAGE = EMBEDDED_BUSYBOX_IMAGE;
@@ -27,12 +27,8 @@ describe('reference agent with embedded defaults', () => {
       podCidr: '10.77.0.0/24',
       nodeIp: '192.0.2.10',
       healthPort: 0,
-      relistPeriodMs: 200,
-      housekeepingMs: 200,
-      backOffPeriodMs: 500,
-      nodeStatusUpdateMs: 300,
+      ...FAST_AGENT_TIMINGS,
       leaseDurationSeconds: 1,
-      crashLoopBackOffMaxMs: 1_000,
       logger: testLogger(),
     });
   });

@@ -12,7 +12,7 @@ import type { CoreEvent } from '@nodeagent/events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
-import { makePod, shContainer, testLogger, waitFor } from './helpers.js';
+import { FAST_AGENT_TIMINGS, makePod, shContainer, testLogger, waitFor } from './helpers.js';
 
 const NODE = 'events-node';
 const IMAGE = EMBEDDED_BUSYBOX_IMAGE;
@@ -46,11 +46,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
         nodeName: NODE,
         podCidr: '10.79.0.0/24',
         nodeIp: '192.0.2.12',
-        relistPeriodMs: 200,
-        housekeepingMs: 200,
-        backOffPeriodMs: 500,
-        nodeStatusUpdateMs: 300,
-        crashLoopBackOffMaxMs: 1_000,
+        ...FAST_AGENT_TIMINGS,
         logger: testLogger(),
       });
     });

@@ -10,6 +10,7 @@ import { type RunningAgent, runAgent } from '../src/agent.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
 import {
   embeddedStore,
+  FAST_AGENT_TIMINGS,
   makePod,
   podCondition,
   podNamed,
@@ -31,11 +32,7 @@ describe('reference agent network probes (embedded defaults)', () => {
     agent = await runAgent({
       nodeName: NODE,
       nodeIp: '192.0.2.12',
-      relistPeriodMs: 200,
-      housekeepingMs: 200,
-      backOffPeriodMs: 500,
-      nodeStatusUpdateMs: 300,
-      crashLoopBackOffMaxMs: 1_000,
+      ...FAST_AGENT_TIMINGS,
       logger: testLogger(),
     });
   });

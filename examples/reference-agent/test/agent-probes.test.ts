@@ -9,6 +9,7 @@ import { type RunningAgent, runAgent } from '../src/agent.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
 import {
   embeddedStore,
+  FAST_AGENT_TIMINGS,
   makePod,
   podCondition,
   podNamed,
@@ -31,11 +32,7 @@ describe('reference agent probes (embedded defaults)', () => {
       nodeName: NODE,
       podCidr: '127.78.0.0/24',
       nodeIp: '192.0.2.11',
-      relistPeriodMs: 200,
-      housekeepingMs: 200,
-      backOffPeriodMs: 500,
-      nodeStatusUpdateMs: 300,
-      crashLoopBackOffMaxMs: 1_000,
+      ...FAST_AGENT_TIMINGS,
       logger: testLogger(),
     });
   });

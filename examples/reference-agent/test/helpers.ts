@@ -65,3 +65,12 @@ export function podNamed(agent: RunningAgent, name: string): V1Pod | undefined {
 export function podCondition(pod: V1Pod | undefined, type: string): V1PodCondition | undefined {
   return pod?.status?.conditions?.find((c) => c.type === type);
 }
+
+/** The kubelet's timings shortened for tests (relist, housekeeping, retries, node status, back-off cap). */
+export const FAST_AGENT_TIMINGS = {
+  relistPeriodMs: 200,
+  housekeepingMs: 200,
+  backOffPeriodMs: 500,
+  nodeStatusUpdateMs: 300,
+  crashLoopBackOffMaxMs: 1_000,
+} as const;
