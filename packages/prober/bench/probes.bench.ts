@@ -9,10 +9,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { connect, type NetConnectOpts } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import type { V1PodStatus } from '@kubernetes/client-node';
 import { afterAll, beforeAll, it } from 'vitest';
 import { type ProbeAttempt, ProbeManager } from '../src/index.js';
-import { startedContainer } from '../test/helpers.js';
+import { benchPod } from './bench-pods.js';
 
 // PROBER_BENCH_PROBES=1000 measures a load this machine can sustain, next to the 5,000 target.
 const PROBES = Number(process.env.PROBER_BENCH_PROBES ?? 5_000);
@@ -142,25 +142,8 @@ async function ours(
   await manager.start();
   const startedAt = new Date();
   for (let p = 0; p < PROBES / CONTAINERS_PER_POD; p++) {
-    const uid = `bench-${p}`;
-    const containers: V1Container[] = [];
-    for (let c = 0; c < CONTAINERS_PER_POD; c++) {
-      const { kind, port } = target(p * CONTAINERS_PER_POD + c);
-      const handler = kind === 'http' ? { httpGet: { port, path: '/healthz' } } : { tcpSocket: { port } };
-      containers.push({
-        name: `c${c}`,
-        image: 'x',
-        readinessProbe: { ...handler, periodSeconds: 1, timeoutSeconds: 1 },
-      });
-    }
-    const pod: V1Pod = { metadata: { name: uid, namespace: 'bench', uid }, spec: { containers } };
-    statuses.set(uid, {
-      phase: 'Running',
-      podIP: '127.0.0.1',
-      containerStatuses: containers.map((c) =>
-        startedContainer(c.name, `containerd://${uid}-${c.name}`, startedAt),
-      ),
-    });
+    const { pod, status } = benchPod(p, CONTAINERS_PER_POD, target, startedAt);
+    statuses.set(pod.metadata?.uid ?? '', status);
     manager.addPod(pod);
   }
   return () => void manager.stop();

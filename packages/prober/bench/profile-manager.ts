@@ -10,9 +10,9 @@
 //   PROBER_SERVERS=packages/prober/bench/probe-servers.mjs node --cpu-prof bench-results/profile-manager.mjs
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import type { V1PodStatus } from '@kubernetes/client-node';
 import { type ProbeAttempt, ProbeManager } from '../src/index.js';
-import { startedContainer } from '../test/helpers.js';
+import { benchPod } from './bench-pods.js';
 
 const PROBES = Number(process.env.PROBER_BENCH_PROBES ?? 5_000);
 const SECONDS = Number(process.env.PROBER_PROFILE_SECONDS ?? 15);
@@ -111,28 +111,17 @@ else {
 }
 const startedAt = new Date();
 for (let p = 0; p < PROBES / CONTAINERS_PER_POD; p++) {
-  const uid = `bench-${p}`;
-  const containers: V1Container[] = [];
-  for (let c = 0; c < CONTAINERS_PER_POD; c++) {
-    const i = p * CONTAINERS_PER_POD + c;
-    const kind = i % 2 === 0 ? 'http' : 'tcp';
-    const list = kind === 'http' ? ports.http : ports.tcp;
-    const port = list[Math.floor(i / 2) % list.length] as number;
-    const handler = kind === 'http' ? { httpGet: { port, path: '/healthz' } } : { tcpSocket: { port } };
-    containers.push({
-      name: `c${c}`,
-      image: 'x',
-      readinessProbe: { ...handler, periodSeconds: 1, timeoutSeconds: 1 },
-    });
-  }
-  const pod: V1Pod = { metadata: { name: uid, namespace: 'bench', uid }, spec: { containers } };
-  statuses.set(uid, {
-    phase: 'Running',
-    podIP: '127.0.0.1',
-    containerStatuses: containers.map((c) =>
-      startedContainer(c.name, `containerd://${uid}-${c.name}`, startedAt),
-    ),
-  });
+  const { pod, status } = benchPod(
+    p,
+    CONTAINERS_PER_POD,
+    (i) => {
+      const kind = i % 2 === 0 ? 'http' : 'tcp';
+      const list = kind === 'http' ? ports.http : ports.tcp;
+      return { kind, port: list[Math.floor(i / 2) % list.length] as number };
+    },
+    startedAt,
+  );
+  statuses.set(pod.metadata?.uid ?? '', status);
   if (!BARE) manager.addPod(pod);
 }
 for (let s = 0; s < SECONDS; s++) {
