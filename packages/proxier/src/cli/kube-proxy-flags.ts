@@ -5,7 +5,15 @@
  *
  * @module
  */
-import { InvalidDurationError, parseCIDR, parseGoDuration } from '@nodeagent/core';
+import {
+  cidrValueContains,
+  InvalidDurationError,
+  parseCIDR,
+  parseCIDRValue,
+  parseGoDuration,
+  parseIP,
+  parseIPValue,
+} from '@nodeagent/core';
 import { ipvsSchedulerProblem } from '@nodeagent/ipvs';
 import { CliUsageError } from './errors.js';
 
@@ -102,4 +110,27 @@ export function parseIpvsArgs(values: Values, command: string): IpvsArgs {
     tcpFinTimeoutMs: duration(values, 'ipvs-tcpfin-timeout', 'TCPFinTimeout', command),
     udpTimeoutMs: duration(values, 'ipvs-udp-timeout', 'UDPTimeout', command),
   };
+}
+
+/**
+ * `--nodeport-addresses` resolved against this node's IPs of `family`, as kube-proxy resolves
+ * it against the node's addresses: `primary` is the first node IP of the family; CIDRs keep the
+ * node IPs inside them; no CIDR of this family (or no flag) means every local IP, returned as
+ * undefined (each backend's default) — unless `defaultPrimary` (nftables' default is `primary`).
+ */
+export function resolveNodePortIPs(
+  nodePortAddresses: readonly string[],
+  nodeIPs: readonly string[],
+  family: 4 | 6,
+  defaultPrimary = false,
+): string[] | undefined {
+  const mine = nodeIPs.filter((ip) => parseIP(ip)?.family === family);
+  if (nodePortAddresses[0] === 'primary' || (nodePortAddresses.length === 0 && defaultPrimary))
+    return mine.slice(0, 1);
+  const cidrs = nodePortAddresses.flatMap((c) => {
+    const v = parseCIDRValue(c);
+    return v && v.family === family ? [v] : [];
+  });
+  if (cidrs.length === 0) return undefined;
+  return mine.filter((ip) => cidrs.some((c) => cidrValueContains(c, parseIPValue(ip)!)));
 }

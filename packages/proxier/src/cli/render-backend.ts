@@ -5,7 +5,7 @@
  * @module
  */
 
-import { cidrValueContains, definedFields, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
+import { cidrValueContains, definedFields, parseCIDRValue, parseIPValue } from '@nodeagent/core';
 import {
   type IptablesRenderOptions,
   type IptablesRuleset,
@@ -29,6 +29,7 @@ import {
 } from '@nodeagent/nftables';
 import type { BackendArgs } from './args.js';
 import { oneLine } from './errors.js';
+import { resolveNodePortIPs } from './kube-proxy-flags.js';
 import type { LoadedInput } from './load-input.js';
 
 /** The options every backend shares, from the command line. */
@@ -75,21 +76,9 @@ function commonOptions(b: BackendArgs, input: LoadedInput): CommonRenderOptions 
   };
 }
 
-/**
- * `--nodeport-addresses` resolved against the node IPs of the input's family, as kube-proxy
- * resolves it against the node's addresses: `primary` is the first node IP; CIDRs keep the
- * node IPs inside them; no CIDR of this family (or no flag) means every node IP, which is
- * returned as undefined (each backend's default).
- */
-export function resolveNodePortIPs(b: BackendArgs, input: LoadedInput): string[] | undefined {
-  const mine = input.nodeIPs.filter((ip) => parseIP(ip)?.family === input.family);
-  if (b.nodePortAddresses[0] === 'primary') return mine.slice(0, 1);
-  const cidrs = b.nodePortAddresses.flatMap((c) => {
-    const v = parseCIDRValue(c);
-    return v && v.family === input.family ? [v] : [];
-  });
-  if (cidrs.length === 0) return undefined;
-  return mine.filter((ip) => cidrs.some((c) => cidrValueContains(c, parseIPValue(ip)!)));
+/** `--nodeport-addresses` resolved against the input's node IPs of its family. */
+export function resolveInputNodePortIPs(b: BackendArgs, input: LoadedInput): string[] | undefined {
+  return resolveNodePortIPs(b.nodePortAddresses, input.nodeIPs, input.family);
 }
 
 /** True when `--nodeport-addresses` leaves 127.0.0.1 out (kube-proxy's iptables mode then has no localhost node ports). */
@@ -125,7 +114,7 @@ async function ipvsText(plan: IpvsPlan): Promise<string> {
 /** Renders the input's snapshot with the chosen backend's library renderer. */
 export async function renderBackend(b: BackendArgs, input: LoadedInput): Promise<BackendRules> {
   const common = commonOptions(b, input);
-  const nodePortIPs = resolveNodePortIPs(b, input);
+  const nodePortIPs = resolveInputNodePortIPs(b, input);
   const snapshot = input.snapshot;
   switch (b.backend) {
     case 'iptables': {

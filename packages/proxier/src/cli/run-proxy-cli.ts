@@ -6,14 +6,17 @@
  * @module
  */
 
+import { readFile as readFileText0 } from 'node:fs/promises';
 import { IPVS_DEPRECATION_MESSAGE } from '@nodeagent/ipvs';
 import { applyRules } from './apply.js';
 import { type ParsedCommand, parseCommandLine } from './args.js';
 import { CliFailure, CliUsageError, oneLine } from './errors.js';
 import { defaultReadManifest, type LoadedInput, loadInput, type ReadManifest } from './load-input.js';
 import { renderBackend } from './render-backend.js';
+import { runProxy } from './run.js';
+import { KubeProxyConfigError, parseRunCommandLine } from './run-config.js';
 import { formatTrace, formatTraceJson, traceRules } from './trace.js';
-import { USAGE } from './usage.js';
+import { RUN_USAGE, USAGE } from './usage.js';
 import { proxierVersion } from './version.js';
 
 /** A text sink such as `process.stdout`. */
@@ -35,6 +38,24 @@ export interface ProxyCliIo {
    * @default UTF-8 file contents; all of `process.stdin` for `-`
    */
   readonly readFile?: ReadManifest;
+  /**
+   * `run` only: resolves (with the signal's name) when the proxy should stop.
+   * @default the first SIGTERM or SIGINT of this process
+   */
+  readonly stopSignal?: Promise<string>;
+}
+
+/** The first SIGTERM or SIGINT this process receives. */
+function processStopSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const on = (sig: NodeJS.Signals) => {
+      process.off('SIGTERM', on);
+      process.off('SIGINT', on);
+      resolve(sig);
+    };
+    process.on('SIGTERM', on);
+    process.on('SIGINT', on);
+  });
 }
 
 /** Exit codes of `nodeagent-proxy`. */
@@ -49,9 +70,11 @@ export const EXIT_CODES = {
 
 const PREFIX = 'nodeagent-proxy';
 
+const readFileText = (path: string) => readFileText0(path, 'utf8');
+
 /** The `Usage:` lines of a command's help (what a usage error shows). */
 function shortUsage(command: string | undefined): string {
-  const text = USAGE[(command ?? '') as keyof typeof USAGE];
+  const text = command === 'run' ? RUN_USAGE : USAGE[(command ?? '') as keyof typeof USAGE];
   const head = text.split('\n\n')[0]!;
   const more = command === undefined ? `${PREFIX} --help` : `${PREFIX} ${command} --help`;
   return `${head}\nRun '${more}' for the options.\n`;
@@ -149,6 +172,22 @@ export async function runProxyCli(argv: readonly string[], io: ProxyCliIo): Prom
       io.stdout.write(`${PREFIX} ${proxierVersion()}\n`);
       return EXIT_CODES.ok;
     }
+    if (argv[0] === 'run' || (argv[0] === 'help' && argv[1] === 'run')) {
+      const readFile = (path: string) => readFileText(path);
+      const cmd =
+        argv[0] === 'help'
+          ? ({ command: 'help' } as const)
+          : await parseRunCommandLine(argv.slice(1), readFile);
+      if (cmd.command === 'help') {
+        io.stdout.write(RUN_USAGE);
+        return EXIT_CODES.ok;
+      }
+      return await runProxy(cmd, {
+        stderr: io.stderr,
+        env: io.env,
+        stopSignal: io.stopSignal ?? processStopSignal(),
+      });
+    }
     const cmd = parseCommandLine(argv, io.env);
     if (cmd.command === 'help') {
       io.stdout.write(USAGE[cmd.topic ?? '']);
@@ -160,6 +199,10 @@ export async function runProxyCli(argv: readonly string[], io: ProxyCliIo): Prom
       err(`error: ${oneLine(e.message)}`);
       io.stderr.write(shortUsage(e.command));
       return EXIT_CODES.usage;
+    }
+    if (e instanceof KubeProxyConfigError) {
+      err(`error: ${oneLine(e.message)}`);
+      return EXIT_CODES.failure;
     }
     if (e instanceof CliFailure) {
       err(`error: ${e.message}`);

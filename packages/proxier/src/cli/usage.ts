@@ -53,6 +53,7 @@ Commands:
   render   print the ruleset (iptables-restore, nft -f, or ipvsadm/ipset/iptables text)
   trace    show where a packet goes through those rules
   apply    program the rules into a named network namespace
+  run      run as kube-proxy: follow the API server's Services and EndpointSlices
 
 nodeagent-proxy <command> --help shows the options of a command; nodeagent-proxy --version
 prints the version.
@@ -104,3 +105,42 @@ ${INPUT}
 ${EXIT}
 `,
 };
+
+/** Usage of `run` (kube-proxy's flags). */
+export const RUN_USAGE = `Usage: nodeagent-proxy run [--config <file>] [flags]
+
+A long-running kube-proxy: watches Services, EndpointSlices and this Node, and keeps the
+chosen mode's rules in the kernel in step. SIGTERM or SIGINT stops it and leaves the rules
+in place (as kube-proxy does); a restart reconciles them.
+
+kube-proxy's flags (with --config, the file replaces every flag except --hostname-override,
+--v, --master and --cleanup, as kube-proxy):
+  --config <file>                       a KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1)
+  --proxy-mode iptables|nftables|ipvs   (default: iptables)
+  --kubeconfig <file>                   (default: --master, else the in-cluster configuration)
+  --master <url>                        the API server's address (overrides the kubeconfig's)
+  --hostname-override <name>            this node's name (default: the host name)
+  --bind-address <ip>                   this node's primary IP (default 0.0.0.0: the Node's addresses)
+  --healthz-bind-address <ip:port>      (default 0.0.0.0:10256; '' disables)
+  --metrics-bind-address <ip:port>      /metrics, /healthz, /proxyMode, /configz (default 127.0.0.1:10249)
+  --cluster-cidr <cidr>[,<cidr>]        the pods' CIDR (detect-local-mode ClusterCIDR)
+  --detect-local-mode ClusterCIDR|BridgeInterface|InterfaceNamePrefix
+  --pod-bridge-interface <name>         with BridgeInterface
+  --pod-interface-name-prefix <prefix>  with InterfaceNamePrefix
+  --nodeport-addresses <cidr>[,...]|primary
+                                        node IPs that accept NodePorts (default: all; nftables: primary)
+  --masquerade-all                      masquerade all traffic to cluster IPs
+  --iptables-masquerade-bit <0-31>      (default 14)
+  --iptables-localhost-nodeports=false  no NodePorts on 127.0.0.1 (iptables)
+  --iptables-sync-period <duration>     retry interval after a failed sync (default 30s; also nftables)
+  --iptables-min-sync-period <duration> least time between syncs (default 1s; also nftables)
+  --ipvs-sync-period, --ipvs-min-sync-period, --ipvs-scheduler, --ipvs-exclude-cidrs,
+  --ipvs-strict-arp, --ipvs-tcp-timeout, --ipvs-tcpfin-timeout, --ipvs-udp-timeout
+  --config-sync-period <duration>       (default 15m)
+  --cleanup                             remove the rules of every mode, then exit
+  -v, --v <level>                       log verbosity (4 and above: debug)
+  -h, --help                            this help
+
+Exit codes: 0 stopped by a signal or cleaned up; 1 cannot start (bad configuration, no API
+server credentials, mode unavailable); 2 usage error.
+`;

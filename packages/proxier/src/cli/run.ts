@@ -1,0 +1,425 @@
+/**
+ * `nodeagent-proxy run`: a long-running kube-proxy. It resolves kube-proxy's configuration,
+ * connects to the API server (kubeconfig, `--master`, or the in-cluster configuration), reads
+ * this node's IPs from its Node object as kube-proxy does at start-up, and runs the
+ * {@link Proxier} with the chosen mode's real executors, the healthz server and the metrics
+ * server (`/metrics`, `/healthz`, `/proxyMode`, `/configz`) until SIGTERM/SIGINT (rules are
+ * left in place, as kube-proxy leaves them). `--cleanup` removes every mode's rules and exits.
+ *
+ * @module
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { hostname } from 'node:os';
+import { KubeConfig, type V1Node } from '@kubernetes/client-node';
+import {
+  consoleLogger,
+  type Logger,
+  type MetricsRegistry,
+  type PromClientModule,
+  parseCIDR,
+  parseIP,
+} from '@nodeagent/core';
+import { SpawnIptablesExecutor } from '@nodeagent/iptables';
+import { IpvsUnavailableError, ProcSysctl, prepareIpvsNode, SpawnIpvsExecutor } from '@nodeagent/ipvs';
+import { SpawnNftExecutor } from '@nodeagent/nftables';
+import type { IPFamily, LocalTrafficDetector } from '@nodeagent/proxy-state';
+import type { Backend } from '../backend.js';
+import { IptablesBackend } from '../iptables-backend.js';
+import { IpvsBackend } from '../ipvs-backend.js';
+import { NftablesBackend } from '../nftables-backend.js';
+import { Proxier } from '../proxier.js';
+import { CliFailure, oneLine } from './errors.js';
+import { resolveNodePortIPs } from './kube-proxy-flags.js';
+import type { RunCommand, RunConfig } from './run-config.js';
+
+/** What `run` needs from its process (injectable for tests). */
+export interface RunIo {
+  /** Log lines (JSON, one per line). */
+  readonly stderr: { write(text: string): unknown };
+  /** The environment (in-cluster configuration). */
+  readonly env: NodeJS.ProcessEnv;
+  /** Resolves when the process should stop (SIGTERM/SIGINT). */
+  readonly stopSignal: Promise<string>;
+}
+
+const LEVEL_BY_VERBOSITY = (v: number) => (v >= 4 ? 'debug' : 'info') as 'debug' | 'info';
+
+/** The KubeConfig kube-proxy would use: `--kubeconfig` (+ `--master`), `--master` alone, or in-cluster. */
+export function loadRunKubeConfig(config: RunConfig, env: NodeJS.ProcessEnv, log: Logger): KubeConfig {
+  const kc = new KubeConfig();
+  if (config.kubeconfig !== '') {
+    try {
+      kc.loadFromFile(config.kubeconfig);
+    } catch (e) {
+      throw new CliFailure(
+        `invalid configuration: cannot read kubeconfig ${config.kubeconfig}: ${oneLine((e as Error).message)}`,
+      );
+    }
+  } else if (config.master !== '') {
+    kc.loadFromClusterAndUser(
+      { name: 'master', server: config.master, skipTLSVerify: false },
+      { name: 'anonymous' },
+    );
+  } else {
+    log.warn(
+      {},
+      'Neither --kubeconfig nor --master was specified. Using the inClusterConfig. This might not work.',
+    );
+    if (!env.KUBERNETES_SERVICE_HOST || !env.KUBERNETES_SERVICE_PORT) {
+      throw new CliFailure(
+        'unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined',
+      );
+    }
+    kc.loadFromCluster();
+  }
+  if (config.master !== '' && config.kubeconfig !== '') {
+    const cluster = kc.getCurrentCluster();
+    if (cluster) {
+      kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, server: config.master } : c));
+    }
+  }
+  return kc;
+}
+
+/** kube-proxy's node IPs: the Node's InternalIPs, else ExternalIPs (one per family, primary first). */
+export function nodeIPsOf(node: V1Node): string[] {
+  const addrs = node.status?.addresses ?? [];
+  for (const type of ['InternalIP', 'ExternalIP']) {
+    const ips: string[] = [];
+    const fams = new Set<IPFamily>();
+    for (const a of addrs) {
+      if (a.type !== type) continue;
+      const p = parseIP(a.address);
+      if (!p || fams.has(p.family)) continue;
+      fams.add(p.family);
+      ips.push(p.ip);
+    }
+    if (ips.length > 0) return ips;
+  }
+  return [];
+}
+
+/** Reads this node's Node object, retrying as kube-proxy does while it does not exist yet. */
+async function fetchNode(
+  kc: KubeConfig,
+  name: string,
+  log: Logger,
+  stop: Promise<string>,
+): Promise<V1Node | undefined> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new CliFailure('invalid configuration: no current cluster in the kubeconfig');
+  const url = `${cluster.server.replace(/\/$/, '')}/api/v1/nodes/${encodeURIComponent(name)}`;
+  let stopped = false;
+  void stop.then(() => {
+    stopped = true;
+  });
+  for (let attempt = 0; attempt < 30 && !stopped; attempt++) {
+    try {
+      const init = await kc.applyToFetchOptions({ method: 'GET', headers: { Accept: 'application/json' } });
+      const res = await fetch(url, init as RequestInit);
+      if (res.ok) return (await res.json()) as V1Node;
+      log.info({ node: name, status: res.status }, 'cannot read this node yet; retrying');
+    } catch (e) {
+      log.info(
+        { node: name, err: oneLine((e as Error).message) },
+        'cannot reach the API server yet; retrying',
+      );
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return undefined;
+}
+
+/** The local-traffic detector of kube-proxy's `detectLocalMode` for one family. */
+function detectorFor(config: RunConfig, family: IPFamily): LocalTrafficDetector {
+  const cidr = config.clusterCIDRs.find((c) => parseCIDR(c)?.family === family);
+  switch (config.detectLocalMode) {
+    case 'BridgeInterface':
+      return { mode: 'BridgeInterface', interfaceName: config.bridgeInterface };
+    case 'InterfaceNamePrefix':
+      return { mode: 'InterfaceNamePrefix', interfacePrefix: config.interfaceNamePrefix };
+    default:
+      return cidr !== undefined ? { mode: 'ClusterCIDR', cidr } : { mode: 'None' };
+  }
+}
+
+/** Builds the chosen mode's backend with the real executors, for the primary family. */
+async function buildBackend(
+  config: RunConfig,
+  family: IPFamily,
+  nodeIPs: readonly string[],
+  log: Logger,
+): Promise<Backend> {
+  const localDetector = detectorFor(config, family);
+  const nodePortIPs = resolveNodePortIPs(
+    config.nodePortAddresses,
+    nodeIPs,
+    family,
+    config.mode === 'nftables',
+  );
+  const common = {
+    masqueradeAll: config.masqueradeAll,
+    masqueradeBit: config.masqueradeBit,
+    localDetector,
+    ...(nodePortIPs !== undefined ? { nodePortIPs } : {}),
+  };
+  const fam = family === 6 ? 'ipv6' : 'ipv4';
+  switch (config.mode) {
+    case 'iptables': {
+      const executor = new SpawnIptablesExecutor({ family: family === 6 ? 'IPv6' : 'IPv4' });
+      const localhostNodePorts =
+        config.localhostNodePorts &&
+        family === 4 &&
+        (nodePortIPs === undefined || nodePortIPs.includes('127.0.0.1'));
+      return new IptablesBackend({
+        [fam]: { executor, render: { ...common, localhostNodePorts } },
+        logger: log,
+      });
+    }
+    case 'nftables':
+      return new NftablesBackend({
+        [fam]: { executor: new SpawnNftExecutor() },
+        render: common,
+        logger: log,
+      });
+    case 'ipvs': {
+      const executor = new SpawnIpvsExecutor();
+      try {
+        await prepareIpvsNode({
+          executor,
+          sysctl: new ProcSysctl(),
+          scheduler: config.ipvs.scheduler,
+          strictARP: config.ipvs.strictARP,
+          timeouts: {
+            tcpMs: config.ipvs.tcpTimeoutMs,
+            tcpFinMs: config.ipvs.tcpFinTimeoutMs,
+            udpMs: config.ipvs.udpTimeoutMs,
+          },
+        });
+      } catch (e) {
+        if (e instanceof IpvsUnavailableError) {
+          throw new CliFailure(`can't use the IPVS proxier: ${oneLine(e.message)}`);
+        }
+        throw e;
+      }
+      return new IpvsBackend({
+        [fam]: {
+          executor,
+          iptables: new SpawnIptablesExecutor({ family: family === 6 ? 'IPv6' : 'IPv4' }),
+          stats: executor,
+        },
+        plan: { ...common, ...(config.ipvs.scheduler !== '' ? { scheduler: config.ipvs.scheduler } : {}) },
+        excludeCIDRs: config.ipvs.excludeCIDRs,
+        logger: log,
+      });
+    }
+  }
+}
+
+/** Splits `host:port` (IPv6 in brackets). */
+function splitHostPort(address: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]*)\]|([^:]*)):([0-9]+)$/.exec(address);
+  if (!m) throw new CliFailure(`bad bind address ${address}`);
+  return { host: m[1] ?? m[2] ?? '', port: Number(m[3]) };
+}
+
+interface MetricsServer {
+  readonly server: Server;
+  readonly address: string;
+}
+
+/** kube-proxy's metrics server: `/metrics`, `/healthz`, `/proxyMode`, `/configz`. */
+async function startMetricsServer(
+  config: RunConfig,
+  registry: { metrics(): Promise<string>; contentType: string } | undefined,
+  log: Logger,
+): Promise<MetricsServer> {
+  const { host, port } = splitHostPort(config.metricsBindAddress);
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const send = (code: number, type: string, body: string) => {
+      res.writeHead(code, { 'Content-Type': type, 'X-Content-Type-Options': 'nosniff' });
+      res.end(body);
+    };
+    if (path === '/healthz') return send(200, 'text/plain; charset=utf-8', 'ok');
+    if (path === '/proxyMode') return send(200, 'text/plain; charset=utf-8', config.mode);
+    if (path === '/configz')
+      return send(200, 'application/json', JSON.stringify({ kubeproxy: config.configz }));
+    if (path === '/metrics') {
+      if (!registry)
+        return send(500, 'text/plain; charset=utf-8', 'metrics are unavailable: install prom-client\n');
+      registry.metrics().then(
+        (text) => send(200, registry.contentType, text),
+        (e: Error) => send(500, 'text/plain; charset=utf-8', `${e.message}\n`),
+      );
+      return;
+    }
+    send(404, 'text/plain; charset=utf-8', '404 page not found\n');
+  };
+  const server = createServer(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const a = server.address();
+  const address =
+    typeof a === 'object' && a
+      ? `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`
+      : config.metricsBindAddress;
+  log.info({ address }, 'metrics server listening');
+  return { server, address };
+}
+
+/** prom-client, when installed (an optional peer dependency). */
+async function loadPromClient(): Promise<
+  | {
+      module: PromClientModule;
+      registry: MetricsRegistry & { metrics(): Promise<string>; contentType: string };
+    }
+  | undefined
+> {
+  try {
+    const name = 'prom-client';
+    const mod = (await import(name)) as {
+      default?: unknown;
+      Registry: new () => MetricsRegistry & { metrics(): Promise<string>; contentType: string };
+      collectDefaultMetrics(o: { register: unknown }): void;
+    } & PromClientModule;
+    const registry = new mod.Registry();
+    mod.collectDefaultMetrics({ register: registry });
+    return { module: mod, registry };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes the rules of every mode (kube-proxy's `CleanupLeftovers`). Returns problems per mode. */
+export async function cleanupAllModes(log: Logger): Promise<string[]> {
+  const problems: string[] = [];
+  const backends: [string, () => Backend][] = [
+    [
+      'iptables',
+      () =>
+        new IptablesBackend({
+          ipv4: { executor: new SpawnIptablesExecutor({ family: 'IPv4' }) },
+          ipv6: { executor: new SpawnIptablesExecutor({ family: 'IPv6' }) },
+          canary: false,
+        }),
+    ],
+    [
+      'nftables',
+      () =>
+        new NftablesBackend({
+          ipv4: { executor: new SpawnNftExecutor() },
+          ipv6: { executor: new SpawnNftExecutor() },
+        }),
+    ],
+    [
+      'ipvs',
+      () =>
+        new IpvsBackend({
+          ipv4: {
+            executor: new SpawnIpvsExecutor(),
+            iptables: new SpawnIptablesExecutor({ family: 'IPv4' }),
+          },
+        }),
+    ],
+  ];
+  for (const [name, make] of backends) {
+    const backend = make();
+    try {
+      await backend.cleanup();
+      log.info({ mode: name }, 'removed the rules of this mode');
+    } catch (e) {
+      const msg = oneLine((e as Error).message);
+      // A mode whose tools or kernel support are missing has nothing to clean.
+      if (
+        /ENOENT|not found|Protocol not available|Can't initialize ipvs|Operation not supported/i.test(msg)
+      ) {
+        log.info({ mode: name, reason: msg }, 'nothing to clean for this mode');
+      } else {
+        problems.push(`${name}: ${msg}`);
+      }
+    } finally {
+      backend.close?.();
+    }
+  }
+  return problems;
+}
+
+/**
+ * Runs `nodeagent-proxy run` until `io.stopSignal` resolves, and returns the exit code.
+ * @throws CliFailure when it cannot start (bad kubeconfig, IPVS unavailable, a port in use).
+ */
+export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
+  const config = cmd.config;
+  const log = consoleLogger({ level: LEVEL_BY_VERBOSITY(config.verbosity), stream: io.stderr }).child({
+    component: 'nodeagent-proxy',
+  });
+  for (const w of cmd.warnings) log.warn({}, w);
+  if (cmd.cleanup) {
+    const problems = await cleanupAllModes(log);
+    for (const p of problems) log.error({}, `cleanup failed: ${p}`);
+    return problems.length > 0 ? 1 : 0;
+  }
+  const nodeName = config.hostnameOverride !== '' ? config.hostnameOverride : hostname().toLowerCase();
+  const kc = loadRunKubeConfig(config, io.env, log);
+  // kube-proxy's node IPs: --bind-address when it is a specific IP, else the Node's addresses.
+  let nodeIPs: string[] = [];
+  const bind = parseIP(config.bindAddress);
+  const node = await fetchNode(kc, nodeName, log, io.stopSignal);
+  if (bind && bind.ip !== '0.0.0.0' && bind.ip !== '::') nodeIPs = [bind.ip];
+  else if (node) nodeIPs = nodeIPsOf(node);
+  if (nodeIPs.length === 0) {
+    log.warn(
+      { node: nodeName },
+      "Can't determine this node's IP, assuming loopback; if this is incorrect, please set the --bind-address flag",
+    );
+    nodeIPs = [bind?.family === 6 ? '::1' : '127.0.0.1'];
+  }
+  const family = parseIP(nodeIPs[0]!)!.family;
+  log.info({ node: nodeName, nodeIPs, mode: config.mode, ipFamily: family }, 'using this node');
+  const backend = await buildBackend(config, family, nodeIPs, log);
+  const prom = await loadPromClient();
+  if (!prom) log.warn({}, 'prom-client is not installed: /metrics answers 500');
+  const proxier = new Proxier({
+    kubeConfig: kc,
+    nodeName,
+    nodeIPs,
+    backend,
+    syncPeriodMs: config.syncPeriodMs,
+    minSyncPeriodMs: config.minSyncPeriodMs,
+    healthz: config.healthzBindAddress === '' ? false : { bindAddress: config.healthzBindAddress },
+    ...(prom ? { metrics: { registry: prom.registry, promClient: prom.module } } : {}),
+    logger: log,
+  });
+  proxier.on('objectError', (e) => log.warn({ err: oneLine(e.message) }, 'skipped an invalid object'));
+  proxier.on('syncError', (e, fam) =>
+    log.error({ ipFamily: fam, err: oneLine(String((e as Error)?.message ?? e)) }, 'sync failed; retrying'),
+  );
+  proxier.on('informerError', (e, resource) =>
+    log.warn({ resource, err: oneLine(e.message) }, 'list/watch failed; retrying'),
+  );
+  proxier.on('synced', (r) => log.debug({ full: r.full, failed: r.failed, ms: r.durationMs }, 'synced'));
+  let metrics: MetricsServer | undefined;
+  try {
+    metrics = await startMetricsServer(config, prom?.registry, log);
+    const started = proxier.start();
+    const first = await Promise.race([started.then(() => 'started' as const), io.stopSignal]);
+    if (first !== 'started') {
+      log.info({ signal: first }, 'stopping before the informers synced');
+      await proxier.stop();
+      return 0;
+    }
+    log.info({}, 'running; rules follow Services and EndpointSlices');
+    const signal = await io.stopSignal;
+    log.info({ signal }, 'stopping; rules are left in place');
+    return 0;
+  } finally {
+    await proxier.stop();
+    if (metrics) await new Promise<void>((r) => metrics!.server.close(() => r()));
+  }
+}
