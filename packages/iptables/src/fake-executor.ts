@@ -16,6 +16,18 @@ import {
 import { type ParsedRule, parseRestoreText, parseRule, RestoreParseError } from './restore-parser.js';
 import type { IptablesTables } from './tracer.js';
 
+/** Two rules are the same when their parsed words are (quoting may differ). */
+function sameRule(a: string, b: string): boolean {
+  if (a === b) return true;
+  const pa = parseRule(a);
+  const pb = parseRule(b);
+  return (
+    pa.chain === pb.chain &&
+    JSON.stringify([...pa.params]) === JSON.stringify([...pb.params]) &&
+    JSON.stringify(pa.modules) === JSON.stringify(pb.modules)
+  );
+}
+
 const BUILTIN_CHAINS: Readonly<Record<string, readonly string[]>> = {
   filter: ['INPUT', 'FORWARD', 'OUTPUT'],
   nat: ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING'],
@@ -52,7 +64,8 @@ export interface FakeIptablesExecutorOptions {
 
 /**
  * In-memory iptables: `restore` parses the payload and applies it per table atomically at
- * `COMMIT` — with `noflush` a `:CHAIN` line creates or flushes that chain, chains not
+ * `COMMIT` — with `noflush` a `:CHAIN` line creates or flushes that (user-defined) chain, `-D`
+ * deletes a rule, chains not
  * mentioned are kept, `-X` deletes (the chain must be empty); without `noflush` the table is
  * emptied first. A commit fails, leaving the table as it was, when a rule is appended to a
  * missing chain or jumps to a chain that does not exist, like the real tool.
@@ -118,7 +131,18 @@ export class FakeIptablesExecutor implements IptablesExecutor {
       const fail = (msg: string): never => {
         throw new IptablesCommandError(argv, 1, `table ${t.name}: ${msg}`);
       };
-      for (const name of t.chains.keys()) work.set(name, []);
+      // Under --noflush a declaration flushes a user-defined chain but not a built-in one
+      // (iptables-restore only sets the built-in chain's policy).
+      for (const name of t.chains.keys()) {
+        if (flags.noflush === false || !builtins.includes(name)) work.set(name, []);
+      }
+      // `-D` deletes the first identical rule (applied before this payload's appends).
+      for (const del of t.ruleDeletions) {
+        const chain = work.get(del.chain) ?? fail(`-D ${del.chain}: no such chain`);
+        const i = chain.findIndex((r) => sameRule(r, del.raw));
+        if (i < 0) fail(`-D ${del.chain}: Bad rule (does a matching rule exist in that chain?)`);
+        chain.splice(i, 1);
+      }
       // The parser rejects rules after a chain's -X, so rules-then-deletions is payload order.
       for (const rule of t.rules) {
         const chain = work.get(rule.chain) ?? fail(`rule appended to missing chain ${rule.chain}`);

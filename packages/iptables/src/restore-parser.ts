@@ -60,6 +60,8 @@ export interface ParsedTable {
   readonly deletions: string[];
   /** Rules in the order they appear. */
   readonly rules: ParsedRule[];
+  /** `-D CHAIN ...` rule deletions in order, each as the `-A` rule it deletes. */
+  readonly ruleDeletions: ParsedRule[];
 }
 
 /** Restore text that cannot be parsed. */
@@ -171,7 +173,7 @@ export function parseRule(raw: string): ParsedRule {
 }
 
 /**
- * Parses a whole restore payload: `*table`, `:CHAIN - [p:b]`, `-A`, `-X`, `COMMIT`,
+ * Parses a whole restore payload: `*table`, `:CHAIN - [p:b]`, `-A`, `-D`, `-X`, `COMMIT`,
  * comments and blank lines. Enforces what iptables-restore enforces: rules only inside a
  * table, every table committed, no rules added to a chain deleted in the same payload.
  * @throws RestoreParseError
@@ -186,7 +188,7 @@ export function parseRestoreText(text: string): ParsedTable[] {
     if (line === '' || line.startsWith('#')) continue;
     if (line.startsWith('*')) {
       if (table) throw new RestoreParseError(lineNo, `table ${line} started before COMMIT of ${table.name}`);
-      table = { name: line.slice(1), chains: new Map(), deletions: [], rules: [] };
+      table = { name: line.slice(1), chains: new Map(), deletions: [], rules: [], ruleDeletions: [] };
       continue;
     }
     if (!table) throw new RestoreParseError(lineNo, `${JSON.stringify(line)} outside a table`);
@@ -221,6 +223,14 @@ export function parseRestoreText(text: string): ParsedTable[] {
       if (chain?.deleted) throw new RestoreParseError(lineNo, `rule added to deleted chain ${rule.chain}`);
       chain?.rules.push(rule);
       table.rules.push(rule);
+      continue;
+    }
+    if (line.startsWith('-D ')) {
+      try {
+        table.ruleDeletions.push(parseRule(`-A ${line.slice(3)}`));
+      } catch (err) {
+        throw new RestoreParseError(lineNo, (err as Error).message);
+      }
       continue;
     }
     throw new RestoreParseError(lineNo, `unsupported line ${JSON.stringify(line)}`);

@@ -24,9 +24,6 @@ export async function removeOwnedIptablesChains(
     const saved = await executor.save(table);
     const parsed = parseRestoreText(saved).find((t) => t.name === table);
     if (!parsed) continue;
-    // Redeclaring a built-in chain resets its policy: keep the one it has.
-    const policies = new Map<string, string>();
-    for (const m of saved.matchAll(/^:(\S+) (\S+)/gm)) policies.set(m[1]!, m[2]!);
     const owned = [...parsed.chains.keys()].filter((c) => !BUILTIN.has(c) && isOwned(c));
     if (owned.length === 0) continue;
     const ownedSet = new Set(owned);
@@ -38,12 +35,19 @@ export async function removeOwnedIptablesChains(
       rewrite.set(rule.chain, list);
       list.push(rule.raw);
     }
-    // Only chains that jump into ours are redeclared (and so rewritten); others stay as they are.
+    // Jumps into ours from other chains go first. Built-in chains are not flushed by a
+    // declaration under --noflush, so their jump rules are deleted one by one (`-D`, as
+    // kube-proxy's cleanup deletes them); another owner's chain is redeclared (flushed) and
+    // refilled without the jumps.
     for (const [chain, rules] of rewrite) {
-      const hits = rules.some((r) => ownedSet.has(parseRule(r).params.get('-j')?.value ?? ''));
-      if (!hits) continue;
-      out.push(`:${chain} ${BUILTIN.has(chain) ? (policies.get(chain) ?? 'ACCEPT') : '-'} [0:0]`);
-      for (const r of rules) if (!ownedSet.has(parseRule(r).params.get('-j')?.value ?? '')) out.push(r);
+      const jumps = rules.filter((r) => ownedSet.has(parseRule(r).params.get('-j')?.value ?? ''));
+      if (jumps.length === 0) continue;
+      if (BUILTIN.has(chain)) {
+        for (const r of jumps) out.push(r.replace(/^-A /, '-D '));
+        continue;
+      }
+      out.push(`:${chain} - [0:0]`);
+      for (const r of rules) if (!jumps.includes(r)) out.push(r);
     }
     for (const c of owned) out.push(`:${c} - [0:0]`);
     for (const c of owned) out.push(`-X ${c}`);

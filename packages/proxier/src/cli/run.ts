@@ -40,6 +40,16 @@ export interface RunIo {
   readonly env: NodeJS.ProcessEnv;
   /** Resolves when the process should stop (SIGTERM/SIGINT). */
   readonly stopSignal: Promise<string>;
+  /**
+   * Builds the data plane for the resolved configuration (tests: a backend over fake executors).
+   * @default the mode's backend with the real executors (`iptables-restore`, `nft`, `ipvsadm`)
+   */
+  readonly makeBackend?: (
+    config: RunConfig,
+    family: IPFamily,
+    nodeIPs: readonly string[],
+    log: Logger,
+  ) => Promise<Backend>;
 }
 
 const LEVEL_BY_VERBOSITY = (v: number) => (v >= 4 ? 'debug' : 'info') as 'debug' | 'info';
@@ -144,7 +154,7 @@ function detectorFor(config: RunConfig, family: IPFamily): LocalTrafficDetector 
 }
 
 /** Builds the chosen mode's backend with the real executors, for the primary family. */
-async function buildBackend(
+export async function buildBackend(
   config: RunConfig,
   family: IPFamily,
   nodeIPs: readonly string[],
@@ -382,7 +392,7 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
   }
   const family = parseIP(nodeIPs[0]!)!.family;
   log.info({ node: nodeName, nodeIPs, mode: config.mode, ipFamily: family }, 'using this node');
-  const backend = await buildBackend(config, family, nodeIPs, log);
+  const backend = await (io.makeBackend ?? buildBackend)(config, family, nodeIPs, log);
   const prom = await loadPromClient();
   if (!prom) log.warn({}, 'prom-client is not installed: /metrics answers 500');
   const proxier = new Proxier({
