@@ -291,3 +291,65 @@ describe('--help', () => {
     expect(r.stdout).toMatch(/Exit codes: 0 /);
   });
 });
+
+describe('wrong-typed manifest fields', () => {
+  const BAD = `apiVersion: v1
+kind: Service
+metadata: {name: a, namespace: default}
+spec: {clusterIP: 172.30.0.1, ports: {port: 80}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: b, namespace: default}
+spec: {clusterIP: 172.30.0.2, ports: "80"}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: good, namespace: default}
+spec: {clusterIP: 172.30.0.3, ports: [{port: 80, name: http}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: good-1, namespace: default, labels: {kubernetes.io/service-name: good}}
+addressType: IPv4
+ports: [{port: 8080, name: http}]
+endpoints: 5
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: good-2, namespace: default, labels: {kubernetes.io/service-name: good}}
+addressType: IPv4
+ports: [{port: 8080, name: http}]
+endpoints: [{addresses: ["10.0.0.2"], conditions: {ready: "false"}}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: good-3, namespace: default, labels: {kubernetes.io/service-name: good}}
+addressType: IPv4
+ports: [{port: 8080, name: http}]
+endpoints: [{addresses: ["10.0.0.3"]}]
+`;
+  it.each(['iptables', 'nftables', 'ipvs'])(
+    '%s: each is reported with its field; the rest is rendered',
+    async (backend) => {
+      const r = await runCli(
+        ['render', '-b', backend, '-f', 'bad.yaml', '--node-name', 'n1', '--node-ip', '10.0.0.9'],
+        {
+          files: { 'bad.yaml': BAD },
+        },
+      );
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain('Service default/a skipped: spec.ports must be a list, not an object');
+      expect(r.stderr).toContain('Service default/b skipped: spec.ports must be a list, not a string "80"');
+      expect(r.stderr).toContain(
+        'EndpointSlice default/good-1 skipped: endpoints must be a list, not the number 5',
+      );
+      expect(r.stderr).toContain(
+        'EndpointSlice default/good-2 skipped: endpoints[0].conditions.ready must be true or false, not a string "false"',
+      );
+      expect(r.stdout).toContain('172.30.0.3');
+      expect(r.stdout).toContain('10.0.0.3');
+      expect(r.stdout).not.toContain('10.0.0.2');
+    },
+  );
+});

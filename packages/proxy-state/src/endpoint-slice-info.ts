@@ -7,7 +7,14 @@
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { parseIP } from '@nodeagent/core';
 import { InvalidEndpointSliceError } from './errors.js';
-import { isIntInRange, isProtocol, objectIdentity } from './service-port-map.js';
+import {
+  describeValue,
+  isIntInRange,
+  isProtocol,
+  objectField,
+  objectIdentity,
+  objectList,
+} from './service-port-map.js';
 import { namespacedName } from './service-port-name.js';
 import type { IPFamily, Protocol } from './types.js';
 
@@ -66,8 +73,8 @@ export interface ParsedEndpointSlice {
   readonly fingerprint: string;
 }
 
-function names(list: readonly { name?: string }[] | undefined): string[] {
-  return (list ?? [])
+function names(value: unknown, field: string, problems: string[]): string[] {
+  return objectList(value, field, problems)
     .map((h) => h.name)
     .filter((n): n is string => typeof n === 'string' && n !== '')
     .sort();
@@ -96,43 +103,60 @@ export function parseEndpointSlice(slice: V1EndpointSlice): ParsedEndpointSlice 
   const ports: SlicePort[] = [];
   const endpoints: SliceEndpoint[] = [];
   if (family !== null) {
-    (slice.ports ?? []).forEach((p, i) => {
-      const where = `ports[${i}]`;
-      const protocol = p.protocol ?? 'TCP';
-      const portName = p.name ?? '';
-      if (!isProtocol(protocol))
-        problems.push(`${where}.protocol ${JSON.stringify(protocol)} is not TCP, UDP or SCTP`);
-      if (typeof portName !== 'string') problems.push(`${where}.name must be a string`);
-      // A port without a number (or 0) means "all ports", which kube-proxy does not program.
-      if (p.port === undefined || p.port === null || p.port === 0) return;
-      if (!isIntInRange(p.port, 1, 65535))
-        problems.push(`${where}.port ${JSON.stringify(p.port)} is not in 1-65535`);
-      else if (isProtocol(protocol) && typeof portName === 'string') {
-        ports.push({ name: portName, port: p.port, protocol });
-      }
-    });
-    (slice.endpoints ?? []).forEach((ep, i) => {
-      const first = ep.addresses?.[0];
-      if (first === undefined) return; // upstream ignores endpoints without addresses
-      const parsed = typeof first === 'string' ? parseIP(first) : null;
-      if (parsed === null || parsed.family !== family) {
-        problems.push(
-          `endpoints[${i}].addresses[0] ${JSON.stringify(first)} is not an ${addressType} address`,
-        );
-        return;
-      }
-      const c = ep.conditions;
-      endpoints.push({
-        ip: parsed.ip,
-        ready: c?.ready ?? true,
-        serving: c?.serving ?? true,
-        terminating: c?.terminating ?? false,
-        nodeName: typeof ep.nodeName === 'string' && ep.nodeName !== '' ? ep.nodeName : null,
-        zone: typeof ep.zone === 'string' && ep.zone !== '' ? ep.zone : null,
-        zoneHints: names(ep.hints?.forZones),
-        nodeHints: names(ep.hints?.forNodes),
-      });
-    });
+    objectList<NonNullable<V1EndpointSlice['ports']>[number]>(slice.ports, 'ports', problems).forEach(
+      (p, i) => {
+        const where = `ports[${i}]`;
+        const protocol = p.protocol ?? 'TCP';
+        const portName = p.name ?? '';
+        if (!isProtocol(protocol))
+          problems.push(`${where}.protocol ${JSON.stringify(protocol)} is not TCP, UDP or SCTP`);
+        if (typeof portName !== 'string') problems.push(`${where}.name must be a string`);
+        // A port without a number (or 0) means "all ports", which kube-proxy does not program.
+        if (p.port === undefined || p.port === null || p.port === 0) return;
+        if (!isIntInRange(p.port, 1, 65535))
+          problems.push(`${where}.port ${JSON.stringify(p.port)} is not in 1-65535`);
+        else if (isProtocol(protocol) && typeof portName === 'string') {
+          ports.push({ name: portName, port: p.port, protocol });
+        }
+      },
+    );
+    objectList<V1EndpointSlice['endpoints'][number]>(slice.endpoints, 'endpoints', problems).forEach(
+      (ep, i) => {
+        const addresses: unknown = ep.addresses;
+        if (addresses !== undefined && addresses !== null && !Array.isArray(addresses)) {
+          problems.push(`endpoints[${i}].addresses must be a list, not ${describeValue(addresses)}`);
+          return;
+        }
+        const first = ep.addresses?.[0];
+        if (first === undefined) return; // upstream ignores endpoints without addresses
+        const parsed = typeof first === 'string' ? parseIP(first) : null;
+        if (parsed === null || parsed.family !== family) {
+          problems.push(
+            `endpoints[${i}].addresses[0] ${JSON.stringify(first)} is not an ${addressType} address`,
+          );
+          return;
+        }
+        const c = objectField(ep.conditions, `endpoints[${i}].conditions`, problems);
+        const condition = (k: 'ready' | 'serving' | 'terminating', dflt: boolean): boolean => {
+          const v = c[k];
+          if (v === undefined || v === null) return dflt;
+          if (typeof v === 'boolean') return v;
+          problems.push(`endpoints[${i}].conditions.${k} must be true or false, not ${describeValue(v)}`);
+          return dflt;
+        };
+        const hints = objectField(ep.hints, `endpoints[${i}].hints`, problems);
+        endpoints.push({
+          ip: parsed.ip,
+          ready: condition('ready', true),
+          serving: condition('serving', true),
+          terminating: condition('terminating', false),
+          nodeName: typeof ep.nodeName === 'string' && ep.nodeName !== '' ? ep.nodeName : null,
+          zone: typeof ep.zone === 'string' && ep.zone !== '' ? ep.zone : null,
+          zoneHints: names(hints.forZones, `endpoints[${i}].hints.forZones`, problems),
+          nodeHints: names(hints.forNodes, `endpoints[${i}].hints.forNodes`, problems),
+        });
+      },
+    );
   }
   if (problems.length > 0) throw new InvalidEndpointSliceError(namespace, sliceName, problems);
   ports.sort((a, b) => a.port - b.port || cmp(a.name, b.name) || cmp(a.protocol, b.protocol));

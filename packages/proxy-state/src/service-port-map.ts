@@ -52,6 +52,45 @@ export function objectIdentity(obj: { metadata?: { namespace?: string; name?: st
   return { namespace, name };
 }
 
+/** A JSON type name for messages: `an object`, `a string "80"`, `the number 5`. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return `a string ${JSON.stringify(value)}`;
+  return `the ${typeof value} ${String(value)}`;
+}
+
+/**
+ * The list at `field` (absent or null = empty), or an empty list and a problem when the value
+ * is not a list; elements that are not objects are left out with a problem each.
+ */
+export function objectList<T = Record<string, unknown>>(
+  value: unknown,
+  field: string,
+  problems: string[],
+): T[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    problems.push(`${field} must be a list, not ${describeValue(value)}`);
+    return [];
+  }
+  const out: T[] = [];
+  value.forEach((v, i) => {
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) out.push(v as T);
+    else problems.push(`${field}[${i}] must be an object, not ${describeValue(v)}`);
+  });
+  return out;
+}
+
+/** The object at `field` (absent or null = `{}`), or `{}` and a problem when it is not an object. */
+export function objectField(value: unknown, field: string, problems: string[]): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  problems.push(`${field} must be an object, not ${describeValue(value)}`);
+  return {};
+}
+
 function policy(value: unknown, field: string, problems: string[]): 'Cluster' | 'Local' {
   if (value === undefined || value === null || value === 'Cluster') return 'Cluster';
   if (value === 'Local') return 'Local';
@@ -83,18 +122,30 @@ export function parseService(service: V1Service): ParsedService {
   const key = namespacedName(namespace, name);
   const problems: string[] = [];
   if (name === '') throw new InvalidServiceError(namespace, name, ['metadata.name is empty']);
-  const spec = service.spec ?? {};
+  const specProblems: string[] = [];
+  const spec = objectField(service.spec, 'spec', specProblems) as NonNullable<V1Service['spec']>;
+  if (specProblems.length > 0) throw new InvalidServiceError(namespace, name, specProblems);
   const type = spec.type ?? 'ClusterIP';
-  if (!SERVICE_TYPES.has(type)) {
+  if (typeof type !== 'string' || !SERVICE_TYPES.has(type)) {
     throw new InvalidServiceError(namespace, name, [
       `spec.type ${JSON.stringify(type)} is not ClusterIP, NodePort, LoadBalancer or ExternalName`,
     ]);
   }
   if (type === 'ExternalName') return { key, v4: EMPTY, v6: EMPTY };
+  if (spec.clusterIP !== undefined && spec.clusterIP !== null && typeof spec.clusterIP !== 'string') {
+    throw new InvalidServiceError(namespace, name, [
+      `spec.clusterIP must be a string, not ${describeValue(spec.clusterIP)}`,
+    ]);
+  }
+  if (spec.clusterIPs !== undefined && spec.clusterIPs !== null && !Array.isArray(spec.clusterIPs)) {
+    throw new InvalidServiceError(namespace, name, [
+      `spec.clusterIPs must be a list, not ${describeValue(spec.clusterIPs)}`,
+    ]);
+  }
   const clusterIPTexts =
     Array.isArray(spec.clusterIPs) && spec.clusterIPs.length > 0
       ? spec.clusterIPs
-      : spec.clusterIP !== undefined && spec.clusterIP !== ''
+      : spec.clusterIP !== undefined && spec.clusterIP !== null && spec.clusterIP !== ''
         ? [spec.clusterIP]
         : [];
   if (clusterIPTexts.length === 0 || clusterIPTexts[0] === 'None') return { key, v4: EMPTY, v6: EMPTY };
@@ -102,14 +153,22 @@ export function parseService(service: V1Service): ParsedService {
 
   const externalIPs = ipsByFamily(spec.externalIPs, 'spec.externalIPs', problems);
   const sourceRanges: Record<IPFamily, string[]> = { 4: [], 6: [] };
-  for (const range of spec.loadBalancerSourceRanges ?? []) {
+  const ranges: unknown = spec.loadBalancerSourceRanges;
+  if (ranges !== undefined && ranges !== null && !Array.isArray(ranges))
+    problems.push(`spec.loadBalancerSourceRanges must be a list, not ${describeValue(ranges)}`);
+  for (const range of Array.isArray(ranges) ? (ranges as unknown[]) : []) {
     const parsed = typeof range === 'string' ? parseCIDR(range.trim()) : null;
     if (parsed === null)
       problems.push(`spec.loadBalancerSourceRanges ${JSON.stringify(range)} is not a valid CIDR`);
     else sourceRanges[parsed.family].push(parsed.cidr);
   }
   const lbVIPs: Record<IPFamily, string[]> = { 4: [], 6: [] };
-  for (const ingress of service.status?.loadBalancer?.ingress ?? []) {
+  const status = objectField(service.status, 'status', problems);
+  const lb = objectField(status.loadBalancer, 'status.loadBalancer', problems);
+  type Ingress = NonNullable<
+    NonNullable<NonNullable<V1Service['status']>['loadBalancer']>['ingress']
+  >[number];
+  for (const ingress of objectList<Ingress>(lb.ingress, 'status.loadBalancer.ingress', problems)) {
     if (ingress.ip === undefined || ingress.ip === '') continue;
     const parsed = typeof ingress.ip === 'string' ? parseIP(ingress.ip) : null;
     if (parsed === null) {
@@ -161,7 +220,7 @@ export function parseService(service: V1Service): ParsedService {
   }
   const ports: PortSpec[] = [];
   const seenNames = new Set<string>();
-  (spec.ports ?? []).forEach((p, i) => {
+  objectList<NonNullable<typeof spec.ports>[number]>(spec.ports, 'spec.ports', problems).forEach((p, i) => {
     const where = `spec.ports[${i}]`;
     const portName = p.name ?? '';
     const protocol = p.protocol ?? 'TCP';
