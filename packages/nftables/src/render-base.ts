@@ -9,11 +9,11 @@ import type { ResolvedNftOptions } from './render-options.js';
 
 /** Names of the shared chains, sets and maps kube-proxy writes. */
 export const NFT = {
-  filterPrerouting: 'filter-prerouting',
+  filterPreroutingPreDnat: 'filter-prerouting-pre-dnat',
+  filterOutputPreDnat: 'filter-output-pre-dnat',
   filterInput: 'filter-input',
   filterForward: 'filter-forward',
   filterOutput: 'filter-output',
-  filterOutputPostDnat: 'filter-output-post-dnat',
   natPrerouting: 'nat-prerouting',
   natOutput: 'nat-output',
   natPostrouting: 'nat-postrouting',
@@ -38,6 +38,8 @@ export const NFT = {
 const DSTNAT = -100;
 /** srcnat priority. */
 const SRCNAT = 100;
+/** filter priority. */
+const FILTER = 0;
 
 /** The `ipv4_addr`/`ipv6_addr` type name of a family. */
 export function addrType(o: ResolvedNftOptions): string {
@@ -65,30 +67,32 @@ export function renderBase(o: ResolvedNftOptions): {
     priority,
   });
   const chains: ChainSpec[] = [
+    // Current kube-proxy layout: only the firewall check sees the pre-DNAT destination; the
+    // endpoint and ClusterIP checks run at filter priority, after DNAT.
     {
-      name: NFT.filterPrerouting,
+      name: NFT.filterPreroutingPreDnat,
       hook: hook('filter', 'prerouting', DSTNAT - 10),
       rules: [`${ctNew} jump ${NFT.firewallCheck}`],
     },
     {
+      name: NFT.filterOutputPreDnat,
+      hook: hook('filter', 'output', DSTNAT - 10),
+      rules: [`${ctNew} jump ${NFT.firewallCheck}`],
+    },
+    {
       name: NFT.filterInput,
-      hook: hook('filter', 'input', DSTNAT - 10),
+      hook: hook('filter', 'input', FILTER),
       rules: [`${ctNew} jump ${NFT.nodeportEndpointsCheck}`, `${ctNew} jump ${NFT.serviceEndpointsCheck}`],
     },
     {
       name: NFT.filterForward,
-      hook: hook('filter', 'forward', DSTNAT - 10),
+      hook: hook('filter', 'forward', FILTER),
       rules: [`${ctNew} jump ${NFT.serviceEndpointsCheck}`, `${ctNew} jump ${NFT.clusterIPsCheck}`],
     },
     {
       name: NFT.filterOutput,
-      hook: hook('filter', 'output', DSTNAT - 10),
-      rules: [`${ctNew} jump ${NFT.serviceEndpointsCheck}`, `${ctNew} jump ${NFT.firewallCheck}`],
-    },
-    {
-      name: NFT.filterOutputPostDnat,
-      hook: hook('filter', 'output', DSTNAT + 10),
-      rules: [`${ctNew} jump ${NFT.clusterIPsCheck}`],
+      hook: hook('filter', 'output', FILTER),
+      rules: [`${ctNew} jump ${NFT.serviceEndpointsCheck}`, `${ctNew} jump ${NFT.clusterIPsCheck}`],
     },
     { name: NFT.natPrerouting, hook: hook('nat', 'prerouting', DSTNAT), rules: [`jump ${NFT.services}`] },
     { name: NFT.natOutput, hook: hook('nat', 'output', DSTNAT), rules: [`jump ${NFT.services}`] },

@@ -170,3 +170,40 @@ describe('fake executor semantics', () => {
     expect(e.state.table('ip', 't')!.chains.size).toBe(0);
   });
 });
+
+describe('a table left by the 1.31–1.33 layout', () => {
+  it.each(LAYOUTS)('%s: the first sync re-hooks the base chains and removes the old ones', async (layout) => {
+    const t = setup(layout);
+    // What an older kube-proxy left: filter chains at dstnat-10 and a post-DNAT output chain.
+    await t.exec.apply(
+      [
+        'add table ip kube-proxy { comment "rules for kube-proxy" ; }',
+        'add chain ip kube-proxy cluster-ips-check',
+        'add chain ip kube-proxy service-endpoints-check',
+        'add chain ip kube-proxy firewall-check',
+        'add chain ip kube-proxy filter-prerouting { type filter hook prerouting priority -110 ; }',
+        'add chain ip kube-proxy filter-forward { type filter hook forward priority -110 ; }',
+        'add chain ip kube-proxy filter-output-post-dnat { type filter hook output priority -90 ; }',
+        'add rule ip kube-proxy filter-prerouting ct state new jump firewall-check',
+        'add rule ip kube-proxy filter-forward ct state new jump service-endpoints-check',
+        'add rule ip kube-proxy filter-output-post-dnat ct state new jump cluster-ips-check',
+        '',
+      ].join('\n'),
+    );
+    t.add('a', '172.30.0.10', ['10.180.0.1']);
+    const first = await t.syncer.sync(t.state.checkout().v4, true);
+    expect(first.staleChains).toEqual(
+      expect.arrayContaining(['filter-prerouting', 'filter-output-post-dnat']),
+    );
+    const table = t.exec.state.table('ip', 'kube-proxy')!;
+    // Flushed at once (no rule of the old layout runs any more), hooks as current kube-proxy.
+    expect(table.chains.get('filter-prerouting')?.rules).toEqual([]);
+    expect(table.chains.get('filter-output-post-dnat')?.rules).toEqual([]);
+    expect(table.chains.get('filter-forward')?.hook?.priority).toBe(0);
+    expect(table.chains.get('filter-prerouting-pre-dnat')?.hook?.priority).toBe(-110);
+    // Deleted by the cleanup after the delay; then the table is what a fresh sync writes.
+    await t.clock.advance(1_000);
+    await t.syncer.cleanup();
+    expect(t.dump()).toEqual(await t.fresh());
+  });
+});
