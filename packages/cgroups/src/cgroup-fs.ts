@@ -5,7 +5,15 @@
  *
  * @module
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 
 /** Filesystem calls on a cgroup tree. All paths are absolute. */
 export interface CgroupFs {

@@ -36,9 +36,14 @@ export function detectCgroupLayout(mountRoot = '/sys/fs/cgroup', fs: CgroupFs = 
   try {
     entries = fs.readdir(mountRoot).sort();
   } catch (err) {
-    throw new CgroupError('mounts-unreadable', mountRoot, `cannot read cgroup mounts under ${mountRoot}: ${(err as Error).message}`, {
-      cause: err,
-    });
+    throw new CgroupError(
+      'mounts-unreadable',
+      mountRoot,
+      `cannot read cgroup mounts under ${mountRoot}: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
   }
   const dirs = entries.filter((e) => fs.isDirectory(join(mountRoot, e)));
   // `cpu` and `cpuacct` are often symlinks to a co-mounted `cpu,cpuacct`: keep the real one.

@@ -124,9 +124,14 @@ export class CgroupManager {
       }
     } catch (err) {
       if (err instanceof CgroupError) throw err;
-      throw new CgroupError('create-failed', rel, `failed to create cgroup ${rel}: ${(err as Error).message}`, {
-        cause: err,
-      });
+      throw new CgroupError(
+        'create-failed',
+        rel,
+        `failed to create cgroup ${rel}: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     }
     this.update(name, config);
     this.#log.debug({ cgroup: rel }, 'Created cgroup');
@@ -169,9 +174,14 @@ export class CgroupManager {
     try {
       this.#d.fs.writeFile(path, value);
     } catch (err) {
-      throw new CgroupError('update-failed', dir, `failed to write ${JSON.stringify(value)} to ${path}: ${(err as Error).message}`, {
-        cause: err,
-      });
+      throw new CgroupError(
+        'update-failed',
+        dir,
+        `failed to write ${JSON.stringify(value)} to ${path}: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     }
   }
 
@@ -180,14 +190,21 @@ export class CgroupManager {
     const dir = join(layout.mountRoot, this.name(name));
     const has = (ctrl: string) => layout.controllers.has(ctrl);
     if (c.cpuSet !== undefined && has('cpuset')) this.#write(dir, 'cpuset.cpus', c.cpuSet);
-    if (c.cpuShares !== undefined && c.cpuShares !== 0n) this.#write(dir, 'cpu.weight', String(cpuSharesToWeight(c.cpuShares)));
+    if (c.cpuShares !== undefined && c.cpuShares !== 0n)
+      this.#write(dir, 'cpu.weight', String(cpuSharesToWeight(c.cpuShares)));
     const quota = c.cpuQuota ?? 0n;
     const period = c.cpuPeriod ?? 0n;
     if (quota !== 0n || period !== 0n) {
-      this.#write(dir, 'cpu.max', `${quota > 0n ? String(quota) : 'max'}${period !== 0n ? ` ${period}` : ''}`);
+      this.#write(
+        dir,
+        'cpu.max',
+        `${quota > 0n ? String(quota) : 'max'}${period !== 0n ? ` ${period}` : ''}`,
+      );
     }
-    if (c.memory !== undefined && c.memory !== 0n) this.#write(dir, 'memory.max', c.memory < 0n ? 'max' : String(c.memory));
-    if (c.pidsLimit !== undefined && c.pidsLimit !== 0n) this.#write(dir, 'pids.max', c.pidsLimit > 0n ? String(c.pidsLimit) : 'max');
+    if (c.memory !== undefined && c.memory !== 0n)
+      this.#write(dir, 'memory.max', c.memory < 0n ? 'max' : String(c.memory));
+    if (c.pidsLimit !== undefined && c.pidsLimit !== 0n)
+      this.#write(dir, 'pids.max', c.pidsLimit > 0n ? String(c.pidsLimit) : 'max');
     if (c.hugePageLimits !== undefined && has('hugetlb')) {
       for (const size of this.#d.hugePageSizesBytes) {
         this.#write(dir, `hugetlb.${hugePageSizeName(size)}.max`, String(c.hugePageLimits.get(size) ?? 0n));
@@ -218,15 +235,27 @@ export class CgroupManager {
       if (retryPeriod) this.#write(cpu, 'cpu.cfs_period_us', String(period));
     }
     if (c.memory !== undefined && c.memory !== 0n) {
-      this.#write(this.#controllerPath('memory', name), 'memory.limit_in_bytes', c.memory < 0n ? '-1' : String(c.memory));
+      this.#write(
+        this.#controllerPath('memory', name),
+        'memory.limit_in_bytes',
+        c.memory < 0n ? '-1' : String(c.memory),
+      );
     }
     if (c.pidsLimit !== undefined && c.pidsLimit !== 0n) {
-      this.#write(this.#controllerPath('pids', name), 'pids.max', c.pidsLimit > 0n ? String(c.pidsLimit) : 'max');
+      this.#write(
+        this.#controllerPath('pids', name),
+        'pids.max',
+        c.pidsLimit > 0n ? String(c.pidsLimit) : 'max',
+      );
     }
     const hugetlb = this.#controllerPath('hugetlb', name);
     if (c.hugePageLimits !== undefined && hugetlb !== undefined) {
       for (const size of this.#d.hugePageSizesBytes) {
-        this.#write(hugetlb, `hugetlb.${hugePageSizeName(size)}.limit_in_bytes`, String(c.hugePageLimits.get(size) ?? 0n));
+        this.#write(
+          hugetlb,
+          `hugetlb.${hugePageSizeName(size)}.limit_in_bytes`,
+          String(c.hugePageLimits.get(size) ?? 0n),
+        );
       }
     }
   }
@@ -278,9 +307,14 @@ export class CgroupManager {
           const code = (err as NodeJS.ErrnoException).code;
           if (code === 'ENOENT') return;
           if (code !== 'EBUSY' || attempt >= 5) {
-            throw new CgroupError('destroy-failed', rel, `unable to destroy cgroup paths for cgroup ${rel}: ${(err as Error).message}`, {
-              cause: err,
-            });
+            throw new CgroupError(
+              'destroy-failed',
+              rel,
+              `unable to destroy cgroup paths for cgroup ${rel}: ${(err as Error).message}`,
+              {
+                cause: err,
+              },
+            );
           }
           await this.#clock.sleep(delayMs);
           delayMs *= 2;

@@ -9,7 +9,12 @@ import type { CgroupDriver } from './cgroup-name.js';
 import type { CgroupPod } from './pod-shape.js';
 
 /** Values of `enforceNodeAllocatable` (upstream `pods`, `system-reserved`, `kube-reserved`, ...). Only `pods` acts here. */
-export type NodeAllocatableEnforcement = 'pods' | 'system-reserved' | 'kube-reserved' | 'none' | (string & {});
+export type NodeAllocatableEnforcement =
+  | 'pods'
+  | 'system-reserved'
+  | 'kube-reserved'
+  | 'none'
+  | (string & {});
 
 /** Options of {@link ContainerManager}. */
 export interface ContainerManagerOptions {

@@ -14,7 +14,14 @@ import { podQosClass } from '@nodeagent/kubecontainer';
 import { type CgroupFs, nodeCgroupFs } from './cgroup-fs.js';
 import { type CgroupLayout, detectCgroupLayout } from './cgroup-layout.js';
 import { CgroupManager } from './cgroup-manager.js';
-import { type CgroupDriver, type CgroupName, cgroupPath, newCgroupName, parseCgroupfs, parseCgroupPath } from './cgroup-name.js';
+import {
+  type CgroupDriver,
+  type CgroupName,
+  cgroupPath,
+  newCgroupName,
+  parseCgroupfs,
+  parseCgroupPath,
+} from './cgroup-name.js';
 import type { ContainerManagerOptions } from './container-manager-options.js';
 import { CgroupError } from './errors.js';
 import { readHugePageSizes, readMaxPid } from './machine.js';
@@ -58,14 +65,18 @@ export interface PodCgroups {
   /** Kills what still runs in the pod's cgroup and removes it. */
   destroyPodCgroup(pod: CgroupPod): Promise<void>;
   /** Removes the cgroups of pods not in `possiblyRunning`; resolves to the UIDs removed. */
-  cleanupOrphanedPodCgroups(possiblyRunning: ReadonlySet<string>, podVolumesExist?: (uid: string) => boolean): Promise<string[]>;
+  cleanupOrphanedPodCgroups(
+    possiblyRunning: ReadonlySet<string>,
+    podVolumesExist?: (uid: string) => boolean,
+  ): Promise<string[]>;
   /** Recomputes the burstable tier's shares from the active pods. */
   updateQosCgroups(): void;
 }
 
 function uidOf(pod: CgroupPod): string {
   const uid = pod.metadata?.uid ?? '';
-  if (uid === '') throw new CgroupError('invalid-name', '', 'pod has no metadata.uid: cannot name its cgroup');
+  if (uid === '')
+    throw new CgroupError('invalid-name', '', 'pod has no metadata.uid: cannot name its cgroup');
   return uid;
 }
 
@@ -134,9 +145,18 @@ export class ContainerManager implements PodCgroups {
     });
     this.#cgroups = cgroups;
     // The root is checked in cgroupfs form (upstream converts no names here).
-    const rootProblem = new CgroupManager({ driver: 'cgroupfs', layout, fs: this.#fs, hugePageSizesBytes: [] }).validate(this.#root);
+    const rootProblem = new CgroupManager({
+      driver: 'cgroupfs',
+      layout,
+      fs: this.#fs,
+      hugePageSizesBytes: [],
+    }).validate(this.#root);
     if (rootProblem !== undefined) {
-      throw new CgroupError('root-invalid', this.#o.cgroupRoot ?? '/', `invalid configuration: ${rootProblem}`);
+      throw new CgroupError(
+        'root-invalid',
+        this.#o.cgroupRoot ?? '/',
+        `invalid configuration: ${rootProblem}`,
+      );
     }
     const kubepods = this.qosContainers.guaranteed;
     const allocatable = this.#nodeAllocatableConfig(layout);
@@ -341,7 +361,11 @@ export class ContainerManager implements PodCgroups {
     const cgroups = this.cgroupManager;
     const layout = this.layout;
     for (const mount of [...layout.hierarchies, ...layout.cleanupOnly]) {
-      for (const qos of [this.qosContainers.besteffort, this.qosContainers.burstable, this.qosContainers.guaranteed]) {
+      for (const qos of [
+        this.qosContainers.besteffort,
+        this.qosContainers.burstable,
+        this.qosContainers.guaranteed,
+      ]) {
         const qosPath = cgroups.name(qos);
         const dir = join(mount, qosPath);
         let entries: string[];
@@ -357,7 +381,10 @@ export class ContainerManager implements PodCgroups {
           if (!base.includes(POD_CGROUP_PREFIX)) continue;
           const parts = base.split(POD_CGROUP_PREFIX);
           if (parts.length !== 2) {
-            this.#log.info({ path: join(qosPath, e) }, 'Pod cgroup manager ignored unexpected cgroup because it is not a pod');
+            this.#log.info(
+              { path: join(qosPath, e) },
+              'Pod cgroup manager ignored unexpected cgroup because it is not a pod',
+            );
             continue;
           }
           found.set(parts[1] ?? '', internal);
@@ -381,11 +408,17 @@ export class ContainerManager implements PodCgroups {
     for (const [uid, name] of this.getAllPodsFromCgroups()) {
       if (possiblyRunning.has(uid)) continue;
       if (podVolumesExist(uid)) {
-        this.#log.debug({ podUID: uid }, 'Orphaned pod found, but volumes not yet removed.  Reducing cpu to minimum');
+        this.#log.debug(
+          { podUID: uid },
+          'Orphaned pod found, but volumes not yet removed.  Reducing cpu to minimum',
+        );
         try {
           this.cgroupManager.update(name, { cpuShares: MIN_SHARES });
         } catch (err) {
-          this.#log.info({ podUID: uid, err: (err as Error).message }, 'Failed to reduce cpu time for pod pending volume cleanup');
+          this.#log.info(
+            { podUID: uid, err: (err as Error).message },
+            'Failed to reduce cpu time for pod pending volume cleanup',
+          );
         }
         continue;
       }

@@ -138,7 +138,10 @@ export function podRequestsMilli(pod: CgroupPod): ReadonlyMap<string, bigint> {
 }
 
 /** Pod limits in milli-units; overhead is added to non-zero limits only (upstream `PodLimits`). */
-export function podLimitsMilli(pod: CgroupPod, onStep?: (step: ReadonlyMap<string, bigint>) => void): ReadonlyMap<string, bigint> {
+export function podLimitsMilli(
+  pod: CgroupPod,
+  onStep?: (step: ReadonlyMap<string, bigint>) => void,
+): ReadonlyMap<string, bigint> {
   const limits = aggregate(pod, (c) => c.resources?.limits, onStep);
   for (const [name, q] of Object.entries(pod.spec?.overhead ?? {})) {
     const v = limits.get(name);
@@ -147,15 +150,15 @@ export function podLimitsMilli(pod: CgroupPod, onStep?: (step: ReadonlyMap<strin
   return limits;
 }
 
-const valueOf = (milli: bigint): bigint => (milli <= 0n ? milli / 1000n : (milli + 999n) / 1000n);
+const toValue = (milli: bigint): bigint => (milli <= 0n ? milli / 1000n : (milli + 999n) / 1000n);
 
 /** Huge page limits from a resource list in milli-units (upstream `HugePageLimits`): page bytes → bytes. */
 export function hugePageLimits(list: ReadonlyMap<string, bigint>): Map<bigint, bigint> {
   const out = new Map<bigint, bigint>();
   for (const [name, milli] of list) {
     if (!name.startsWith(HUGEPAGES_PREFIX)) continue;
-    const page = valueOf(milliValue(name.slice(HUGEPAGES_PREFIX.length)));
-    out.set(page, (out.get(page) ?? 0n) + valueOf(milli));
+    const page = toValue(milliValue(name.slice(HUGEPAGES_PREFIX.length)));
+    out.set(page, (out.get(page) ?? 0n) + toValue(milli));
   }
   return out;
 }
@@ -188,9 +191,12 @@ export function resourceConfigForPod(pod: CgroupPod, options: PodResourceOptions
   });
   const cpuShares = milliCpuToShares(reqs.get('cpu') ?? 0n);
   const cpuQuota = (options.cpuCfsQuota ?? true) ? milliCpuToQuota(limits.get('cpu') ?? 0n, period) : -1n;
-  const memory = valueOf(limits.get('memory') ?? 0n);
+  const memory = toValue(limits.get('memory') ?? 0n);
   const qos = podQosClass(pod);
-  const pids = options.podPidsLimit !== undefined && options.podPidsLimit > 0n ? { pidsLimit: options.podPidsLimit } : {};
+  const pids =
+    options.podPidsLimit !== undefined && options.podPidsLimit > 0n
+      ? { pidsLimit: options.podPidsLimit }
+      : {};
   const hugePages = { hugePageLimits: hugePageLimits(reqs) };
   if (qos === 'Guaranteed') {
     return { cpuShares, cpuQuota, cpuPeriod: period, memory, ...hugePages, ...pids };
@@ -215,7 +221,11 @@ export function resourceConfigForPod(pod: CgroupPod, options: PodResourceOptions
 export function qosResourceConfigs(
   activePods: readonly CgroupPod[],
   hugePageSizesBytes: readonly bigint[],
-): { readonly guaranteed: ResourceConfig; readonly burstable: ResourceConfig; readonly besteffort: ResourceConfig } {
+): {
+  readonly guaranteed: ResourceConfig;
+  readonly burstable: ResourceConfig;
+  readonly besteffort: ResourceConfig;
+} {
   let burstableMilli = 0n;
   for (const pod of activePods) {
     if (podQosClass(pod) !== 'Burstable') continue;
@@ -253,14 +263,17 @@ export function nodeAllocatableAbsolute(
  * The `kubepods` values for a resource list (upstream `getCgroupConfigInternal`, not
  * compressible-only): memory limit, cpu shares from cpu, pids.max from `pid`, huge page limits.
  */
-export function nodeAllocatableResourceConfig(list: ReadonlyMap<string, bigint>, cpuSet?: string): ResourceConfig {
+export function nodeAllocatableResourceConfig(
+  list: ReadonlyMap<string, bigint>,
+  cpuSet?: string,
+): ResourceConfig {
   const cpu = list.get('cpu');
   const memory = list.get('memory');
   const pid = list.get('pid');
   return {
-    ...(memory !== undefined ? { memory: valueOf(memory) } : {}),
+    ...(memory !== undefined ? { memory: toValue(memory) } : {}),
     ...(cpu !== undefined ? { cpuShares: milliCpuToShares(cpu) } : {}),
-    ...(pid !== undefined ? { pidsLimit: valueOf(pid) } : {}),
+    ...(pid !== undefined ? { pidsLimit: toValue(pid) } : {}),
     hugePageLimits: hugePageLimits(list),
     ...(cpuSet !== undefined ? { cpuSet } : {}),
   };

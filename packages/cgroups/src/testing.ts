@@ -8,7 +8,18 @@
  *
  * @module
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import type { CgroupFs } from './cgroup-fs.js';
@@ -17,7 +28,7 @@ import type { CgroupFs } from './cgroup-fs.js';
 export interface FakeCgroupTreeOptions {
   /** cgroup v1 (one hierarchy per controller) or v2 (unified). */
   readonly version: 1 | 2;
-  /** Controllers of the machine. @default cpuset, cpu, io (v2) / cpuacct, blkio (v1), memory, pids */
+  /** Controllers of the machine. @default cpuset, cpu, io (v2) / cpuacct, blkio (v1), memory, hugetlb, pids */
   readonly controllers?: readonly string[];
   /** v1 only: also a hybrid-mode `unified` hierarchy. @default false */
   readonly hybrid?: boolean;
@@ -51,8 +62,8 @@ export interface FakeCgroupTree {
   remove(): void;
 }
 
-const V2_DEFAULT = ['cpuset', 'cpu', 'io', 'memory', 'pids'];
-const V1_DEFAULT = ['cpuset', 'cpu', 'cpuacct', 'blkio', 'memory', 'pids'];
+const V2_DEFAULT = ['cpuset', 'cpu', 'io', 'memory', 'hugetlb', 'pids'];
+const V1_DEFAULT = ['cpuset', 'cpu', 'cpuacct', 'blkio', 'memory', 'hugetlb', 'pids'];
 
 function errno(code: string, message: string): NodeJS.ErrnoException {
   const err = new Error(`${code}: ${message}`) as NodeJS.ErrnoException;
@@ -76,13 +87,17 @@ export function createFakeCgroupTree(options: FakeCgroupTreeOptions): FakeCgroup
   writeFileSync(join(procRoot, 'sys/kernel/pid_max'), `${pidMax}\n`);
   writeFileSync(join(procRoot, 'sys/kernel/threads-max'), `${threadsMax}\n`);
   mkdirSync(join(sysRoot, 'kernel/mm/hugepages'), { recursive: true });
-  for (const kb of options.hugePagesKb ?? []) mkdirSync(join(sysRoot, `kernel/mm/hugepages/hugepages-${kb}kB`));
+  for (const kb of options.hugePagesKb ?? [])
+    mkdirSync(join(sysRoot, `kernel/mm/hugepages/hugepages-${kb}kB`));
 
   const cpusetHierarchy = join(mountRoot, 'cpuset');
   const populate = (dir: string, parent: string | undefined): void => {
     writeFileSync(join(dir, 'cgroup.procs'), '');
     if (v2) {
-      const enabled = parent === undefined ? controllers.join(' ') : readFileSync(join(parent, 'cgroup.subtree_control'), 'utf8').trim();
+      const enabled =
+        parent === undefined
+          ? controllers.join(' ')
+          : readFileSync(join(parent, 'cgroup.subtree_control'), 'utf8').trim();
       writeFileSync(join(dir, 'cgroup.controllers'), `${enabled}\n`);
       writeFileSync(join(dir, 'cgroup.subtree_control'), '');
       writeFileSync(join(dir, 'cgroup.kill'), '');
@@ -111,7 +126,10 @@ export function createFakeCgroupTree(options: FakeCgroupTreeOptions): FakeCgroup
   const subdirs = (p: string) => readdirSync(p).filter((e) => isDir(join(p, e)));
   const procsOf = (p: string) =>
     existsSync(join(p, 'cgroup.procs'))
-      ? readFileSync(join(p, 'cgroup.procs'), 'utf8').split('\n').filter((l) => l.trim() !== '').map(Number)
+      ? readFileSync(join(p, 'cgroup.procs'), 'utf8')
+          .split('\n')
+          .filter((l) => l.trim() !== '')
+          .map(Number)
       : [];
   const allCgroupDirs = (p: string): string[] => [p, ...subdirs(p).flatMap((d) => allCgroupDirs(join(p, d)))];
   const exitProcs = (under: string, which?: ReadonlySet<number>): void => {
@@ -120,7 +138,13 @@ export function createFakeCgroupTree(options: FakeCgroupTreeOptions): FakeCgroup
       const leaving = procs.filter((pid) => which === undefined || which.has(pid));
       if (leaving.length === 0) continue;
       for (const pid of leaving) if (!killed.includes(pid)) killed.push(pid);
-      writeFileSync(join(dir, 'cgroup.procs'), procs.filter((pid) => !leaving.includes(pid)).map((p) => `${p}\n`).join(''));
+      writeFileSync(
+        join(dir, 'cgroup.procs'),
+        procs
+          .filter((pid) => !leaving.includes(pid))
+          .map((p) => `${p}\n`)
+          .join(''),
+      );
     }
   };
 
@@ -137,7 +161,7 @@ export function createFakeCgroupTree(options: FakeCgroupTreeOptions): FakeCgroup
       if (!isDir(p)) throw errno('ENOENT', p);
       if (subdirs(p).length > 0 || procsOf(p).length > 0) throw errno('EBUSY', `cgroup ${p} is busy`);
       for (const f of readdirSync(p)) unlinkSync(join(p, f));
-      rmSync(p, { recursive: false, force: false, maxRetries: 0 });
+      rmdirSync(p);
     },
     readdir: (p) => readdirSync(p),
     readFile: (p) => readFileSync(p, 'utf8'),
@@ -150,7 +174,11 @@ export function createFakeCgroupTree(options: FakeCgroupTreeOptions): FakeCgroup
       }
       if (v2 && name === 'cgroup.subtree_control') {
         const have = new Set(readFileSync(p, 'utf8').split(/\s+/).filter(Boolean));
-        const available = new Set(readFileSync(join(dirname(p), 'cgroup.controllers'), 'utf8').split(/\s+/).filter(Boolean));
+        const available = new Set(
+          readFileSync(join(dirname(p), 'cgroup.controllers'), 'utf8')
+            .split(/\s+/)
+            .filter(Boolean),
+        );
         for (const tok of value.split(/\s+/).filter(Boolean)) {
           const c = tok.slice(1);
           if (!available.has(c)) throw errno('EINVAL', `controller ${c} not available in ${dirname(p)}`);
