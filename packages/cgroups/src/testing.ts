@@ -8,6 +8,8 @@
  *
  * @module
  */
+
+import { randomBytes } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -22,7 +24,9 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
-import type { CgroupFs } from './cgroup-fs.js';
+import { type CgroupFs, nodeCgroupFs } from './cgroup-fs.js';
+import { detectCgroupLayout } from './cgroup-layout.js';
+import { CgroupManager } from './cgroup-manager.js';
 
 /** Options of {@link createFakeCgroupTree}. */
 export interface FakeCgroupTreeOptions {
@@ -214,5 +218,42 @@ export function createFakeCgroupTree(options: FakeCgroupTreeOptions): FakeCgroup
       writeFileSync(join(dir, 'cgroup.procs'), [...procsOf(dir), ...pids].map((p) => `${p}\n`).join(''));
     },
     remove: () => rmSync(base, { recursive: true, force: true }),
+  };
+}
+
+/** A test-private cgroup on the real machine (see {@link createTestCgroupRoot}). */
+export interface TestCgroupRoot {
+  /** The cgroup in cgroupfs form, e.g. `/nodeagent-test-1a2b3c4d`: pass it as `cgroupRoot`. */
+  readonly cgroupRoot: string;
+  /** Its directory in each hierarchy it was created in. */
+  readonly paths: readonly string[];
+  /** Kills what still runs below it and removes it with everything below (idempotent). */
+  remove(): Promise<void>;
+}
+
+/**
+ * Creates `/<prefix>-<random>` in every hierarchy of the real cgroup mount (root needed), for
+ * tests that run real pods under a private `cgroupRoot` and must leave every existing cgroup alone.
+ */
+export async function createTestCgroupRoot(
+  prefix = 'nodeagent-test',
+  mountRoot = '/sys/fs/cgroup',
+): Promise<TestCgroupRoot> {
+  const name = `${prefix}-${randomBytes(4).toString('hex')}`;
+  const layout = detectCgroupLayout(mountRoot);
+  const cgroups = new CgroupManager({ driver: 'cgroupfs', layout, fs: nodeCgroupFs, hugePageSizesBytes: [] });
+  cgroups.create([name]);
+  let removed = false;
+  return {
+    cgroupRoot: `/${name}`,
+    paths: cgroups.paths([name]),
+    remove: async () => {
+      if (removed) return;
+      for (const pid of cgroups.pids([name])) cgroups.killPid(pid);
+      for (let i = 0; i < 50 && cgroups.pids([name]).length > 0; i++)
+        await new Promise((r) => setTimeout(r, 20));
+      await cgroups.destroy([name]);
+      removed = true;
+    },
   };
 }

@@ -15,38 +15,22 @@ import { KubeRuntimeManager } from '@nodeagent/kuberuntime';
 import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
 import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  CgroupManager,
-  ContainerManager,
-  detectCgroupLayout,
-  nodeCgroupFs,
-  readHugePageSizes,
-} from '../src/index.js';
+import { type CgroupLayout, ContainerManager, detectCgroupLayout } from '../src/index.js';
+import { createTestCgroupRoot, type TestCgroupRoot } from '../src/testing.js';
 
 const Mi = 1024n * 1024n;
 const MOUNT = '/sys/fs/cgroup';
 
 describeRealNode('cgroups on a real node with containerd', NODE_SANDBOX_REQUIREMENTS, () => {
-  const rootName = `nodeagent-test-${randomBytes(4).toString('hex')}`;
-  const layout = detectCgroupLayout(MOUNT);
-  const v2 = layout.version === 2;
-  const rootCgroups = new CgroupManager({
-    driver: 'cgroupfs',
-    layout,
-    fs: nodeCgroupFs,
-    hugePageSizesBytes: readHugePageSizes(),
-  });
+  let testRoot: TestCgroupRoot;
+  let rootName = '';
+  let layout: CgroupLayout;
+  let v2 = false;
+  let cm: ContainerManager;
   let node: NodeSandbox;
   let cri: CriClient;
   let runtime: KubeRuntimeManager;
   const pods: V1Pod[] = [];
-  const cm = new ContainerManager({
-    cgroupRoot: `/${rootName}`,
-    capacity: { cpu: String(os.cpus().length), memory: String(os.totalmem()) },
-    kubeReserved: { cpu: '100m', memory: '256Mi' },
-    systemReserved: { memory: '128Mi' },
-    activePods: () => pods,
-  });
   const file = (controller: string, rel: string, name: string) =>
     readFileSync(join(v2 ? MOUNT : join(MOUNT, controller), rel, name), 'utf8').trim();
 
@@ -74,7 +58,17 @@ describeRealNode('cgroups on a real node with containerd', NODE_SANDBOX_REQUIREM
   });
 
   beforeAll(async () => {
-    rootCgroups.create([rootName]);
+    layout = detectCgroupLayout(MOUNT);
+    v2 = layout.version === 2;
+    testRoot = await createTestCgroupRoot();
+    rootName = testRoot.cgroupRoot.slice(1);
+    cm = new ContainerManager({
+      cgroupRoot: testRoot.cgroupRoot,
+      capacity: { cpu: String(os.cpus().length), memory: String(os.totalmem()) },
+      kubeReserved: { cpu: '100m', memory: '256Mi' },
+      systemReserved: { memory: '128Mi' },
+      activePods: () => pods,
+    });
     node = await startNodeSandbox({ name: 'cgrpnode' });
     cri = createCriClient(node.criEndpoint, { timeoutMs: 30_000 });
     runtime = new KubeRuntimeManager({
@@ -88,12 +82,11 @@ describeRealNode('cgroups on a real node with containerd', NODE_SANDBOX_REQUIREM
   }, 60_000);
 
   afterAll(async () => {
-    await cm.stop();
+    await cm?.stop();
     cri?.close();
     await node?.stop();
-    await rootCgroups.destroy([rootName]);
-    for (const h of [...layout.hierarchies, ...layout.cleanupOnly])
-      expect(existsSync(join(h, rootName))).toBe(false);
+    await testRoot?.remove();
+    for (const p of testRoot?.paths ?? []) expect(existsSync(p)).toBe(false);
   }, 60_000);
 
   async function runPod(p: V1Pod): Promise<string> {
