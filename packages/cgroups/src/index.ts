@@ -58,8 +58,6 @@ export {
   nodeAllocatableAbsolute,
   nodeAllocatableResourceConfig,
   type PodResourceOptions,
-  podLimitsMilli,
-  podRequestsMilli,
   QUOTA_PERIOD_US,
   qosResourceConfigs,
   type ResourceConfig,

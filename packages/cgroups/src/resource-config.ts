@@ -7,8 +7,8 @@
  * @module
  */
 import { milliValue } from '@nodeagent/core';
-import { effectiveRequests, podQosClass } from '@nodeagent/kubecontainer';
-import type { CgroupContainer, CgroupPod } from './pod-shape.js';
+import { podLimitsMilli, podQosClass, podRequestsMilli } from '@nodeagent/kubecontainer';
+import type { CgroupPod } from './pod-shape.js';
 
 /** Smallest cpu.shares (the kernel's). */
 export const MIN_SHARES = 2n;
@@ -72,83 +72,6 @@ export function cpuSharesToWeight(shares: bigint): bigint {
 }
 
 const HUGEPAGES_PREFIX = 'hugepages-';
-
-/** Resource totals in milli-units (exact sums; converted to values at the end, rounding up). */
-type Totals = Map<string, bigint>;
-
-function addInto(into: Totals, list: Readonly<Record<string, string>> | undefined): void {
-  for (const [name, q] of Object.entries(list ?? {})) into.set(name, (into.get(name) ?? 0n) + milliValue(q));
-}
-
-function maxInto(into: Totals, list: Totals): void {
-  for (const [name, v] of list) if (!into.has(name) || v > (into.get(name) ?? 0n)) into.set(name, v);
-}
-
-function isSidecar(c: CgroupContainer): boolean {
-  return c.restartPolicy === 'Always';
-}
-
-/**
- * Pod totals (upstream `PodRequests` / `PodLimits` without pod-level resources): the sum of the
- * app containers and sidecars, or the largest init step (an init container plus the sidecars
- * declared before it) when that is larger. `onStep` sees each container's (or init step's) list.
- */
-function aggregate(
-  pod: CgroupPod,
-  pick: (c: CgroupContainer) => Readonly<Record<string, string>> | undefined,
-  onStep?: (step: Totals) => void,
-): Totals {
-  const result: Totals = new Map();
-  for (const c of pod.spec?.containers ?? []) {
-    const own: Totals = new Map();
-    addInto(own, pick(c));
-    onStep?.(own);
-    for (const [k, v] of own) result.set(k, (result.get(k) ?? 0n) + v);
-  }
-  const sidecars: Totals = new Map();
-  const initMax: Totals = new Map();
-  for (const c of pod.spec?.initContainers ?? []) {
-    const own: Totals = new Map();
-    addInto(own, pick(c));
-    let step: Totals;
-    if (isSidecar(c)) {
-      for (const [k, v] of own) {
-        result.set(k, (result.get(k) ?? 0n) + v);
-        sidecars.set(k, (sidecars.get(k) ?? 0n) + v);
-      }
-      step = new Map(sidecars);
-    } else {
-      step = new Map(own);
-      for (const [k, v] of sidecars) step.set(k, (step.get(k) ?? 0n) + v);
-    }
-    onStep?.(step);
-    maxInto(initMax, step);
-  }
-  maxInto(result, initMax);
-  return result;
-}
-
-/** Effective pod requests in milli-units, overhead included (upstream `PodRequests`). */
-export function podRequestsMilli(pod: CgroupPod): ReadonlyMap<string, bigint> {
-  const reqs = aggregate(pod, (c) => effectiveRequests(c));
-  for (const [name, q] of Object.entries(pod.spec?.overhead ?? {})) {
-    reqs.set(name, (reqs.get(name) ?? 0n) + milliValue(q));
-  }
-  return reqs;
-}
-
-/** Pod limits in milli-units; overhead is added to non-zero limits only (upstream `PodLimits`). */
-export function podLimitsMilli(
-  pod: CgroupPod,
-  onStep?: (step: ReadonlyMap<string, bigint>) => void,
-): ReadonlyMap<string, bigint> {
-  const limits = aggregate(pod, (c) => c.resources?.limits, onStep);
-  for (const [name, q] of Object.entries(pod.spec?.overhead ?? {})) {
-    const v = limits.get(name);
-    if (v !== undefined && v !== 0n) limits.set(name, v + milliValue(q));
-  }
-  return limits;
-}
 
 const toValue = (milli: bigint): bigint => (milli <= 0n ? milli / 1000n : (milli + 999n) / 1000n);
 

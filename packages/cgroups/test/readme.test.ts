@@ -9,7 +9,12 @@ const snippets = readmeSnippets(README);
 describe('README', () => {
   it('has the two snippets, and they type-check', async () => {
     expect(snippets.map((s) => s.heading)).toEqual(['Quick start', 'The values, without a cgroup tree']);
-    expect(await typecheckSnippets('cgroups-readme', snippets.map((s) => s.code))).toBe('');
+    expect(
+      await typecheckSnippets(
+        'cgroups-readme',
+        snippets.map((s) => s.code),
+      ),
+    ).toBe('');
   }, 120_000);
 
   it('quick start prints the parent and the values on a fake v2 tree', async () => {
@@ -28,7 +33,9 @@ describe('README', () => {
     try {
       expect(await run.exited()).toBe(0);
       expect(run.output()).toContain('256n 25000n 100000n 134217728n 10n');
-      expect(run.output()).toContain('/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poda_b.slice');
+      expect(run.output()).toContain(
+        '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poda_b.slice',
+      );
     } finally {
       await run.stop();
     }
