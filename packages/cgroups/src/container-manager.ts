@@ -127,11 +127,12 @@ export class ContainerManager implements PodCgroups {
 
   /**
    * Validates `cgroupRoot`, creates and enforces `kubepods` (node allocatable), creates the QoS
-   * tiers and starts their periodic update. @throws CgroupError
+   * tiers and starts their periodic update; a second call while started does nothing.
+   * @throws CgroupError
    */
   async start(signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
-    if (!this.#perQos) return;
+    if (!this.#perQos || this.#timer !== undefined) return;
     const mountRoot = this.#o.cgroupMountRoot ?? '/sys/fs/cgroup';
     const layout = detectCgroupLayout(mountRoot, this.#fs);
     this.#layout = layout;
@@ -303,7 +304,7 @@ export class ContainerManager implements PodCgroups {
     } catch (err) {
       const cause = err as Error;
       throw new CgroupError(
-        (err as CgroupError).code ?? 'create-failed',
+        err instanceof CgroupError ? err.code : 'create-failed',
         cgroups.name(name),
         `failed to create container for ${cgroups.name(name)} : ${cause.message}`,
         { cause },

@@ -66,6 +66,7 @@ describe('cgroup v2, cgroupfs driver', () => {
   it('creates kubepods with node allocatable and the QoS tiers', async () => {
     const { tree, cm } = setup(2);
     await cm.start();
+    await cm.start(); // idempotent
     expect(tree.read('kubepods/memory.max')).toBe(String(allocatableMemory));
     expect(tree.read('kubepods/cpu.weight')).toBe('153'); // 3900m → 3993 shares → weight
     expect(tree.read('kubepods/pids.max')).toBe(String(allocatablePids));
