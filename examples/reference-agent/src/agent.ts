@@ -250,22 +250,6 @@ async function start(
   const podLogsRoot = options.podLogsRoot ?? (await tempDir(cleanups, 'nodeagent-pod-logs-'));
   const restartMaxMs = options.crashLoopBackOffMaxMs ?? 300_000;
 
-  // --- cgroups (cgroups-wiring.ts): kubepods/QoS/pod cgroups on a real runtime, none on the fake.
-  let podSourcesForCgroups: PodSources | undefined;
-  const podCgroups = createPodCgroups({
-    flags: options.cgroups,
-    realRuntime: fakeRuntime === undefined,
-    machine,
-    kubeReserved: options.kubeReserved,
-    systemReserved: options.systemReserved,
-    activePods: () => podSourcesForCgroups?.config.pods().filter((p) => !isPodPhaseTerminal(p)) ?? [],
-    clock,
-    logger: log,
-  });
-  cleanups.push(() => podCgroups.stop());
-  await podCgroups.start(lifetime.signal);
-  // --- end cgroups
-
   const pleg = new GenericPLEG({
     lister: criRuntimeLister(cri),
     statusSource: criPodStatusSource(cri, { clock }),
@@ -277,6 +261,22 @@ async function start(
   let workers: PodWorkers<CachedPodStatus> | undefined;
   let lifecycleRef: PodLifecycle | undefined;
   let podSourcesRef: PodSources | undefined;
+
+  // --- cgroups (cgroups-wiring.ts): kubepods/QoS/pod cgroups on a real runtime, none on the fake.
+  const podCgroups = createPodCgroups({
+    flags: options.cgroups,
+    realRuntime: fakeRuntime === undefined,
+    machine,
+    kubeReserved: options.kubeReserved,
+    systemReserved: options.systemReserved,
+    activePods: () => podSourcesRef?.config.pods().filter((p) => !isPodPhaseTerminal(p)) ?? [],
+    clock,
+    logger: log,
+  });
+  cleanups.push(() => podCgroups.stop());
+  await podCgroups.start(lifetime.signal);
+  // --- end cgroups
+
   const nodeIps = options.nodeIp?.split(',').map((ip) => ip.trim()) ?? [];
   const { podStatus, nodeStatus, lease } = createStatusParts({
     api,
@@ -334,20 +334,18 @@ async function start(
     },
   });
   const syncer = new TrackedSyncer(
-    new CgroupPodSyncer(
-      new AgentPodSyncer({
-        runtime,
-        statuses: podStatus,
-        prober,
-        logger: log,
-      }),
-      podCgroups,
-      (uid) => workers?.isPodTerminationRequested(uid) ?? false,
-      recordPodEvent,
-    ),
+    new AgentPodSyncer({
+      runtime,
+      statuses: podStatus,
+      prober,
+      logger: log,
+    }),
   );
+  // cgroups: the pod cgroup before SyncPod, removed after SyncTerminatedPod (cgroups-wiring.ts).
+  const isTerminationRequested = (uid: string) => workers?.isPodTerminationRequested(uid) ?? false;
+  const podSyncer = new CgroupPodSyncer(syncer, podCgroups, isTerminationRequested, recordPodEvent);
   workers = new PodWorkers<CachedPodStatus>({
-    syncer,
+    syncer: podSyncer,
     statusProvider: pleg.cache,
     workQueue: queue,
     clock,
@@ -386,7 +384,6 @@ async function start(
     logger: log,
   });
   podSourcesRef = podSources;
-  podSourcesForCgroups = podSources;
   const lifecycle = new PodLifecycle({
     config: podSources.config,
     admitter,
