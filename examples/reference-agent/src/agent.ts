@@ -27,7 +27,7 @@ import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
 import { KubeRuntimeManager } from '@nodeagent/kuberuntime';
 import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
 import { type CachedPodStatus, GenericPLEG } from '@nodeagent/pleg';
-import { PodWorkers } from '@nodeagent/pod-workers';
+import { isPodPhaseTerminal, PodWorkers } from '@nodeagent/pod-workers';
 import { criCommandRunner, ProbeManager } from '@nodeagent/prober';
 import {
   type MachineInfo,
@@ -39,6 +39,13 @@ import {
   readMachineInfo,
 } from '@nodeagent/status';
 import { ApiClient } from './api-client.js';
+import {
+  type CgroupFlags,
+  CgroupPodSyncer,
+  createPodCgroups,
+  runtimeRunsPod,
+  startOrphanCgroupCleanup,
+} from './cgroups-wiring.js';
 import { startEmbeddedRuntime } from './embedded-runtime.js';
 import { HealthServer } from './health-server.js';
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
@@ -70,6 +77,8 @@ export interface AgentOptions {
   readonly kubeReserved?: ResourceList | undefined;
   /** `--system-reserved`. @default none */
   readonly systemReserved?: ResourceList | undefined;
+  /** `--cgroup-driver`, `--cgroup-root`, `--cgroups-per-qos`, `--enforce-node-allocatable` (real runtimes only). @default the kubelet's */
+  readonly cgroups?: Partial<CgroupFlags> | undefined;
   /** `--max-pods`. @default 110 */
   readonly maxPods?: number | undefined;
   /** Memory/disk/PID pressure for the node conditions (an eviction manager). @default no pressure */
@@ -252,6 +261,22 @@ async function start(
   let workers: PodWorkers<CachedPodStatus> | undefined;
   let lifecycleRef: PodLifecycle | undefined;
   let podSourcesRef: PodSources | undefined;
+
+  // --- cgroups (cgroups-wiring.ts): kubepods/QoS/pod cgroups on a real runtime, none on the fake.
+  const podCgroups = createPodCgroups({
+    flags: options.cgroups,
+    realRuntime: fakeRuntime === undefined,
+    machine,
+    kubeReserved: options.kubeReserved,
+    systemReserved: options.systemReserved,
+    activePods: () => podSourcesRef?.config.pods().filter((p) => !isPodPhaseTerminal(p)) ?? [],
+    clock,
+    logger: log,
+  });
+  cleanups.push(() => podCgroups.stop());
+  await podCgroups.start(lifetime.signal);
+  // --- end cgroups
+
   const nodeIps = options.nodeIp?.split(',').map((ip) => ip.trim()) ?? [];
   const { podStatus, nodeStatus, lease } = createStatusParts({
     api,
@@ -299,6 +324,7 @@ async function start(
     hostIps: nodeIps.length > 0 ? nodeIps : [machine.internalIp],
     crashLoopBackOff: { initialMs: Math.min(10_000, restartMaxMs), maxMs: restartMaxMs },
     isPodTerminationRequested: (uid) => workers?.isPodTerminationRequested(uid) ?? false,
+    cgroupParent: (pod) => podCgroups.podCgroupParent(pod),
     // Readiness and startup results set `ready` / `started` and the Ready conditions; a liveness
     // or startup failure kills the container with the probe's grace period and restarts it.
     probes: {
@@ -315,8 +341,11 @@ async function start(
       logger: log,
     }),
   );
+  // cgroups: the pod cgroup before SyncPod, removed after SyncTerminatedPod (cgroups-wiring.ts).
+  const isTerminationRequested = (uid: string) => workers?.isPodTerminationRequested(uid) ?? false;
+  const podSyncer = new CgroupPodSyncer(syncer, podCgroups, isTerminationRequested, recordPodEvent);
   workers = new PodWorkers<CachedPodStatus>({
-    syncer,
+    syncer: podSyncer,
     statusProvider: pleg.cache,
     workQueue: queue,
     clock,
@@ -392,6 +421,17 @@ async function start(
   await informers.start(lifetime.signal);
   cleanups.push(() => podSources.stop());
   await podSources.start(lifetime.signal);
+  cleanups.push(
+    startOrphanCgroupCleanup({
+      cgroups: podCgroups,
+      possiblyRunning: (uid) =>
+        (workers?.couldHaveRunningContainers(uid) ?? true) || runtimeRunsPod(pleg.cache, uid),
+      podsRoot,
+      periodMs: options.housekeepingMs ?? 2_000,
+      clock,
+      logger: log,
+    }),
+  );
   log.info({ node: nodeName }, 'Pod sources started, node agent running');
 
   let health: HealthServer | undefined;

@@ -83,6 +83,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         registerWithTaints: flags.registerWithTaints,
         kubeReserved: flags.kubeReserved,
         systemReserved: flags.systemReserved,
+        cgroups: flags.cgroups,
         maxPods: flags.maxPods,
         ...(flags.nodeStatusUpdateFrequencyMs === undefined
           ? {}

@@ -9,6 +9,13 @@ import type { V1Taint } from '@kubernetes/client-node';
 import { SysctlAllowlist } from '@nodeagent/admission';
 import { type LogLevel, parseGoDuration, parseIP } from '@nodeagent/core';
 import { parseNodeLabels, parseReservation, parseTaints, type ResourceList } from '@nodeagent/status';
+import {
+  CGROUP_FLAG_OPTIONS,
+  CGROUP_FLAGS_USAGE,
+  type CgroupFlags,
+  normalizeCgroupArgv,
+  parseCgroupFlags,
+} from './cgroups-wiring.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from './embedded-runtime.js';
 
 /** A bad command line; the bin prints it with the usage and exits with 2. */
@@ -66,6 +73,8 @@ export interface AgentFlags {
   readonly manifestUrlHeaders: readonly (readonly [string, string])[];
   /** `--allowed-unsafe-sysctls a,b*` */
   readonly allowedUnsafeSysctls: readonly string[];
+  /** `--cgroup-driver`, `--cgroup-root`, `--cgroups-per-qos`, `--enforce-node-allocatable`. */
+  readonly cgroups: CgroupFlags;
   /** `--help`. */
   readonly help: boolean;
   /** `--version`. */
@@ -104,7 +113,7 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --manifest-url URL             static pods from this URL (a Pod or PodList), polled every 20 s
   --manifest-url-header 'K:V'    header of the manifest URL requests (repeatable)
   --allowed-unsafe-sysctls LIST  comma-separated sysctls or prefix* patterns pods may set besides the safe ones
-  -h, --help                     this text
+${CGROUP_FLAGS_USAGE}  -h, --help                     this text
   --version                      print the agent's version and exit
 `;
 
@@ -124,7 +133,7 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
-      args: [...argv],
+      args: normalizeCgroupArgv(argv),
       strict: true,
       allowPositionals: false,
       options: {
@@ -152,6 +161,7 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
         'system-reserved': { type: 'string' },
         'max-pods': { type: 'string' },
         'node-status-update-frequency': { type: 'string' },
+        ...CGROUP_FLAG_OPTIONS,
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -229,6 +239,9 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
     manifestUrl: str('manifest-url'),
     manifestUrlHeaders,
     allowedUnsafeSysctls,
+    cgroups: parseCgroupFlags(str, (message) => {
+      throw new FlagError(message);
+    }),
     help: values.help === true,
     version: values.version === true,
   };

@@ -3,8 +3,10 @@
 // sandbox's CNI range, and a graceful delete stops its containers and removes the pod; exec
 // probes run through containerd's ExecSync (readiness → Ready and a ready EndpointSlice
 // endpoint, a failing liveness → restart, a startup probe → started only after it passes).
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1EndpointSlice, V1Node, V1Pod } from '@kubernetes/client-node';
+import { createTestCgroupRoot, type TestCgroupRoot } from '@nodeagent/cgroups/testing';
 import { ContainerState } from '@nodeagent/cri';
 import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
 import { describeRealNode } from '@nodeagent/test-support/real-node';
@@ -18,14 +20,18 @@ describeRealNode(
   () => {
     let node: NodeSandbox;
     let agent: RunningAgent;
+    // Pod cgroups go below a test-private cgroup root, never into the machine's /kubepods.
+    let cgroupRoot: TestCgroupRoot;
     const getPod = (name: string) =>
       agent.apiServer?.store.tryGet('pods', 'default', name) as V1Pod | undefined;
 
     beforeAll(async () => {
       node = await startNodeSandbox({ name: 'ranode' });
+      cgroupRoot = await createTestCgroupRoot();
       agent = await runAgent({
         nodeName: 'ranode',
         runtimeEndpoint: node.criEndpoint,
+        cgroups: { cgroupRoot: cgroupRoot.cgroupRoot },
         podLogsRoot: node.podLogRoot,
         podsRoot: join(node.rootDir, 'pods'),
         relistPeriodMs: 300,
@@ -37,6 +43,7 @@ describeRealNode(
     afterAll(async () => {
       await agent?.stop();
       await node?.stop();
+      await cgroupRoot?.remove();
     });
 
     it('registers the node with containerd as its runtime', async () => {
@@ -70,11 +77,15 @@ describeRealNode(
       const prefix = node.podCidr.split('.').slice(0, 3).join('.');
       expect(pod.status?.podIP?.startsWith(`${prefix}.`)).toBe(true);
       const uid = pod.metadata?.uid ?? '';
+      // The pod runs in its BestEffort pod cgroup, which goes away once the pod terminated.
+      const podCgroups = cgroupRoot.paths.map((p) => join(p, 'kubepods', 'besteffort', `pod${uid}`));
+      expect(podCgroups.every((p) => existsSync(p))).toBe(true);
       const ping = await node.run(['busybox', 'ping', '-c', '1', '-W', '2', pod.status?.podIP ?? '']);
       expect(ping.code).toBe(0);
 
       await agent.api.delete('/api/v1/namespaces/default/pods/bb', { gracePeriodSeconds: 5 });
       await waitFor('bb removed from the API', () => getPod('bb') === undefined, 30_000);
+      await waitFor('bb pod cgroup removed', () => podCgroups.every((p) => !existsSync(p)), 10_000);
       const { containers } = await agent.cri.runtime.listContainers({
         filter: { labelSelector: { 'io.kubernetes.pod.uid': uid } },
       });

@@ -5,6 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
+import { createTestCgroupRoot, type TestCgroupRoot } from '@nodeagent/cgroups/testing';
 import { ContainerState } from '@nodeagent/cri';
 import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
 import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
@@ -21,6 +22,8 @@ describeRealNode(
     let api: MiniApiServer;
     let agent: RunningAgent | undefined;
     let options: AgentOptions;
+    // Pod cgroups go below a test-private cgroup root, never into the machine's /kubepods.
+    let cgroupRoot: TestCgroupRoot;
     const NODE = 'spnode';
     const MIRROR = `static-sleeper-${NODE}`;
     const getPod = (name: string) => api.store.tryGet('pods', 'default', name) as V1Pod | undefined;
@@ -45,8 +48,10 @@ spec:
 `,
       );
       api = await startMiniApiServer({ kubeconfigPath: join(node.rootDir, 'kubeconfig') });
+      cgroupRoot = await createTestCgroupRoot();
       options = {
         nodeName: NODE,
+        cgroups: { cgroupRoot: cgroupRoot.cgroupRoot },
         kubeconfigPath: join(node.rootDir, 'kubeconfig'),
         runtimeEndpoint: node.criEndpoint,
         podLogsRoot: node.podLogRoot,
@@ -64,6 +69,7 @@ spec:
       // The static pod outlives the agents by design: the sandbox teardown removes it.
       await api?.stop();
       await node?.stop();
+      await cgroupRoot?.remove();
     });
 
     it('runs the static pod and mirrors it Running, then keeps the same container across an agent restart', async () => {

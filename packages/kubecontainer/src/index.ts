@@ -83,6 +83,14 @@ export {
 } from './path-validation.js';
 export { effectiveRequests, podQosClass, type QosContainer, type QosPod } from './pod-qos.js';
 export {
+  aggregateContainerResources,
+  podLimitsMilli,
+  podRequestsMilli,
+  type ResourceContainer,
+  type ResourceMilli,
+  type ResourcePod,
+} from './pod-resources.js';
+export {
   type ContainerRuntimeStatus,
   emptyPodStatus,
   findContainerStatusByName,
