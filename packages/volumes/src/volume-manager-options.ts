@@ -1,0 +1,61 @@
+/**
+ * Options of the {@link VolumeManager}.
+ *
+ * @module
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Clock, Logger } from '@nodeagent/core';
+import type { VolumeDataSource } from './data-source.js';
+import type { ResourceList } from './field-path.js';
+import type { Mounter } from './mounter.js';
+import type { VolumeManager } from './volume-manager.js';
+import type { MemoryMediumMode, VolumePlugin } from './volume-plugin.js';
+
+/** Records a pod event (`type` Normal/Warning, `reason`, `message`). */
+export type VolumeEventRecorder = (
+  pod: V1Pod,
+  type: 'Normal' | 'Warning',
+  reason: string,
+  message: string,
+) => void;
+
+/** Options of {@link VolumeManager}. */
+export interface VolumeManagerOptions {
+  /** The kubelet's `--root-dir`; volumes live under `<rootDir>/pods/<uid>/volumes`. @default '/var/lib/kubelet' */
+  readonly rootDir?: string;
+  /** ConfigMaps, Secrets and tokens (see `apiVolumeDataSource`). */
+  readonly dataSource: VolumeDataSource;
+  /** Mounts tmpfs. @default a new ExecMounter (runs `mount`, needs root) */
+  readonly mounter?: Mounter;
+  /**
+   * Where memory-backed volumes go: `'tmpfs'` (the kubelet's behaviour) or `'directory'` (plain
+   * directories, for a fake runtime run without root; secrets then reach the disk).
+   * @default 'tmpfs'
+   */
+  readonly memoryMedium?: MemoryMediumMode;
+  /** The node's allocatable (downwardAPI limits, tmpfs size). @default none */
+  readonly nodeAllocatable?: () => ResourceList;
+  /** The plugins. @default DEFAULT_VOLUME_PLUGINS */
+  readonly plugins?: readonly VolumePlugin[];
+  /** Records `FailedMount` events. @default none */
+  readonly recorder?: VolumeEventRecorder;
+  /**
+   * How often configMap, secret, downwardAPI and projected volumes of the pods are set up again
+   * (the kubelet's sync period), ms. Minimum: 1. @default 60_000
+   */
+  readonly remountPeriodMs?: number;
+  /** First delay after a failed set-up of a volume, ms (upstream 500 ms). Minimum: 1. @default 500 */
+  readonly initialBackOffMs?: number;
+  /** Longest delay between set-ups of a failing volume, ms (upstream 2m2s). @default 122_000 */
+  readonly maxBackOffMs?: number;
+  /**
+   * Whether a pod directory may stay: when given, the periodic loop removes the directories of
+   * pods for which it answers `false` (upstream `cleanupOrphanedPodDirs`). Return `true` for
+   * every pod while the pod sources have not synced. @default no periodic clean-up
+   */
+  readonly podDirInUse?: (uid: string) => boolean;
+  /** @default realClock */
+  readonly clock?: Clock;
+  /** @default noopLogger */
+  readonly logger?: Logger;
+}
