@@ -13,7 +13,6 @@ import {
   chmod,
   lstat,
   mkdir,
-  mkdtemp,
   readdir,
   readFile,
   readlink,
@@ -144,7 +143,7 @@ export class AtomicWriter {
     let published = false;
     let tsDir = '';
     try {
-      tsDir = await mkdtemp(join(target, timestampDirPrefix(this.#clock.now())));
+      tsDir = await makeTimestampDir(join(target, timestampDirPrefix(this.#clock.now())));
       await chmod(tsDir, 0o755);
       const tsDirName = tsDir.slice(target.length + 1);
       await writePayload(files, tsDir);
@@ -189,6 +188,19 @@ export class AtomicWriter {
         if (!isNotFound(err)) throw err;
         await symlink(join(DATA_DIR_NAME, top), visible);
       }
+    }
+  }
+}
+
+/** `os.MkdirTemp` as Go names it: the prefix and a random decimal number. */
+async function makeTimestampDir(prefix: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const dir = `${prefix}${Math.floor(Math.random() * 2 ** 32)}`;
+    try {
+      await mkdir(dir, { mode: 0o700 });
+      return dir;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 100) throw err;
     }
   }
 }

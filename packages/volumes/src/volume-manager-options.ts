@@ -1,5 +1,5 @@
 /**
- * Options of the {@link VolumeManager}.
+ * Options of the volume manager.
  *
  * @module
  */
@@ -8,7 +8,6 @@ import type { Clock, Logger } from '@nodeagent/core';
 import type { VolumeDataSource } from './data-source.js';
 import type { ResourceList } from './field-path.js';
 import type { Mounter } from './mounter.js';
-import type { VolumeManager } from './volume-manager.js';
 import type { MemoryMediumMode, VolumePlugin } from './volume-plugin.js';
 
 /** Records a pod event (`type` Normal/Warning, `reason`, `message`). */
@@ -19,7 +18,7 @@ export type VolumeEventRecorder = (
   message: string,
 ) => void;
 
-/** Options of {@link VolumeManager}. */
+/** Options of the `VolumeManager`. */
 export interface VolumeManagerOptions {
   /** The kubelet's `--root-dir`; volumes live under `<rootDir>/pods/<uid>/volumes`. @default '/var/lib/kubelet' */
   readonly rootDir?: string;
