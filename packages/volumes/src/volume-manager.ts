@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { lstat, readdir, rm } from 'node:fs/promises';
+import { lstat, readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Pod, V1Volume } from '@kubernetes/client-node';
 import {
@@ -285,7 +285,8 @@ export class VolumeManager implements Lifecycle {
             );
           }
         }
-        await rm(join(volumesDir, pluginDir), { recursive: false, force: true }).catch(() => undefined);
+        // Only when empty (a volume that failed to tear down stays).
+        await rmdir(join(volumesDir, pluginDir)).catch(() => undefined);
       }
       this.#mounted.delete(uid);
       for (const key of [...this.#backOff.keys()]) if (key.startsWith(`${uid}/`)) this.#backOff.delete(key);

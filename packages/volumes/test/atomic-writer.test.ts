@@ -1,12 +1,18 @@
 // The kubelet's atomic writer: `..<timestamp>` directory, `..data` swapped by one rename,
 // user-visible symlinks into `..data`, no write for an unchanged payload, stale files removed,
 // upstream's path validation, and a concurrent reader never sees a partial update.
-import { lstat, readFile, readdir, readlink, stat } from 'node:fs/promises';
+import { lstat, readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { FakeClock } from '@nodeagent/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AtomicWriter, type FileProjection, timestampDirPrefix, validatePayloadPath, VolumeError } from '../src/index.js';
+import {
+  AtomicWriter,
+  type FileProjection,
+  timestampDirPrefix,
+  VolumeError,
+  validatePayloadPath,
+} from '../src/index.js';
 import { tempRoot } from './helpers.js';
 
 const file = (text: string, mode = 0o644): FileProjection => ({ data: Buffer.from(text), mode });
@@ -23,7 +29,12 @@ describe('AtomicWriter', () => {
   it('publishes a timestamped directory through ..data and top-level symlinks', async () => {
     const clock = new FakeClock({ startMs: Date.UTC(2024, 0, 2, 3, 4, 5) });
     const w = new AtomicWriter(root.dir, { clock });
-    const r = await w.write(new Map([['a', file('A')], ['sub/b', file('B', 0o600)]]));
+    const r = await w.write(
+      new Map([
+        ['a', file('A')],
+        ['sub/b', file('B', 0o600)],
+      ]),
+    );
     expect(r.written).toBe(true);
     const entries = (await readdir(root.dir)).sort();
     const ts = entries.find((e) => e.startsWith('..2024'));
@@ -53,9 +64,20 @@ describe('AtomicWriter', () => {
 
   it('swaps in a new directory on change, removes files that left and the old directory', async () => {
     const w = new AtomicWriter(root.dir);
-    await w.write(new Map([['a', file('A')], ['gone', file('G')], ['d/x', file('X')]]));
+    await w.write(
+      new Map([
+        ['a', file('A')],
+        ['gone', file('G')],
+        ['d/x', file('X')],
+      ]),
+    );
     const old = await readlink(join(root.dir, '..data'));
-    const r = await w.write(new Map([['a', file('A2')], ['d/y', file('Y')]]));
+    const r = await w.write(
+      new Map([
+        ['a', file('A2')],
+        ['d/y', file('Y')],
+      ]),
+    );
     expect(r.written).toBe(true);
     expect(r.removed).toEqual(['gone']);
     const now = await readlink(join(root.dir, '..data'));
@@ -67,7 +89,12 @@ describe('AtomicWriter', () => {
 
   it('writes when only a file was removed', async () => {
     const w = new AtomicWriter(root.dir);
-    await w.write(new Map([['a', file('A')], ['b', file('B')]]));
+    await w.write(
+      new Map([
+        ['a', file('A')],
+        ['b', file('B')],
+      ]),
+    );
     const r = await w.write(new Map([['a', file('A')]]));
     expect(r).toEqual({ written: true, removed: ['b'] });
     await expect(lstat(join(root.dir, 'b'))).rejects.toThrow(/ENOENT/);
@@ -104,7 +131,9 @@ describe('AtomicWriter', () => {
   });
 
   it('fails naming the target when it does not exist', async () => {
-    const err = await new AtomicWriter(join(root.dir, 'missing')).write(new Map([['a', file('A')]])).catch((e: unknown) => e);
+    const err = await new AtomicWriter(join(root.dir, 'missing'))
+      .write(new Map([['a', file('A')]]))
+      .catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/^Error creating atomic writer: .*ENOENT/);
   });
 

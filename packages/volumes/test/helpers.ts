@@ -2,7 +2,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { V1ConfigMap, V1Pod, V1Secret } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Pod, V1Secret, V1Volume } from '@kubernetes/client-node';
 import { FakeClock, RecordingLogger } from '@nodeagent/core/testing';
 import type { TokenRequestSpec, TokenRequestStatus, VolumeDataSource } from '../src/index.js';
 import { FakeMounter, TokenManager, type VolumeHost } from '../src/index.js';
@@ -36,8 +36,17 @@ export class FakeDataSource implements VolumeDataSource {
       expirationTimestamp: new Date(this.clock.now() + spec.expirationSeconds * 1000).toISOString(),
     };
   }
-  putConfigMap(ns: string, name: string, data: Record<string, string>, binaryData?: Record<string, string>): void {
-    this.configMaps.set(`${ns}/${name}`, { metadata: { namespace: ns, name }, data, ...(binaryData ? { binaryData } : {}) });
+  putConfigMap(
+    ns: string,
+    name: string,
+    data: Record<string, string>,
+    binaryData?: Record<string, string>,
+  ): void {
+    this.configMaps.set(`${ns}/${name}`, {
+      metadata: { namespace: ns, name },
+      data,
+      ...(binaryData ? { binaryData } : {}),
+    });
   }
   putSecret(ns: string, name: string, data: Record<string, string>): void {
     const b64: Record<string, string> = {};
@@ -47,7 +56,7 @@ export class FakeDataSource implements VolumeDataSource {
 }
 
 /** A pod in ns `default` mounting every volume into container `app`. */
-export function makePod(volumes: NonNullable<V1Pod['spec']>['volumes'], over: Partial<NonNullable<V1Pod['spec']>> = {}): V1Pod {
+export function makePod(volumes: V1Volume[], over: Partial<NonNullable<V1Pod['spec']>> = {}): V1Pod {
   return {
     metadata: { name: 'web', namespace: 'default', uid: 'uid-1', labels: { app: 'web' } },
     spec: {
@@ -55,7 +64,7 @@ export function makePod(volumes: NonNullable<V1Pod['spec']>['volumes'], over: Pa
         {
           name: 'app',
           image: 'busybox',
-          volumeMounts: (volumes ?? []).map((v) => ({ name: v.name, mountPath: `/mnt/${v.name}` })),
+          volumeMounts: volumes.map((v) => ({ name: v.name, mountPath: `/mnt/${v.name}` })),
         },
       ],
       volumes,
@@ -65,13 +74,19 @@ export function makePod(volumes: NonNullable<V1Pod['spec']>['volumes'], over: Pa
 }
 
 /** A temp dir removed by the returned cleanup. */
-export async function tempRoot(prefix = 'nodeagent-volumes-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+export async function tempRoot(
+  prefix = 'nodeagent-volumes-',
+): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
 /** A VolumeHost on a FakeMounter with tmpfs mode (mounts recorded, files on disk). */
-export function fakeHost(podsDir: string, source = new FakeDataSource(), clock = new FakeClock()): VolumeHost & {
+export function fakeHost(
+  podsDir: string,
+  source = new FakeDataSource(),
+  clock = new FakeClock(),
+): VolumeHost & {
   mounter: FakeMounter;
   source: FakeDataSource;
 } {

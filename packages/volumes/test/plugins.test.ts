@@ -1,5 +1,5 @@
 // Each plugin as upstream's: paths, modes, payloads, messages; tmpfs through the fake mounter.
-import { mkdir, readFile, readdir, readlink, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { V1Volume } from '@kubernetes/client-node';
@@ -13,8 +13,8 @@ import {
   podMemoryLimitBytes,
   projectedPlugin,
   secretPlugin,
-  type VolumePlugin,
   VolumeError,
+  type VolumePlugin,
 } from '../src/index.js';
 import { fakeHost, makePod, tempRoot } from './helpers.js';
 
@@ -26,7 +26,12 @@ afterEach(async () => {
   await root.cleanup();
 });
 
-async function setUp(plugin: VolumePlugin, volume: V1Volume, podOver = {}, host = fakeHost(join(root.dir, 'pods'))) {
+async function setUp(
+  plugin: VolumePlugin,
+  volume: V1Volume,
+  podOver = {},
+  host = fakeHost(join(root.dir, 'pods')),
+) {
   const pod = makePod([volume], podOver);
   const dir = plugin.getPath(host, pod, volume);
   await plugin.setUp(host, { pod, volume, dir });
@@ -54,7 +59,10 @@ describe('emptyDir', () => {
   });
 
   it('medium Memory mounts a tmpfs with size=sizeLimit (bytes) and unmounts it on tear-down', async () => {
-    const { host, dir } = await setUp(emptyDirPlugin, { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '64Mi' } });
+    const { host, dir } = await setUp(emptyDirPlugin, {
+      name: 'mem',
+      emptyDir: { medium: 'Memory', sizeLimit: '64Mi' },
+    });
     expect(host.mounter.mounts.get(dir)).toEqual({ dir, sizeBytes: 64n * 1024n * 1024n });
     await emptyDirPlugin.tearDown(host, dir);
     expect(host.mounter.mounts.size).toBe(0);
@@ -66,13 +74,28 @@ describe('emptyDir', () => {
     expect(a.host.mounter.mounts.get(a.dir)?.sizeBytes).toBe(8n * 1024n ** 3n);
     const limited = {
       containers: [
-        { name: 'app', image: 'x', resources: { limits: { memory: '256Mi' } }, volumeMounts: [{ name: 'm', mountPath: '/m' }] },
+        {
+          name: 'app',
+          image: 'x',
+          resources: { limits: { memory: '256Mi' } },
+          volumeMounts: [{ name: 'm', mountPath: '/m' }],
+        },
       ],
     };
-    const b = await setUp(emptyDirPlugin, { name: 'm', emptyDir: { medium: 'Memory' } }, limited, fakeHost(join(root.dir, 'p2')));
+    const b = await setUp(
+      emptyDirPlugin,
+      { name: 'm', emptyDir: { medium: 'Memory' } },
+      limited,
+      fakeHost(join(root.dir, 'p2')),
+    );
     expect(b.host.mounter.mounts.get(b.dir)?.sizeBytes).toBe(256n * 1024n ** 2n);
     // A sizeLimit above what the pod may use is ignored.
-    const c = await setUp(emptyDirPlugin, { name: 'm', emptyDir: { medium: 'Memory', sizeLimit: '1Gi' } }, limited, fakeHost(join(root.dir, 'p3')));
+    const c = await setUp(
+      emptyDirPlugin,
+      { name: 'm', emptyDir: { medium: 'Memory', sizeLimit: '1Gi' } },
+      limited,
+      fakeHost(join(root.dir, 'p3')),
+    );
     expect(c.host.mounter.mounts.get(c.dir)?.sizeBytes).toBe(256n * 1024n ** 2n);
   });
 
@@ -108,7 +131,11 @@ describe('emptyDir', () => {
   });
 
   it('gives the volume to fsGroup with setgid (SetVolumeOwnership)', async () => {
-    const { dir } = await setUp(emptyDirPlugin, { name: 'g', emptyDir: {} }, { securityContext: { fsGroup: 4321 } });
+    const { dir } = await setUp(
+      emptyDirPlugin,
+      { name: 'g', emptyDir: {} },
+      { securityContext: { fsGroup: 4321 } },
+    );
     const st = await stat(dir);
     expect(st.gid).toBe(4321);
     expect(st.mode & 0o7777).toBe(0o2777);
@@ -163,7 +190,9 @@ describe('hostPath', () => {
       await new Promise((r) => server.close(r));
     }
     await checkHostPathType('/dev/null', 'CharDevice');
-    await expect(checkHostPathType('/dev/null', 'BlockDevice')).rejects.toThrow('hostPath type check failed: /dev/null is not a block device');
+    await expect(checkHostPathType('/dev/null', 'BlockDevice')).rejects.toThrow(
+      'hostPath type check failed: /dev/null is not a block device',
+    );
     expect((await failure(checkHostPathType('/tmp', 'Dir'))).message).toBe('Dir is an invalid volume type');
     const err = await failure(setUp(hostPathPlugin, { name: 'h', hostPath: { path: '/a/../etc' } }));
     expect(err.message).toBe("invalid HostPath `/a/../etc`: must not contain '..'");
@@ -173,7 +202,12 @@ describe('hostPath', () => {
 describe('configMap', () => {
   it('writes every key (data and binaryData) with defaultMode 0644 through ..data on disk', async () => {
     const host = fakeHost(join(root.dir, 'pods'));
-    host.source.putConfigMap('default', 'cfg', { 'a.conf': 'A' }, { bin: Buffer.from([0, 1, 2]).toString('base64') });
+    host.source.putConfigMap(
+      'default',
+      'cfg',
+      { 'a.conf': 'A' },
+      { bin: Buffer.from([0, 1, 2]).toString('base64') },
+    );
     const { dir } = await setUp(configMapPlugin, { name: 'c', configMap: { name: 'cfg' } }, {}, host);
     expect(dir).toBe(join(root.dir, 'pods/uid-1/volumes/kubernetes.io~configmap/c'));
     expect(await readFile(join(dir, 'a.conf'), 'utf8')).toBe('A');
@@ -188,7 +222,17 @@ describe('configMap', () => {
     host.source.putConfigMap('default', 'cfg', { a: 'A', b: 'B' });
     const { dir } = await setUp(
       configMapPlugin,
-      { name: 'c', configMap: { name: 'cfg', defaultMode: 0o600, items: [{ key: 'a', path: 'x/a.txt' }, { key: 'b', path: 'b', mode: 0o400 }] } },
+      {
+        name: 'c',
+        configMap: {
+          name: 'cfg',
+          defaultMode: 0o600,
+          items: [
+            { key: 'a', path: 'x/a.txt' },
+            { key: 'b', path: 'b', mode: 0o400 },
+          ],
+        },
+      },
       {},
       host,
     );
@@ -203,7 +247,12 @@ describe('configMap', () => {
     const err = await failure(setUp(configMapPlugin, { name: 'c', configMap: { name: 'nope' } }));
     expect(err.message).toBe('configmaps "nope" not found');
     expect(err.code).toBe('not-found');
-    const { dir } = await setUp(configMapPlugin, { name: 'c', configMap: { name: 'nope', optional: true } }, {}, fakeHost(join(root.dir, 'p2')));
+    const { dir } = await setUp(
+      configMapPlugin,
+      { name: 'c', configMap: { name: 'nope', optional: true } },
+      {},
+      fakeHost(join(root.dir, 'p2')),
+    );
     const entries = await readdir(dir);
     expect(entries).toHaveLength(2);
     expect(entries).toContain('..data');
@@ -212,16 +261,43 @@ describe('configMap', () => {
   it('a missing key: configmap references non-existent config key: <key> (unless optional)', async () => {
     const host = fakeHost(join(root.dir, 'pods'));
     host.source.putConfigMap('default', 'cfg', { a: 'A' });
-    const err = await failure(setUp(configMapPlugin, { name: 'c', configMap: { name: 'cfg', items: [{ key: 'zz', path: 'z' }] } }, {}, host));
+    const err = await failure(
+      setUp(
+        configMapPlugin,
+        { name: 'c', configMap: { name: 'cfg', items: [{ key: 'zz', path: 'z' }] } },
+        {},
+        host,
+      ),
+    );
     expect(err.message).toBe('configmap references non-existent config key: zz');
-    const ok = await setUp(configMapPlugin, { name: 'c', configMap: { name: 'cfg', optional: true, items: [{ key: 'zz', path: 'z' }, { key: 'a', path: 'a' }] } }, {}, host);
+    const ok = await setUp(
+      configMapPlugin,
+      {
+        name: 'c',
+        configMap: {
+          name: 'cfg',
+          optional: true,
+          items: [
+            { key: 'zz', path: 'z' },
+            { key: 'a', path: 'a' },
+          ],
+        },
+      },
+      {},
+      host,
+    );
     expect(await readFile(join(ok.dir, 'a'), 'utf8')).toBe('A');
   });
 
   it('fsGroup: files group-readable and owned by the group, directories setgid', async () => {
     const host = fakeHost(join(root.dir, 'pods'));
     host.source.putConfigMap('default', 'cfg', { a: 'A' });
-    const { dir } = await setUp(configMapPlugin, { name: 'c', configMap: { name: 'cfg', defaultMode: 0o600 } }, { securityContext: { fsGroup: 2000 } }, host);
+    const { dir } = await setUp(
+      configMapPlugin,
+      { name: 'c', configMap: { name: 'cfg', defaultMode: 0o600 } },
+      { securityContext: { fsGroup: 2000 } },
+      host,
+    );
     const st = await stat(join(dir, 'a'));
     expect(st.gid).toBe(2000);
     expect(st.mode & 0o777).toBe(0o640);
@@ -241,10 +317,19 @@ describe('secret', () => {
   });
 
   it('messages: secrets "<name>" not found; references non-existent secret key: <key>', async () => {
-    expect((await failure(setUp(secretPlugin, { name: 's', secret: { secretName: 'x' } }))).message).toBe('secrets "x" not found');
+    expect((await failure(setUp(secretPlugin, { name: 's', secret: { secretName: 'x' } }))).message).toBe(
+      'secrets "x" not found',
+    );
     const host = fakeHost(join(root.dir, 'p2'));
     host.source.putSecret('default', 's', { a: '1' });
-    const err = await failure(setUp(secretPlugin, { name: 's', secret: { secretName: 's', items: [{ key: 'k', path: 'k' }] } }, {}, host));
+    const err = await failure(
+      setUp(
+        secretPlugin,
+        { name: 's', secret: { secretName: 's', items: [{ key: 'k', path: 'k' }] } },
+        {},
+        host,
+      ),
+    );
     expect(err.message).toBe('references non-existent secret key: k');
   });
 });
@@ -293,11 +378,19 @@ describe('downwardAPI', () => {
     const host = fakeHost(join(root.dir, 'pods'));
     const volume: V1Volume = {
       name: 'res',
-      downwardAPI: { items: [{ path: 'v', resourceFieldRef: { containerName: 'app', resource, ...(divisor ? { divisor } : {}) } }] },
+      downwardAPI: {
+        items: [
+          {
+            path: 'v',
+            resourceFieldRef: { containerName: 'app', resource, ...(divisor ? { divisor } : {}) },
+          },
+        ],
+      },
     };
     const pod = makePod([volume]);
     const c = pod.spec?.containers[0];
-    if (c) c.resources = { limits: { cpu: '2', memory: '512Mi' }, requests: { cpu: '250m', memory: '100Mi' } };
+    if (c)
+      c.resources = { limits: { cpu: '2', memory: '512Mi' }, requests: { cpu: '250m', memory: '100Mi' } };
     const dir = downwardApiPlugin.getPath(host, pod, volume);
     await downwardApiPlugin.setUp(host, { pod, volume, dir });
     expect(await readFile(join(dir, 'v'), 'utf8')).toBe(want);
@@ -305,7 +398,17 @@ describe('downwardAPI', () => {
 
   it('unset cpu limit falls back to node allocatable; bad refs fail with upstream messages, aggregated', async () => {
     const host = fakeHost(join(root.dir, 'pods'));
-    const ok = await setUp(downwardApiPlugin, { name: 'd', downwardAPI: { items: [{ path: 'c', resourceFieldRef: { containerName: 'app', resource: 'limits.cpu' } }] } }, {}, host);
+    const ok = await setUp(
+      downwardApiPlugin,
+      {
+        name: 'd',
+        downwardAPI: {
+          items: [{ path: 'c', resourceFieldRef: { containerName: 'app', resource: 'limits.cpu' } }],
+        },
+      },
+      {},
+      host,
+    );
     expect(await readFile(join(ok.dir, 'c'), 'utf8')).toBe('4');
     const err = await failure(
       setUp(
@@ -339,7 +442,11 @@ describe('projected', () => {
         sources: [
           { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
           { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+          {
+            downwardAPI: {
+              items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
+            },
+          },
           { secret: { name: 's' } },
         ],
       },
@@ -347,37 +454,76 @@ describe('projected', () => {
     const { dir } = await setUp(projectedPlugin, volume, { serviceAccountName: 'builder' }, host);
     expect(dir).toBe(join(root.dir, 'pods/uid-1/volumes/kubernetes.io~projected/kube-api-access-abcde'));
     expect(host.mounter.mounts.has(dir)).toBe(true);
-    expect((await readdir(dir)).filter((e) => !e.startsWith('..')).sort()).toEqual(['ca.crt', 'k', 'namespace', 'token']);
+    expect((await readdir(dir)).filter((e) => !e.startsWith('..')).sort()).toEqual([
+      'ca.crt',
+      'k',
+      'namespace',
+      'token',
+    ]);
     expect(await readFile(join(dir, 'token'), 'utf8')).toBe('token-1-');
     expect((await stat(join(dir, 'token'))).mode & 0o777).toBe(0o644);
     expect(host.source.tokenRequests).toEqual([
       {
         namespace: 'default',
         name: 'builder',
-        spec: { audiences: [], expirationSeconds: 3607, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'web', uid: 'uid-1' } },
+        spec: {
+          audiences: [],
+          expirationSeconds: 3607,
+          boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'web', uid: 'uid-1' },
+        },
       },
     ]);
   });
 
   it('audience and the API default of 3600 s; the default service account; 0600 (0640 after ownership) with fsGroup', async () => {
     const host = fakeHost(join(root.dir, 'pods'));
-    const volume: V1Volume = { name: 'p', projected: { sources: [{ serviceAccountToken: { path: 't', audience: 'vault' } }] } };
+    const volume: V1Volume = {
+      name: 'p',
+      projected: { sources: [{ serviceAccountToken: { path: 't', audience: 'vault' } }] },
+    };
     const { dir } = await setUp(projectedPlugin, volume, { securityContext: { fsGroup: 3000 } }, host);
-    expect(host.source.tokenRequests[0]).toMatchObject({ name: 'default', spec: { audiences: ['vault'], expirationSeconds: 3600 } });
+    expect(host.source.tokenRequests[0]).toMatchObject({
+      name: 'default',
+      spec: { audiences: ['vault'], expirationSeconds: 3600 },
+    });
     expect((await stat(join(dir, 't'))).mode & 0o777).toBe(0o640);
     expect((await stat(join(dir, 't'))).gid).toBe(3000);
   });
 
   it('refuses expirationSeconds under 600, clusterTrustBundle sources, and reports token failures', async () => {
-    const short = await failure(setUp(projectedPlugin, { name: 'p', projected: { sources: [{ serviceAccountToken: { path: 't', expirationSeconds: 599 } }] } }));
-    expect(short.message).toBe('serviceAccountToken.expirationSeconds: Invalid value: 599: may not specify a duration less than 10 minutes');
+    const short = await failure(
+      setUp(projectedPlugin, {
+        name: 'p',
+        projected: { sources: [{ serviceAccountToken: { path: 't', expirationSeconds: 599 } }] },
+      }),
+    );
+    expect(short.message).toBe(
+      'serviceAccountToken.expirationSeconds: Invalid value: 599: may not specify a duration less than 10 minutes',
+    );
     const ctb = await failure(
-      setUp(projectedPlugin, { name: 'p', projected: { sources: [{ clusterTrustBundle: { path: 'b', signerName: 'x' } }] } }, {}, fakeHost(join(root.dir, 'p2'))),
+      setUp(
+        projectedPlugin,
+        { name: 'p', projected: { sources: [{ clusterTrustBundle: { path: 'b', signerName: 'x' } }] } },
+        {},
+        fakeHost(join(root.dir, 'p2')),
+      ),
     );
     expect(ctb.message).toBe('clusterTrustBundle projections are not supported by this node agent');
     const host = fakeHost(join(root.dir, 'p3'));
     host.source.tokenFailWith = new Error('serviceaccounts "default" not found');
-    const tok = await failure(setUp(projectedPlugin, { name: 'p', projected: { sources: [{ serviceAccountToken: { path: 't' } }, { configMap: { name: 'gone' } }] } }, {}, host));
-    expect(tok.message).toBe('[failed to fetch token: serviceaccounts "default" not found, configmaps "gone" not found]');
+    const tok = await failure(
+      setUp(
+        projectedPlugin,
+        {
+          name: 'p',
+          projected: { sources: [{ serviceAccountToken: { path: 't' } }, { configMap: { name: 'gone' } }] },
+        },
+        {},
+        host,
+      ),
+    );
+    expect(tok.message).toBe(
+      '[failed to fetch token: serviceaccounts "default" not found, configmaps "gone" not found]',
+    );
   });
 });
