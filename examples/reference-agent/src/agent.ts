@@ -46,6 +46,7 @@ import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
 import { createStatusParts } from './status-wiring.js';
 import { TrackedSyncer } from './tracked-syncer.js';
+import { createVolumeParts } from './volumes-wiring.js';
 
 /** The kubelet's `SyncLoopHealthCheck` bound: max(2 × syncFrequency, 5 min). */
 const SYNC_LOOP_HEALTH_MS = 5 * 60_000;
@@ -74,8 +75,16 @@ export interface AgentOptions {
   readonly maxPods?: number | undefined;
   /** Memory/disk/PID pressure for the node conditions (an eviction manager). @default no pressure */
   readonly pressure?: NodePressureProvider | undefined;
-  /** Pod directories (emptyDir volumes). @default a temp dir removed at stop */
+  /** Pod directories (volumes, container files). @default `<rootDir>/pods`, else a temp dir removed at stop */
   readonly podsRoot?: string | undefined;
+  /** The kubelet's `--root-dir`; pod directories go to `<rootDir>/pods`. @default none (see `podsRoot`) */
+  readonly rootDir?: string | undefined;
+  /**
+   * Memory-backed volumes (emptyDir `medium: Memory`, secret, downwardAPI, projected): on tmpfs
+   * (the kubelet's way; needs root) or, for the fake runtime without root, in plain directories
+   * (`--volume-memory-medium=directory`; secrets then touch the disk). @default 'tmpfs'
+   */
+  readonly volumeMemoryMedium?: 'tmpfs' | 'directory' | undefined;
   /** Pod log directories. @default a temp dir removed at stop */
   readonly podLogsRoot?: string | undefined;
   /** Serve `/healthz` on 127.0.0.1:port (0: any free port). @default off */
@@ -237,7 +246,12 @@ async function start(
   }
 
   const machine = options.machine ?? readMachineInfo();
-  const podsRoot = options.podsRoot ?? (await tempDir(cleanups, 'nodeagent-pods-'));
+  const tempPodsRoot = options.podsRoot === undefined && options.rootDir === undefined;
+  const podsRoot =
+    options.podsRoot ??
+    (options.rootDir !== undefined
+      ? join(options.rootDir, 'pods')
+      : await tempDir(cleanups, 'nodeagent-pods-'));
   const podLogsRoot = options.podLogsRoot ?? (await tempDir(cleanups, 'nodeagent-pod-logs-'));
   const restartMaxMs = options.crashLoopBackOffMaxMs ?? 300_000;
 
@@ -289,11 +303,34 @@ async function start(
     clock,
     logger: log,
   });
+  // --- volumes (volumes-wiring.ts) ---
+  let nodeRef: (() => V1Node | undefined) | undefined;
+  let podsSynced: () => boolean = () => false;
+  const volumes = createVolumeParts({
+    api,
+    podsDir: podsRoot,
+    memoryMedium: options.volumeMemoryMedium,
+    node: () => nodeRef?.(),
+    recordPodEvent: (pod, type, reason, message) => events.event(pod, type, reason, message),
+    podDirInUse: (uid) =>
+      !podsSynced() ||
+      lifecycleRef?.podByUid(uid) !== undefined ||
+      (workers?.couldHaveRunningContainers(uid) ?? true),
+    clock,
+    logger: log,
+  });
+  // A temp pods dir is removed at stop: unmount what is left in it first.
+  if (tempPodsRoot)
+    cleanups.push(async () => void (await volumes.manager.cleanupOrphanedPodDirs(() => false)));
+  cleanups.push(() => volumes.manager.stop());
+  await volumes.manager.start(lifetime.signal);
+  // --- end volumes ---
   const runtime = new KubeRuntimeManager({
     cri,
     clock,
     logger: log,
     podsRoot,
+    podVolumes: volumes.podVolumes,
     podLogsRoot,
     recorder: recordPodEvent,
     hostIps: nodeIps.length > 0 ? nodeIps : [machine.internalIp],
@@ -312,6 +349,7 @@ async function start(
       runtime,
       statuses: podStatus,
       prober,
+      volumes: volumes.hooks,
       logger: log,
     }),
   );
@@ -328,6 +366,8 @@ async function start(
   const informers = new SharedInformerFactory({ kubeConfig, defaults: { logger: log, clock } });
   const pods = informers.pods<PodObject>({ fieldSelector: `spec.nodeName=${nodeName}` });
   const node = informers.nodes<ApiObject<V1Node>>({ fieldSelector: `metadata.name=${nodeName}` });
+  nodeRef = () => node.lister.list()[0];
+  podsSynced = () => pods.hasSynced();
   // Admission as the kubelet orders it (the eviction manager's pressure check joins first
   // once it exists): sysctls, then the predicates against the Node object.
   const admitter = new PodAdmitter({

@@ -22,6 +22,8 @@ export type VolumeEventRecorder = (
 export interface VolumeManagerOptions {
   /** The kubelet's `--root-dir`; volumes live under `<rootDir>/pods/<uid>/volumes`. @default '/var/lib/kubelet' */
   readonly rootDir?: string;
+  /** The pods directory itself, when it is not `<rootDir>/pods`. @default `<rootDir>/pods` */
+  readonly podsDir?: string;
   /** ConfigMaps, Secrets and tokens (see `apiVolumeDataSource`). */
   readonly dataSource: VolumeDataSource;
   /** Mounts tmpfs. @default a new ExecMounter (runs `mount`, needs root) */

@@ -93,7 +93,7 @@ export class VolumeManager implements Lifecycle {
     this.#plugins = options.plugins ?? DEFAULT_VOLUME_PLUGINS;
     this.#recorder = options.recorder;
     this.#host = {
-      podsDir: join(options.rootDir ?? DEFAULT_ROOT_DIR, 'pods'),
+      podsDir: options.podsDir ?? join(options.rootDir ?? DEFAULT_ROOT_DIR, 'pods'),
       mounter: options.mounter ?? new ExecMounter(),
       dataSource: options.dataSource,
       tokens: new TokenManager({ source: options.dataSource, clock: this.#clock, logger: this.#log }),
