@@ -38,6 +38,7 @@ import {
   type ResourceList,
   readMachineInfo,
 } from '@nodeagent/status';
+import type { VolumeManager } from '@nodeagent/volumes';
 import { ApiClient } from './api-client.js';
 import { startEmbeddedRuntime } from './embedded-runtime.js';
 import { HealthServer } from './health-server.js';
@@ -157,6 +158,8 @@ export interface RunningAgent {
   readonly prober: ProbeManager;
   /** The event recorder (source `kubelet` on this node) the prober, runtime and node status report to. */
   readonly events: EventRecorder;
+  /** The volume manager (volumes-wiring.ts). */
+  readonly volumes: VolumeManager;
   /** `/healthz` base URL, when enabled. */
   readonly healthUrl: string | undefined;
   /** Stops everything; idempotent. */
@@ -475,6 +478,7 @@ async function start(
     podSources,
     prober,
     events,
+    volumes: volumes.manager,
     healthUrl: health?.url,
     stop,
   };
