@@ -82,11 +82,11 @@ function suite(memoryMedium: 'tmpfs' | 'directory') {
     expect(
       container?.mounts
         .filter((m) => m.containerPath.startsWith('/v/'))
-        .map((m) => [m.containerPath, m.hostPath]),
+        .map((m) => [m.containerPath, m.hostPath, m.readonly]),
     ).toEqual([
-      ['/v/scratch', paths.scratch],
-      ['/v/mem', paths.mem],
-      ['/v/info', paths.info],
+      ['/v/scratch', paths.scratch, false],
+      ['/v/mem', paths.mem, false],
+      ['/v/info', paths.info, true],
     ]);
     const mounts = await mountPoints(rootDir);
     expect(mounts.sort()).toEqual(memoryMedium === 'tmpfs' ? [paths.mem, paths.info].sort() : []);

@@ -21,6 +21,11 @@ import { emptyDirPath, podContainerDirectory } from './paths.js';
 export interface MountedPodVolume {
   /** The host path containers mount (a subPath is joined below it). */
   readonly hostPath: string;
+  /**
+   * The plugin requires a read-only mount (configMap, secret, downwardAPI, projected): upstream
+   * `makeMounts` mounts `volumeMount.readOnly || GetAttributes().ReadOnly`. @default false
+   */
+  readonly readOnly?: boolean;
 }
 
 /**
@@ -183,7 +188,8 @@ export function makeMounts(
         mustExist: false,
         subPathOf: { volumePath: base, subPath, volumeMount: vm.name },
       });
-    mounts.push(mount(vm.mountPath, hostPath, vm.readOnly === true, propagation(vm.mountPropagation)));
+    const readOnly = vm.readOnly === true || mounted?.readOnly === true;
+    mounts.push(mount(vm.mountPath, hostPath, readOnly, propagation(vm.mountPropagation)));
   }
   const tmp = container.terminationMessagePath ?? DEFAULT_TERMINATION_MESSAGE_PATH;
   if (tmp !== '') {

@@ -197,7 +197,9 @@ describe('container config (golden)', () => {
       ...pod,
       spec: { ...pod.spec, containers: [], volumes: [{ name: 'cm', configMap: { name: 'x' } }] },
     };
-    const podVolumes = new Map([['cm', { hostPath: '/root/pods/u/volumes/kubernetes.io~configmap/cm' }]]);
+    const podVolumes = new Map([
+      ['cm', { hostPath: '/root/pods/u/volumes/kubernetes.io~configmap/cm', readOnly: true }],
+    ]);
     const app = {
       name: 'a',
       volumeMounts: [
@@ -208,7 +210,8 @@ describe('container config (golden)', () => {
     const out = generateContainerConfig(cm, app, 0, 'i', { ...ctx, podVolumes });
     expect(out.config.mounts.slice(0, 2).map((m) => [m.containerPath, m.hostPath, m.readonly])).toEqual([
       ['/etc/cfg', '/root/pods/u/volumes/kubernetes.io~configmap/cm', true],
-      ['/etc/one.conf', '/root/pods/u/volumes/kubernetes.io~configmap/cm/one.conf', false],
+      // The plugin's read-only attribute wins over the mount's readOnly: false (upstream mustMountRO).
+      ['/etc/one.conf', '/root/pods/u/volumes/kubernetes.io~configmap/cm/one.conf', true],
     ]);
     // Nothing to create for the volume itself; the subPath is resolved inside it.
     expect(out.prepare.map((p) => [p.path, p.subPathOf?.volumePath])).toEqual([

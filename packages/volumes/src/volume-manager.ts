@@ -39,6 +39,8 @@ export interface MountedVolume {
   readonly pluginName: string;
   /** The host path containers mount. */
   readonly hostPath: string;
+  /** Containers mount it read-only whatever the volumeMount says (API-backed volumes). */
+  readonly readOnly: boolean;
 }
 
 interface BackOff {
@@ -214,7 +216,12 @@ export class VolumeManager implements Lifecycle {
       try {
         const dir = plugin.getPath(this.#host, pod, volume);
         await plugin.setUp(this.#host, { pod, volume, dir, signal });
-        mounted.set(volume.name, { name: volume.name, pluginName: plugin.name, hostPath: dir });
+        mounted.set(volume.name, {
+          name: volume.name,
+          pluginName: plugin.name,
+          hostPath: dir,
+          readOnly: plugin.readOnly,
+        });
         this.#backOff.delete(key);
       } catch (caught) {
         const err = caught instanceof Error ? caught : new Error(String(caught));

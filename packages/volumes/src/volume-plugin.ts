@@ -60,6 +60,11 @@ export interface VolumePlugin {
    * configMap, secret, downwardAPI, projected.
    */
   readonly requiresRemount: boolean;
+  /**
+   * Containers always mount it read-only (upstream `GetAttributes().ReadOnly`, honoured by
+   * `makeMounts`): configMap, secret, downwardAPI, projected.
+   */
+  readonly readOnly: boolean;
   /** Whether this plugin handles `volume`. */
   canSupport(volume: V1Volume): boolean;
   /** The host path containers mount. */

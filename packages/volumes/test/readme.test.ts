@@ -11,7 +11,12 @@ const snippets = readmeSnippets(README);
 describe('README', () => {
   it('type-checks', async () => {
     expect(snippets.map((s) => s.heading)).toEqual(['Quick start', 'In a node agent']);
-    expect(await typecheckSnippets('volumes-readme', snippets.map((s) => s.code))).toBe('');
+    expect(
+      await typecheckSnippets(
+        'volumes-readme',
+        snippets.map((s) => s.code),
+      ),
+    ).toBe('');
   }, 120_000);
 
   it('quick start prints what the README shows', async () => {

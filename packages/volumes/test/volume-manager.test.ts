@@ -63,6 +63,13 @@ describe('VolumeManager', () => {
       join(root.dir, 'pods/uid-1/volumes/kubernetes.io~configmap/cfg'),
     );
     expect(mounted.get('host')?.hostPath).toBe(root.dir);
+    // API-backed volumes are mounted read-only whatever the volumeMount says (upstream mustMountRO).
+    expect([...mounted.values()].map((m) => [m.name, m.pluginName, m.readOnly])).toEqual([
+      ['scratch', 'kubernetes.io/empty-dir', false],
+      ['cfg', 'kubernetes.io/configmap', true],
+      ['creds', 'kubernetes.io/secret', true],
+      ['host', 'kubernetes.io/host-path', false],
+    ]);
     expect(await readFile(join(mounted.get('creds')?.hostPath ?? '', 'p'), 'utf8')).toBe('P');
     expect([...mounter.mounts.keys()]).toEqual([mounted.get('creds')?.hostPath]);
   });

@@ -92,6 +92,7 @@ export function apiVolumePlugin(def: ApiVolumeDefinition): VolumePlugin {
   return {
     name: def.name,
     requiresRemount: true,
+    readOnly: true,
     canSupport: def.canSupport,
     getPath: (host, pod, volume) =>
       podVolumeDir(host.podsDir, pod.metadata?.uid ?? '', def.name, volume.name),

@@ -118,6 +118,7 @@ export async function tearDownEmptyDirAt(host: VolumeHost, dir: string): Promise
 export const emptyDirPlugin: VolumePlugin = {
   name: EMPTY_DIR_PLUGIN_NAME,
   requiresRemount: false,
+  readOnly: false,
   canSupport: (volume: V1Volume) => volume.emptyDir != null,
   getPath: (host, pod, volume) =>
     podVolumeDir(host.podsDir, pod.metadata?.uid ?? '', EMPTY_DIR_PLUGIN_NAME, volume.name),

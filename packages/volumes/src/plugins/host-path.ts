@@ -86,6 +86,7 @@ export async function checkHostPathType(path: string, type: string): Promise<voi
 export const hostPathPlugin: VolumePlugin = {
   name: HOST_PATH_PLUGIN_NAME,
   requiresRemount: false,
+  readOnly: false,
   canSupport: (volume: V1Volume) => volume.hostPath != null,
   getPath: (_host, _pod, volume) => volume.hostPath?.path ?? '',
   async setUp(_host, ctx): Promise<void> {
