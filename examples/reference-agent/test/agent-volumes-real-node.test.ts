@@ -1,6 +1,7 @@
 // The agent against a real containerd with the volume manager: a busybox container sees its
 // downwardAPI files (on tmpfs) and writes into a memory emptyDir the host reads; a label change
-// reaches the container's file through the atomic writer; after the delete no mount and no
+// reaches the container's file through the atomic writer (a subPath mount of it does not
+// change, as upstream); after the delete no mount and no
 // volume directory is left.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -54,11 +55,12 @@ describeRealNode(
       const c = shContainer(
         'app',
         node.imageRef,
-        'trap "exit 0" TERM; while true; do cat /info/labels > /scratch/labels.tmp && mv /scratch/labels.tmp /scratch/labels; sleep 0.2; done',
+        'trap "exit 0" TERM; while true; do cat /info/labels > /scratch/l.tmp && mv /scratch/l.tmp /scratch/labels; cat /sub-labels > /scratch/s.tmp && mv /scratch/s.tmp /scratch/sub; sleep 0.2; done',
       );
       c.volumeMounts = [
         { name: 'info', mountPath: '/info', readOnly: true },
         { name: 'scratch', mountPath: '/scratch' },
+        { name: 'info', mountPath: '/sub-labels', subPath: 'labels' },
       ];
       const pod = makePod('dapi', 'volnode', [c], {
         terminationGracePeriodSeconds: 5,
