@@ -18,6 +18,13 @@ import {
 } from '../src/index.js';
 import { fakeHost, makePod, tempRoot } from './helpers.js';
 
+// A group the process may give files to: any as root (the ownership change is real), its own
+// group otherwise (chown can only keep it, the mode bits are still checked).
+const IS_ROOT = process.getuid?.() === 0;
+const G1 = IS_ROOT ? 4321 : (process.getgid?.() ?? 0);
+const G2 = IS_ROOT ? 2000 : G1;
+const G3 = IS_ROOT ? 3000 : G1;
+
 let root: { dir: string; cleanup: () => Promise<void> };
 beforeEach(async () => {
   root = await tempRoot();
@@ -134,10 +141,10 @@ describe('emptyDir', () => {
     const { dir } = await setUp(
       emptyDirPlugin,
       { name: 'g', emptyDir: {} },
-      { securityContext: { fsGroup: 4321 } },
+      { securityContext: { fsGroup: G1 } },
     );
     const st = await stat(dir);
-    expect(st.gid).toBe(4321);
+    expect(st.gid).toBe(G1);
     expect(st.mode & 0o7777).toBe(0o2777);
   });
 });
@@ -295,11 +302,11 @@ describe('configMap', () => {
     const { dir } = await setUp(
       configMapPlugin,
       { name: 'c', configMap: { name: 'cfg', defaultMode: 0o600 } },
-      { securityContext: { fsGroup: 2000 } },
+      { securityContext: { fsGroup: G2 } },
       host,
     );
     const st = await stat(join(dir, 'a'));
-    expect(st.gid).toBe(2000);
+    expect(st.gid).toBe(G2);
     expect(st.mode & 0o777).toBe(0o640);
     const ts = await readlink(join(dir, '..data'));
     expect((await stat(join(dir, ts))).mode & 0o7777).toBe(0o2755);
@@ -481,13 +488,13 @@ describe('projected', () => {
       name: 'p',
       projected: { sources: [{ serviceAccountToken: { path: 't', audience: 'vault' } }] },
     };
-    const { dir } = await setUp(projectedPlugin, volume, { securityContext: { fsGroup: 3000 } }, host);
+    const { dir } = await setUp(projectedPlugin, volume, { securityContext: { fsGroup: G3 } }, host);
     expect(host.source.tokenRequests[0]).toMatchObject({
       name: 'default',
       spec: { audiences: ['vault'], expirationSeconds: 3600 },
     });
     expect((await stat(join(dir, 't'))).mode & 0o777).toBe(0o640);
-    expect((await stat(join(dir, 't'))).gid).toBe(3000);
+    expect((await stat(join(dir, 't'))).gid).toBe(G3);
   });
 
   it('refuses expirationSeconds under 600, clusterTrustBundle sources, and reports token failures', async () => {
