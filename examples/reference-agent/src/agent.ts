@@ -370,7 +370,6 @@ async function start(
   const pods = informers.pods<PodObject>({ fieldSelector: `spec.nodeName=${nodeName}` });
   const node = informers.nodes<ApiObject<V1Node>>({ fieldSelector: `metadata.name=${nodeName}` });
   nodeRef = () => node.lister.list()[0];
-  podsSynced = () => pods.hasSynced();
   // Admission as the kubelet orders it (the eviction manager's pressure check joins first
   // once it exists): sysctls, then the predicates against the Node object.
   const admitter = new PodAdmitter({
@@ -413,6 +412,8 @@ async function start(
     ...definedFields({ housekeepingMs: options.housekeepingMs }),
   });
   lifecycleRef = lifecycle;
+  // Pod directories are judged only once every source was seen and housekeeping ran (upstream sourcesReady).
+  podsSynced = () => lifecycle.lastHousekeepingAt !== undefined;
 
   // Start order as the kubelet: PLEG, node registration, then the pod source and the loops.
   cleanups.push(() => pleg.stop());
