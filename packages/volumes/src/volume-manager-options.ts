@@ -50,11 +50,14 @@ export interface VolumeManagerOptions {
   /** Longest delay between set-ups of a failing volume, ms (upstream 2m2s). @default 122_000 */
   readonly maxBackOffMs?: number;
   /**
-   * Whether a pod directory may stay: when given, the periodic loop removes the directories of
-   * pods for which it answers `false` (upstream `cleanupOrphanedPodDirs`). Return `true` for
-   * every pod while the pod sources have not synced. @default no periodic clean-up
+   * Whether a pod directory may stay: when given, every `housekeepingPeriodMs` the directories
+   * of pods for which it answers `false` are removed (upstream `cleanupOrphanedPodDirs` in the
+   * housekeeping pass). Return `true` for every pod until the pod sources are ready.
+   * @default no periodic clean-up
    */
   readonly podDirInUse?: (uid: string) => boolean;
+  /** How often orphaned pod directories are looked for, ms (the kubelet's housekeeping). Minimum: 1. @default 2_000 */
+  readonly housekeepingPeriodMs?: number;
   /** @default realClock */
   readonly clock?: Clock;
   /** @default noopLogger */

@@ -86,6 +86,8 @@ export class VolumeManager implements Lifecycle {
   readonly #locks = new Map<string, Promise<unknown>>();
   readonly #once = new StartOnce('VolumeManager');
   #timer: Timer | undefined;
+  #cleanupTimer: Timer | undefined;
+  #cleaning = false;
 
   /** @param options see {@link VolumeManagerOptions} */
   constructor(options: VolumeManagerOptions) {
@@ -116,14 +118,20 @@ export class VolumeManager implements Lifecycle {
     return this.#host.tokens;
   }
 
-  /** Starts the periodic remount (and orphan clean-up when `podDirInUse` is given). */
+  /** Starts the periodic remount, and the orphan clean-up when `podDirInUse` is given. */
   start(signal?: AbortSignal): Promise<void> {
     return this.#once.run(
       signal,
       async () => {
         const period = this.#options.remountPeriodMs ?? 60_000;
-        this.#timer = this.#clock.setInterval(() => void this.#periodic(), period);
+        this.#timer = this.#clock.setInterval(() => void this.#remountAll(), period);
         this.#timer.unref();
+        const inUse = this.#options.podDirInUse;
+        if (inUse !== undefined) {
+          const every = this.#options.housekeepingPeriodMs ?? 2_000;
+          this.#cleanupTimer = this.#clock.setInterval(() => void this.#cleanup(inUse), every);
+          this.#cleanupTimer.unref();
+        }
       },
       () => this.stop(),
     );
@@ -133,22 +141,28 @@ export class VolumeManager implements Lifecycle {
   async stop(): Promise<void> {
     this.#timer?.cancel();
     this.#timer = undefined;
+    this.#cleanupTimer?.cancel();
+    this.#cleanupTimer = undefined;
   }
 
-  async #periodic(): Promise<void> {
+  async #cleanup(inUse: (uid: string) => boolean): Promise<void> {
+    if (this.#cleaning) return;
+    this.#cleaning = true;
+    try {
+      await this.cleanupOrphanedPodDirs(inUse);
+    } catch (err) {
+      this.#log.error({ err: (err as Error).message }, 'Cleaning up orphaned pod directories failed');
+    } finally {
+      this.#cleaning = false;
+    }
+  }
+
+  async #remountAll(): Promise<void> {
     for (const pod of [...this.#desired.values()]) {
       try {
         await this.#withLock(pod.metadata?.uid ?? '', () => this.#mountPod(pod, undefined, true));
       } catch (err) {
         this.#log.debug({ pod: podRef(pod), err: (err as Error).message }, 'Remount failed');
-      }
-    }
-    const inUse = this.#options.podDirInUse;
-    if (inUse !== undefined) {
-      try {
-        await this.cleanupOrphanedPodDirs(inUse);
-      } catch (err) {
-        this.#log.error({ err: (err as Error).message }, 'Cleaning up orphaned pod directories failed');
       }
     }
   }

@@ -44,6 +44,14 @@ async function error(p: Promise<unknown>): Promise<UnmountedVolumesError> {
 
 const uid = 'uid-1';
 
+async function waitForDir(dir: string, want: string[]): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (JSON.stringify((await readdir(dir)).sort()) === JSON.stringify(want)) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  expect((await readdir(dir)).sort()).toEqual(want);
+}
+
 describe('VolumeManager', () => {
   it('sets up every volume a container uses and reports their host paths', async () => {
     const { manager, source, mounter } = setup();
@@ -218,6 +226,32 @@ describe('VolumeManager', () => {
     expect(removed).toEqual(['orphan']);
     expect(await readdir(join(root.dir, 'pods'))).toEqual(['kept']);
     expect(mounter.mounts.size).toBe(0);
+  });
+
+  it('after start, removes orphaned pod directories every housekeeping period once podDirInUse says so', async () => {
+    const clock = new FakeClock();
+    const mounter = new FakeMounter();
+    let ready = false;
+    const manager = new VolumeManager({
+      rootDir: root.dir,
+      dataSource: new FakeDataSource(),
+      mounter,
+      clock,
+      podDirInUse: (u) => !ready || u === 'kept',
+    });
+    await mkdir(join(root.dir, 'pods/left-over/volumes/kubernetes.io~empty-dir/x'), { recursive: true });
+    await mkdir(join(root.dir, 'pods/kept'), { recursive: true });
+    await manager.start();
+    try {
+      await clock.advance(2_000);
+      await new Promise((r) => setTimeout(r, 50));
+      expect((await readdir(join(root.dir, 'pods'))).sort()).toEqual(['kept', 'left-over']);
+      ready = true;
+      await clock.advance(2_000);
+      await waitForDir(join(root.dir, 'pods'), ['kept']);
+    } finally {
+      await manager.stop();
+    }
   });
 
   it('leaves an orphan whose mount cannot be removed', async () => {
