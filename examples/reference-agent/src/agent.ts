@@ -38,6 +38,7 @@ import {
   type ResourceList,
   readMachineInfo,
 } from '@nodeagent/status';
+import type { VolumeManager } from '@nodeagent/volumes';
 import { ApiClient } from './api-client.js';
 import {
   type CgroupFlags,
@@ -53,6 +54,7 @@ import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
 import { createStatusParts } from './status-wiring.js';
 import { TrackedSyncer } from './tracked-syncer.js';
+import { createVolumeParts } from './volumes-wiring.js';
 
 /** The kubelet's `SyncLoopHealthCheck` bound: max(2 × syncFrequency, 5 min). */
 const SYNC_LOOP_HEALTH_MS = 5 * 60_000;
@@ -83,8 +85,16 @@ export interface AgentOptions {
   readonly maxPods?: number | undefined;
   /** Memory/disk/PID pressure for the node conditions (an eviction manager). @default no pressure */
   readonly pressure?: NodePressureProvider | undefined;
-  /** Pod directories (emptyDir volumes). @default a temp dir removed at stop */
+  /** Pod directories (volumes, container files). @default `<rootDir>/pods`, else a temp dir removed at stop */
   readonly podsRoot?: string | undefined;
+  /** The kubelet's `--root-dir`; pod directories go to `<rootDir>/pods`. @default none (see `podsRoot`) */
+  readonly rootDir?: string | undefined;
+  /**
+   * Memory-backed volumes (emptyDir `medium: Memory`, secret, downwardAPI, projected): on tmpfs
+   * (the kubelet's way; needs root) or, for the fake runtime without root, in plain directories
+   * (`--volume-memory-medium=directory`; secrets then touch the disk). @default 'tmpfs'
+   */
+  readonly volumeMemoryMedium?: 'tmpfs' | 'directory' | undefined;
   /** Pod log directories. @default a temp dir removed at stop */
   readonly podLogsRoot?: string | undefined;
   /** Serve `/healthz` on 127.0.0.1:port (0: any free port). @default off */
@@ -157,6 +167,8 @@ export interface RunningAgent {
   readonly prober: ProbeManager;
   /** The event recorder (source `kubelet` on this node) the prober, runtime and node status report to. */
   readonly events: EventRecorder;
+  /** The volume manager (volumes-wiring.ts). */
+  readonly volumes: VolumeManager;
   /** `/healthz` base URL, when enabled. */
   readonly healthUrl: string | undefined;
   /** Stops everything; idempotent. */
@@ -246,7 +258,12 @@ async function start(
   }
 
   const machine = options.machine ?? readMachineInfo();
-  const podsRoot = options.podsRoot ?? (await tempDir(cleanups, 'nodeagent-pods-'));
+  const tempPodsRoot = options.podsRoot === undefined && options.rootDir === undefined;
+  const podsRoot =
+    options.podsRoot ??
+    (options.rootDir !== undefined
+      ? join(options.rootDir, 'pods')
+      : await tempDir(cleanups, 'nodeagent-pods-'));
   const podLogsRoot = options.podLogsRoot ?? (await tempDir(cleanups, 'nodeagent-pod-logs-'));
   const restartMaxMs = options.crashLoopBackOffMaxMs ?? 300_000;
 
@@ -314,11 +331,34 @@ async function start(
     clock,
     logger: log,
   });
+  // --- volumes (volumes-wiring.ts) ---
+  let nodeRef: (() => V1Node | undefined) | undefined;
+  let podsSynced: () => boolean = () => false;
+  const volumes = createVolumeParts({
+    api,
+    podsDir: podsRoot,
+    memoryMedium: options.volumeMemoryMedium,
+    node: () => nodeRef?.(),
+    recordPodEvent: (pod, type, reason, message) => events.event(pod, type, reason, message),
+    podDirInUse: (uid) =>
+      !podsSynced() ||
+      lifecycleRef?.podByUid(uid) !== undefined ||
+      (workers?.couldHaveRunningContainers(uid) ?? true),
+    clock,
+    logger: log,
+  });
+  // A temp pods dir is removed at stop: unmount what is left in it first.
+  if (tempPodsRoot)
+    cleanups.push(async () => void (await volumes.manager.cleanupOrphanedPodDirs(() => false)));
+  cleanups.push(() => volumes.manager.stop());
+  await volumes.manager.start(lifetime.signal);
+  // --- end volumes ---
   const runtime = new KubeRuntimeManager({
     cri,
     clock,
     logger: log,
     podsRoot,
+    podVolumes: volumes.podVolumes,
     podLogsRoot,
     recorder: recordPodEvent,
     hostIps: nodeIps.length > 0 ? nodeIps : [machine.internalIp],
@@ -338,6 +378,7 @@ async function start(
       runtime,
       statuses: podStatus,
       prober,
+      volumes: volumes.hooks,
       logger: log,
     }),
   );
@@ -357,6 +398,7 @@ async function start(
   const informers = new SharedInformerFactory({ kubeConfig, defaults: { logger: log, clock } });
   const pods = informers.pods<PodObject>({ fieldSelector: `spec.nodeName=${nodeName}` });
   const node = informers.nodes<ApiObject<V1Node>>({ fieldSelector: `metadata.name=${nodeName}` });
+  nodeRef = () => node.lister.list()[0];
   // Admission as the kubelet orders it (the eviction manager's pressure check joins first
   // once it exists): sysctls, then the predicates against the Node object.
   const admitter = new PodAdmitter({
@@ -399,6 +441,8 @@ async function start(
     ...definedFields({ housekeepingMs: options.housekeepingMs }),
   });
   lifecycleRef = lifecycle;
+  // Pod directories are judged only once every source was seen and housekeeping ran (upstream sourcesReady).
+  podsSynced = () => lifecycle.lastHousekeepingAt !== undefined;
 
   // Start order as the kubelet: PLEG, node registration, then the pod source and the loops.
   cleanups.push(() => pleg.stop());
@@ -475,6 +519,7 @@ async function start(
     podSources,
     prober,
     events,
+    volumes: volumes.manager,
     healthUrl: health?.url,
     stop,
   };

@@ -89,6 +89,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           ? {}
           : { nodeStatusUpdateMs: flags.nodeStatusUpdateFrequencyMs }),
         podsRoot: flags.podsRoot,
+        rootDir: flags.rootDir,
+        volumeMemoryMedium: flags.volumeMemoryMedium,
         podLogsRoot: flags.podLogsRoot,
         healthPort: flags.healthPort,
         podManifestPath: flags.podManifestPath ?? demoManifests,

@@ -47,6 +47,10 @@ export interface AgentFlags {
   readonly logFormat: 'pretty' | 'json';
   /** `--pods-root`. */
   readonly podsRoot: string | undefined;
+  /** `--root-dir` (kubelet): pod directories under `<root-dir>/pods`. */
+  readonly rootDir: string | undefined;
+  /** `--volume-memory-medium tmpfs|directory` (agent-only). */
+  readonly volumeMemoryMedium: 'tmpfs' | 'directory' | undefined;
   /** `--pod-logs-root`. */
   readonly podLogsRoot: string | undefined;
   /** `--health-port` (0: any free port). */
@@ -104,7 +108,12 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --exit-after SECONDS           stop after this long
   --log-level LEVEL              trace|debug|info|warn|error (default info)
   --log-format pretty|json       log line format on stderr (default pretty)
-  --pods-root DIR                pod directories (default: a temp dir, removed on exit)
+  --root-dir DIR                 kubelet state directory; pod directories and volumes go to DIR/pods
+  --pods-root DIR                pod directories (default: ROOT-DIR/pods, else a temp dir removed on exit)
+  --volume-memory-medium tmpfs|directory
+                                 memory-backed volumes (secret, projected, downwardAPI, emptyDir Memory):
+                                 tmpfs (default, needs root) or plain directories (fake runtime without root
+                                 only: secrets then touch the disk); not a kubelet flag
   --pod-logs-root DIR            pod log directories (default: a temp dir, removed on exit)
   --health-port PORT             serve /healthz on 127.0.0.1:PORT (0: any free port)
   --max-container-restart-period SECONDS
@@ -148,6 +157,8 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
         'log-level': { type: 'string' },
         'log-format': { type: 'string' },
         'pods-root': { type: 'string' },
+        'root-dir': { type: 'string' },
+        'volume-memory-medium': { type: 'string' },
         'pod-logs-root': { type: 'string' },
         'health-port': { type: 'string' },
         'max-container-restart-period': { type: 'string' },
@@ -214,8 +225,18 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   if (maxPods !== undefined && !Number.isInteger(maxPods)) {
     throw new FlagError(`--max-pods: expected an integer >= 1, got "${str('max-pods')}"`);
   }
+  const volumeMemoryMedium = str('volume-memory-medium');
+  if (
+    volumeMemoryMedium !== undefined &&
+    volumeMemoryMedium !== 'tmpfs' &&
+    volumeMemoryMedium !== 'directory'
+  ) {
+    throw new FlagError(`--volume-memory-medium: expected tmpfs|directory, got "${volumeMemoryMedium}"`);
+  }
   return {
     ...statusFlags(str),
+    rootDir: str('root-dir'),
+    volumeMemoryMedium,
     maxPods,
     kubeconfig: str('kubeconfig'),
     runtimeEndpoint: endpoint,

@@ -20,6 +20,7 @@ import type {
 } from '@nodeagent/pod-workers';
 import type { ProbeManager } from '@nodeagent/prober';
 import type { PodStatusManager } from '@nodeagent/status';
+import type { PodVolumes } from './volumes-wiring.js';
 
 /** The part of `@nodeagent/prober`'s `ProbeManager` the syncer drives. */
 export type PodProber = Pick<ProbeManager, 'addPod' | 'stopLivenessAndStartup' | 'removePod'>;
@@ -45,6 +46,12 @@ export interface AgentPodSyncerDeps {
    * `probes` option. @default none (no probes run)
    */
   readonly prober?: PodProber;
+  /**
+   * The pod's volumes (`@nodeagent/volumes`, see volumes-wiring.ts): set up before the runtime
+   * starts containers, torn down once the pod terminated. @default none (the runtime handles
+   * emptyDir and hostPath itself)
+   */
+  readonly volumes?: PodVolumes;
   /** @default noopLogger */
   readonly logger?: Logger;
 }
@@ -89,6 +96,8 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     if (isTerminalPhase(status)) return { isTerminal: true };
     ctx.signal.throwIfAborted();
     if (updateType === 'create') this.#log.info({ pod: podRef(pod) }, 'Starting pod');
+    // As upstream's SyncPod: every volume is set up before any container starts.
+    await this.#deps.volumes?.waitForAttachAndMount(pod, ctx.signal);
     // As upstream's SyncPod: the probe workers exist (or see the new pod object) before the runtime acts.
     this.#deps.prober?.addPod(pod);
     const result = await this.#deps.runtime.syncPod(pod, cached.status);
@@ -153,6 +162,8 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     const { statuses } = this.#deps;
     const final = this.#apiStatus(pod, cached.status, true);
     statuses.setPodStatus(pod, final);
+    // As upstream's SyncTerminatedPod: volumes are unmounted before the pod is reported done.
+    await this.#deps.volumes?.unmountPodVolumes(pod);
     statuses.terminatePod(pod);
     this.#log.info({ pod: podRef(pod), phase: final.phase }, 'Pod terminated');
   }

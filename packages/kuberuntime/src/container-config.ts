@@ -9,7 +9,7 @@ import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { ContainerConfig } from '@nodeagent/cri';
 import { type EnvContext, expandCommandAndArgs, makeEnvironmentVariables } from './env.js';
 import { newContainerAnnotations, newContainerLabels } from './labels.js';
-import { type HostPathToPrepare, makeMounts } from './mounts.js';
+import { type HostPathToPrepare, type MountedPodVolume, makeMounts } from './mounts.js';
 import { containerLogPath } from './paths.js';
 import { type ContainerResourceOptions, containerLinuxResources } from './resources.js';
 import { containerSecurityContext, type SeccompOptions } from './security-context.js';
@@ -20,6 +20,8 @@ export interface ContainerConfigContext extends EnvContext, ContainerResourceOpt
   readonly podsRoot: string;
   /** Name of this instance's termination message file. */
   readonly terminationFileId: string;
+  /** The pod's volumes as a volume manager set them up. @default none (emptyDir and hostPath only) */
+  readonly podVolumes?: ReadonlyMap<string, MountedPodVolume> | undefined;
 }
 
 /** A container config plus the host paths that must exist before `CreateContainer`. */
@@ -43,7 +45,14 @@ export function generateContainerConfig(
 ): GeneratedContainerConfig {
   const envs = makeEnvironmentVariables(pod, container, ctx);
   const { command, args } = expandCommandAndArgs(container, envs);
-  const { mounts, prepare } = makeMounts(pod, container, ctx.podsRoot, ctx.terminationFileId, envs);
+  const { mounts, prepare } = makeMounts(
+    pod,
+    container,
+    ctx.podsRoot,
+    ctx.terminationFileId,
+    envs,
+    ctx.podVolumes,
+  );
   const config: ContainerConfig = {
     metadata: { name: container.name, attempt: restartCount },
     image: {

@@ -87,7 +87,14 @@ export class ContainerStarter {
       previous !== undefined ? previous.restartCount + 1 : await restartCountFromLogDir(logDir);
     const terminationFileId = randomBytes(4).toString('hex');
     try {
-      const { prepare } = makeMounts(pod, container, this.#deps.podsRoot, terminationFileId);
+      const { prepare } = makeMounts(
+        pod,
+        container,
+        this.#deps.podsRoot,
+        terminationFileId,
+        undefined,
+        this.#deps.options.podVolumes?.(pod),
+      );
       await mkdir(logDir, { recursive: true, mode: 0o755 });
       for (const p of prepare) await prepareHostPath(p, container.name);
     } catch (err) {
@@ -154,6 +161,7 @@ export class ContainerStarter {
           : { seccompDefault: this.#deps.options.seccompDefault }),
         podsRoot: this.#deps.podsRoot,
         terminationFileId: prepared.terminationFileId,
+        podVolumes: this.#deps.options.podVolumes?.(pod),
       });
       // subPaths again, right before CreateContainer: subPathExpr needed the environment, and a
       // container sharing the volume may have planted a symlink since the preparation.

@@ -45,6 +45,7 @@ export type { EnvSources } from './env.js';
 export { ContainerConfigError, SyncErrorReason, SyncStepError } from './errors.js';
 export type { RuntimeEventRecorder, RuntimeEventType } from './event-recorder.js';
 export { type HandlerRunnerDeps, LifecycleHookError } from './lifecycle-handlers.js';
+export type { MountedPodVolume, PodVolumeLookup } from './mounts.js';
 export { DEFAULT_POD_LOGS_ROOT, DEFAULT_PODS_ROOT } from './paths.js';
 export {
   type ContainerToKill,

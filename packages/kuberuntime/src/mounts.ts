@@ -17,6 +17,23 @@ import { containerHostPathErrors, podHostPathErrors } from './host-path-validati
 import { DEFAULT_TERMINATION_MESSAGE_PATH } from './labels.js';
 import { emptyDirPath, podContainerDirectory } from './paths.js';
 
+/** A volume a volume manager has set up: where its files are on the host. */
+export interface MountedPodVolume {
+  /** The host path containers mount (a subPath is joined below it). */
+  readonly hostPath: string;
+  /**
+   * The plugin requires a read-only mount (configMap, secret, downwardAPI, projected): upstream
+   * `makeMounts` mounts `volumeMount.readOnly || GetAttributes().ReadOnly`. @default false
+   */
+  readonly readOnly?: boolean;
+}
+
+/**
+ * The set-up volumes of a pod by name (upstream `kubecontainer.VolumeMap`, from the volume
+ * manager's `GetMountedVolumesForPod`), or `undefined` when no volume manager is in use.
+ */
+export type PodVolumeLookup = (pod: V1Pod) => ReadonlyMap<string, MountedPodVolume> | undefined;
+
 /** A host path that must exist before the container is created. */
 export interface HostPathToPrepare {
   /** Absolute host path. */
@@ -97,7 +114,9 @@ function mount(containerPath: string, hostPath: string, readonly: boolean, prop:
  * The mounts of a container and the host paths to prepare for them. `terminationFileId` names
  * this instance's termination message file (upstream: 8 random hex digits). `envs` expands
  * `subPathExpr`; without it (node-side preparation before the pod IP is known) such mounts are
- * left for later.
+ * left for later. With `podVolumes` (a volume manager set the pod's volumes up) every mounted
+ * volume must be in it and its host path is used as is; without it only emptyDir (on disk) and
+ * hostPath volumes are handled, here.
  * @throws ContainerConfigError for an unknown volume, an unsupported volume type, or a name or
  *   subPath that would leave the pod's directories
  */
@@ -107,6 +126,7 @@ export function makeMounts(
   podsRoot: string,
   terminationFileId: string,
   envs?: readonly KeyValue[],
+  podVolumes?: ReadonlyMap<string, MountedPodVolume>,
 ): { mounts: Mount[]; prepare: HostPathToPrepare[] } {
   assertHostPathSafe(pod, container);
   const uid = pod.metadata?.uid ?? '';
@@ -121,7 +141,15 @@ export function makeMounts(
       );
     }
     let base: string;
-    if (volume.emptyDir != null) {
+    const mounted = podVolumes?.get(vm.name);
+    if (podVolumes !== undefined) {
+      if (mounted === undefined) {
+        throw new ContainerConfigError(
+          `cannot find volume "${vm.name}" to mount into container "${container.name}"`,
+        );
+      }
+      base = mounted.hostPath;
+    } else if (volume.emptyDir != null) {
       if (volume.emptyDir.medium === 'Memory' || volume.emptyDir.medium === 'HugePages') {
         throw new ContainerConfigError(
           `emptyDir volume "${vm.name}": medium ${volume.emptyDir.medium} is not supported`,
@@ -160,7 +188,8 @@ export function makeMounts(
         mustExist: false,
         subPathOf: { volumePath: base, subPath, volumeMount: vm.name },
       });
-    mounts.push(mount(vm.mountPath, hostPath, vm.readOnly === true, propagation(vm.mountPropagation)));
+    const readOnly = vm.readOnly === true || mounted?.readOnly === true;
+    mounts.push(mount(vm.mountPath, hostPath, readOnly, propagation(vm.mountPropagation)));
   }
   const tmp = container.terminationMessagePath ?? DEFAULT_TERMINATION_MESSAGE_PATH;
   if (tmp !== '') {

@@ -10,6 +10,7 @@ import type { PodStatusSource } from '@nodeagent/kubecontainer';
 import type { EnvSources } from './env.js';
 import type { RuntimeEventRecorder } from './event-recorder.js';
 import type { HandlerRunnerDeps } from './lifecycle-handlers.js';
+import type { PodVolumeLookup } from './mounts.js';
 import type { PodActionsOptions } from './pod-actions.js';
 import type { PodStatusOptions } from './pod-status-options.js';
 import type { SandboxConfigOptions } from './sandbox-config.js';
@@ -34,6 +35,12 @@ export interface KubeRuntimeManagerOptions extends SandboxConfigOptions {
   readonly logger?: Logger;
   /** Root of pod directories (emptyDir volumes, termination message files). @default "/var/lib/kubelet/pods" */
   readonly podsRoot?: string;
+  /**
+   * The pod's volumes as a volume manager (e.g. `@nodeagent/volumes`) set them up, by name: their
+   * host paths are mounted as they are, and every volume a container mounts must be there.
+   * @default none: only emptyDir (on disk) and hostPath volumes, prepared here
+   */
+  readonly podVolumes?: PodVolumeLookup;
   /** CrashLoopBackOff: 10 s doubling to 5 min, reset after 10 min. */
   readonly crashLoopBackOff?: CrashLoopBackOffOptions;
   /** ImagePullBackOff: 10 s doubling to 5 min. */

@@ -192,6 +192,41 @@ describe('container config (golden)', () => {
     ]);
   });
 
+  it('mounts: with podVolumes (a volume manager) the set-up host paths as they are, subPath below them', () => {
+    const cm: V1Pod = {
+      ...pod,
+      spec: { ...pod.spec, containers: [], volumes: [{ name: 'cm', configMap: { name: 'x' } }] },
+    };
+    const podVolumes = new Map([
+      ['cm', { hostPath: '/root/pods/u/volumes/kubernetes.io~configmap/cm', readOnly: true }],
+    ]);
+    const app = {
+      name: 'a',
+      volumeMounts: [
+        { name: 'cm', mountPath: '/etc/cfg', readOnly: true },
+        { name: 'cm', mountPath: '/etc/one.conf', subPath: 'one.conf' },
+      ],
+    };
+    const out = generateContainerConfig(cm, app, 0, 'i', { ...ctx, podVolumes });
+    expect(out.config.mounts.slice(0, 2).map((m) => [m.containerPath, m.hostPath, m.readonly])).toEqual([
+      ['/etc/cfg', '/root/pods/u/volumes/kubernetes.io~configmap/cm', true],
+      // The plugin's read-only attribute wins over the mount's readOnly: false (upstream mustMountRO).
+      ['/etc/one.conf', '/root/pods/u/volumes/kubernetes.io~configmap/cm/one.conf', true],
+    ]);
+    // Nothing to create for the volume itself; the subPath is resolved inside it.
+    expect(out.prepare.map((p) => [p.path, p.subPathOf?.volumePath])).toEqual([
+      [
+        '/root/pods/u/volumes/kubernetes.io~configmap/cm/one.conf',
+        '/root/pods/u/volumes/kubernetes.io~configmap/cm',
+      ],
+      ['/var/lib/kubelet/pods/1111-2222/containers/a/deadbeef', undefined],
+    ]);
+    // A volume the manager did not set up is refused as upstream's makeMounts does.
+    expect(() => generateContainerConfig(cm, app, 0, 'i', { ...ctx, podVolumes: new Map() })).toThrow(
+      'cannot find volume "cm" to mount into container "a"',
+    );
+  });
+
   it('unsupported volumes and missing env sources are typed config errors', () => {
     const bad: V1Pod = {
       ...pod,
