@@ -70,6 +70,10 @@ export interface CgroupSample {
   readonly pgfault?: number;
   /** Major page faults. */
   readonly pgmajfault?: number;
+  /** Page faults of this cgroup alone (v1 `pgfault`; v2 has only the hierarchical count). */
+  readonly pgfaultContainer?: number;
+  /** Major page faults of this cgroup alone. */
+  readonly pgmajfaultContainer?: number;
   /** OOM kills in this cgroup (v2 `memory.events` oom_kill, v1 `memory.oom_control` oom_kill). */
   readonly oomKills?: number;
   /** Processes/threads in the cgroup (`pids.current`). */
@@ -231,7 +235,7 @@ export async function readCgroupV2(
     return t === 'max' ? undefined : finite(Number(t));
   };
   const pm = pidsMax?.trim();
-  const sample: CgroupSample = {
+  const sample: Loose<CgroupSample> = {
     timeMs,
     cpuUsageNs: us('usage_usec'),
     cpuUserNs: us('user_usec'),
@@ -258,11 +262,13 @@ export async function readCgroupV2(
     memoryFailcnt: events?.get('max'),
     pgfault: mem?.get('pgfault'),
     pgmajfault: mem?.get('pgmajfault'),
+    pgfaultContainer: mem?.get('pgfault'),
+    pgmajfaultContainer: mem?.get('pgmajfault'),
     oomKills: events?.get('oom_kill'),
     pids: finite(pidsCurrent),
     pidsMax: pm === undefined ? undefined : pm === 'max' ? 0 : finite(Number(pm)),
   };
-  return { sample: dropUndefined(sample), problems: r.problems, exists };
+  return { sample: dropUndefined<CgroupSample>(sample), problems: r.problems, exists };
 }
 
 /** Reads one cgroup under cgroup v1 (`<root>/<controller>/<cgroup>`). */
@@ -312,7 +318,7 @@ export async function readCgroupV1(root: string, cgroup: string, timeMs: number)
   const memUsed = finite(memUsage);
   const memsw = num(memswUsage);
   const pm = pidsMax?.trim();
-  const sample: CgroupSample = {
+  const sample: Loose<CgroupSample> = {
     timeMs,
     cpuUsageNs: finite(usage),
     cpuUserNs: ticks('user'),
@@ -339,14 +345,20 @@ export async function readCgroupV1(root: string, cgroup: string, timeMs: number)
     memoryFailcnt: finite(memFailcnt),
     pgfault: mem?.get('total_pgfault'),
     pgmajfault: mem?.get('total_pgmajfault'),
+    pgfaultContainer: mem?.get('pgfault'),
+    pgmajfaultContainer: mem?.get('pgmajfault'),
     oomKills: oom?.get('oom_kill'),
     pids: finite(pidsCurrent),
     pidsMax: pm === undefined ? undefined : pm === 'max' ? 0 : finite(Number(pm)),
   };
-  return { sample: dropUndefined(sample), problems: r.problems, exists };
+  return { sample: dropUndefined<CgroupSample>(sample), problems: r.problems, exists };
 }
 
-function dropUndefined<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
-  return o;
+/** `T` with `undefined` allowed on every optional field, before {@link dropUndefined}. */
+type Loose<T> = { [K in keyof T]: T[K] | undefined };
+
+function dropUndefined<T extends object>(o: Loose<T>): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as T;
 }
