@@ -148,7 +148,11 @@ class FileReads {
     if (trimmed === 'max') return Number.POSITIVE_INFINITY;
     const n = Number(trimmed);
     if (!Number.isFinite(n)) {
-      this.problems.push({ cgroup: this.cgroup, file, reason: `unparsable value ${JSON.stringify(trimmed)}` });
+      this.problems.push({
+        cgroup: this.cgroup,
+        file,
+        reason: `unparsable value ${JSON.stringify(trimmed)}`,
+      });
       return undefined;
     }
     return n;
@@ -326,7 +330,7 @@ export async function readCgroupV1(root: string, cgroup: string, timeMs: number)
     cfsPeriods: cpu?.get('nr_periods'),
     cfsThrottledPeriods: cpu?.get('nr_throttled'),
     cfsThrottledNs: cpu?.get('throttled_time'),
-    cpuQuotaUs: quotaUs === undefined ? undefined : quotaUs < 0 ? 0 : quotaUs,
+    cpuQuotaUs: quotaUs === undefined ? undefined : Math.max(quotaUs, 0),
     cpuPeriodUs: num(period),
     cpuShares: num(shares),
     memoryUsageBytes: memUsed,

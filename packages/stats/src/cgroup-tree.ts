@@ -8,12 +8,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  type CgroupReadResult,
-  type CgroupVersion,
-  readCgroupV1,
-  readCgroupV2,
-} from './cgroup-reader.js';
+import { type CgroupReadResult, type CgroupVersion, readCgroupV1, readCgroupV2 } from './cgroup-reader.js';
 
 /** Decides the hierarchy version of `root`; undefined when it holds no cgroup hierarchy. */
 export async function detectCgroupVersion(root: string): Promise<CgroupVersion | undefined> {
@@ -49,7 +44,8 @@ export interface CgroupLayout {
   readonly pods: ReadonlyMap<string, PodCgroups>;
 }
 
-const POD_DIR = /pod([0-9a-fA-F]{8}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{12})/;
+const POD_DIR =
+  /pod([0-9a-fA-F]{8}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{12})/;
 const CONTAINER_ID = /([0-9a-f]{64})/;
 
 /** One cgroup hierarchy (v1: its controllers below one root; v2: the unified tree). */

@@ -7,8 +7,8 @@
  * @module
  */
 import type { CpuUsage, FilesystemUsage, MemoryUsage, NetworkUsage, SwapUsage } from '@nodeagent/cri';
-import type { CgroupInfo } from './housekeeping.js';
 import type { FsCapacity } from './filesystem.js';
+import type { CgroupInfo } from './housekeeping.js';
 import type { NetDevCounters } from './procfs.js';
 import type {
   CPUStats,
@@ -134,7 +134,10 @@ export function fsStats(
 }
 
 /** A CRI filesystem usage (writable layer, image filesystem) on a filesystem of known capacity. */
-export function fsFromCri(usage: FilesystemUsage | undefined, capacity: FsCapacity | undefined): FsStats | undefined {
+export function fsFromCri(
+  usage: FilesystemUsage | undefined,
+  capacity: FsCapacity | undefined,
+): FsStats | undefined {
   if (usage === undefined) return undefined;
   return fsStats(nsToMs(usage.timestamp), capacity, {
     usedBytes: u64(usage.usedBytes),

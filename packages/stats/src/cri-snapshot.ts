@@ -10,12 +10,12 @@
 import type { CriClient } from '@nodeagent/cri';
 import {
   type Container,
-  type ContainerStats as CriContainerStats,
   ContainerState,
+  type ContainerStats as CriContainerStats,
   type FilesystemUsage,
   type PodSandbox,
-  type PodSandboxStats,
   PodSandboxState,
+  type PodSandboxStats,
 } from '@nodeagent/cri';
 import type { StatsErrorRecorder } from './errors.js';
 
@@ -40,7 +40,9 @@ export interface CriSnapshot {
 /** Keeps ready sandboxes per pod UID, or the newest when none is ready. */
 export function removeTerminatedPods(sandboxes: readonly PodSandbox[]): PodSandbox[] {
   const byPod = new Map<string, PodSandbox[]>();
-  for (const s of [...sandboxes].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))) {
+  for (const s of [...sandboxes].sort((a, b) =>
+    a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0,
+  )) {
     const m = s.metadata;
     const key = m === undefined ? s.id : `${m.namespace}/${m.name}/${m.uid}`;
     const list = byPod.get(key) ?? [];
@@ -59,7 +61,9 @@ export function removeTerminatedPods(sandboxes: readonly PodSandbox[]): PodSandb
 /** Keeps running containers per (sandbox, name), or the newest when none runs. */
 export function removeTerminatedContainers(containers: readonly Container[]): Container[] {
   const byName = new Map<string, Container[]>();
-  for (const c of [...containers].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))) {
+  for (const c of [...containers].sort((a, b) =>
+    a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0,
+  )) {
     const key = `${c.podSandboxId}/${c.metadata?.name ?? c.id}`;
     const list = byName.get(key) ?? [];
     list.push(c);
@@ -81,10 +85,12 @@ export async function readCriSnapshot(
   timeoutMs: number,
 ): Promise<CriSnapshot> {
   const options = { timeoutMs };
-  const failed = <T>(rpc: string, fallback: T) => (err: unknown): T => {
-    errors.record('cri', rpc, err instanceof Error ? err.message : String(err));
-    return fallback;
-  };
+  const failed =
+    <T>(rpc: string, fallback: T) =>
+    (err: unknown): T => {
+      errors.record('cri', rpc, err instanceof Error ? err.message : String(err));
+      return fallback;
+    };
   const [sandboxList, containerList, containerStats, sandboxStats, imageFs] = await Promise.all([
     cri.runtime.listPodSandbox({}, options).then((r) => r.items, failed('ListPodSandbox', undefined)),
     cri.runtime.listContainers({}, options).then((r) => r.containers, failed('ListContainers', undefined)),

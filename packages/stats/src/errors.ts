@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { createMetricFactory, type CounterLike, type Logger, type MetricsOptions } from '@nodeagent/core';
+import { type CounterLike, createMetricFactory, type Logger, type MetricsOptions } from '@nodeagent/core';
 
 /** Where a failed read came from. */
 export type StatsErrorSource = 'cgroup' | 'cri' | 'statfs' | 'du' | 'proc';

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { lstat, readdir, readFile, statfs as nodeStatfs } from 'node:fs/promises';
+import { lstat, statfs as nodeStatfs, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** What `statfs(2)` reports (Node's `fs.StatFs` shape). */

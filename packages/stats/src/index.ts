@@ -16,7 +16,7 @@
  *
  * @packageDocumentation
  */
-export * from './summary-types.js';
+
 export {
   type CgroupReadProblem,
   type CgroupReadResult,
@@ -44,6 +44,9 @@ export {
   type HousekeepingSnapshot,
 } from './housekeeping.js';
 export { type NetDevCounters, ProcFs } from './procfs.js';
+export { formatPromValue } from './prom-text.js';
+export { renderCadvisorMetrics } from './render-cadvisor-metrics.js';
+export { renderResourceMetrics } from './render-resource-metrics.js';
 export type { PodLister, StatsPod, StatsProviderOptions, SystemCgroups } from './stats-options.js';
 export {
   type CadvisorContainer,
@@ -52,6 +55,4 @@ export {
   createStatsProvider,
   type StatsProvider,
 } from './stats-provider.js';
-export { renderResourceMetrics } from './render-resource-metrics.js';
-export { renderCadvisorMetrics } from './render-cadvisor-metrics.js';
-export { formatPromValue } from './prom-text.js';
+export * from './summary-types.js';

@@ -47,7 +47,8 @@ export function formatPromValue(v: number): string {
   return String(v);
 }
 
-const escapeLabel = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+const escapeLabel = (v: string): string =>
+  v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 const escapeHelp = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 
 function compareSamples(a: PromSample, b: PromSample): number {

@@ -34,7 +34,15 @@ const hasMemory = (s: CgroupSample): boolean => s.memoryUsageBytes !== undefined
 const memory = (s: CgroupSample, v: number | undefined): Row[] | undefined =>
   hasMemory(s) ? [{ value: v ?? 0 }] : undefined;
 
-type NetKey = 'rxBytes' | 'rxErrors' | 'rxDropped' | 'rxPackets' | 'txBytes' | 'txErrors' | 'txDropped' | 'txPackets';
+type NetKey =
+  | 'rxBytes'
+  | 'rxErrors'
+  | 'rxDropped'
+  | 'rxPackets'
+  | 'txBytes'
+  | 'txErrors'
+  | 'txDropped'
+  | 'txPackets';
 const net = (key: NetKey) => (_s: CgroupSample, c: CadvisorContainer) =>
   c.info.network?.map((i) => ({ extra: [['interface', i.name]] as const, value: i[key] }));
 
@@ -92,7 +100,12 @@ const STAT_METRICS: readonly StatMetric[] = [
     type: 'gauge',
     rows: (s) => memory(s, s.cacheBytes),
   },
-  { name: 'container_memory_rss', help: 'Size of RSS in bytes.', type: 'gauge', rows: (s) => memory(s, s.rssBytes) },
+  {
+    name: 'container_memory_rss',
+    help: 'Size of RSS in bytes.',
+    type: 'gauge',
+    rows: (s) => memory(s, s.rssBytes),
+  },
   {
     name: 'container_memory_kernel_usage',
     help: 'Size of kernel memory allocated in bytes.',
@@ -154,14 +167,43 @@ const STAT_METRICS: readonly StatMetric[] = [
     rows: (s) =>
       hasMemory(s)
         ? [
-            { extra: [['failure_type', 'pgfault'], ['scope', 'container']], value: s.pgfaultContainer ?? 0 },
-            { extra: [['failure_type', 'pgmajfault'], ['scope', 'container']], value: s.pgmajfaultContainer ?? 0 },
-            { extra: [['failure_type', 'pgfault'], ['scope', 'hierarchy']], value: s.pgfault ?? 0 },
-            { extra: [['failure_type', 'pgmajfault'], ['scope', 'hierarchy']], value: s.pgmajfault ?? 0 },
+            {
+              extra: [
+                ['failure_type', 'pgfault'],
+                ['scope', 'container'],
+              ],
+              value: s.pgfaultContainer ?? 0,
+            },
+            {
+              extra: [
+                ['failure_type', 'pgmajfault'],
+                ['scope', 'container'],
+              ],
+              value: s.pgmajfaultContainer ?? 0,
+            },
+            {
+              extra: [
+                ['failure_type', 'pgfault'],
+                ['scope', 'hierarchy'],
+              ],
+              value: s.pgfault ?? 0,
+            },
+            {
+              extra: [
+                ['failure_type', 'pgmajfault'],
+                ['scope', 'hierarchy'],
+              ],
+              value: s.pgmajfault ?? 0,
+            },
           ]
         : undefined,
   },
-  { name: 'container_fs_inodes_free', help: 'Number of available Inodes', type: 'gauge', rows: fs('inodesFree') },
+  {
+    name: 'container_fs_inodes_free',
+    help: 'Number of available Inodes',
+    type: 'gauge',
+    rows: fs('inodesFree'),
+  },
   { name: 'container_fs_inodes_total', help: 'Number of Inodes', type: 'gauge', rows: fs('inodes') },
   {
     name: 'container_fs_limit_bytes',
@@ -278,11 +320,20 @@ export function renderCadvisorMetrics(snapshot: CadvisorSnapshot, nowMs: number 
       value: Math.floor(c.startTimeMs / 1000),
     });
     if (s.cpuShares !== undefined || s.cpuPeriodUs !== undefined) {
-      add('container_spec_cpu_period', 'CPU period of the container.', 'gauge', { labels, value: s.cpuPeriodUs ?? 0 });
+      add('container_spec_cpu_period', 'CPU period of the container.', 'gauge', {
+        labels,
+        value: s.cpuPeriodUs ?? 0,
+      });
       if ((s.cpuQuotaUs ?? 0) !== 0) {
-        add('container_spec_cpu_quota', 'CPU quota of the container.', 'gauge', { labels, value: s.cpuQuotaUs ?? 0 });
+        add('container_spec_cpu_quota', 'CPU quota of the container.', 'gauge', {
+          labels,
+          value: s.cpuQuotaUs ?? 0,
+        });
       }
-      add('container_spec_cpu_shares', 'CPU share of the container.', 'gauge', { labels, value: s.cpuShares ?? 0 });
+      add('container_spec_cpu_shares', 'CPU share of the container.', 'gauge', {
+        labels,
+        value: s.cpuShares ?? 0,
+      });
     }
     if (s.memoryUsageBytes !== undefined && c.id !== '/') {
       add('container_spec_memory_limit_bytes', 'Memory limit for the container.', 'gauge', {
@@ -293,10 +344,15 @@ export function renderCadvisorMetrics(snapshot: CadvisorSnapshot, nowMs: number 
         labels,
         value: s.memorySwapLimitBytes ?? 0,
       });
-      add('container_spec_memory_reservation_limit_bytes', 'Memory reservation limit for the container.', 'gauge', {
-        labels,
-        value: s.memoryReservationBytes ?? 0,
-      });
+      add(
+        'container_spec_memory_reservation_limit_bytes',
+        'Memory reservation limit for the container.',
+        'gauge',
+        {
+          labels,
+          value: s.memoryReservationBytes ?? 0,
+        },
+      );
     }
     add('container_last_seen', 'Last time a container was seen by the exporter', 'gauge', {
       labels,
@@ -314,9 +370,14 @@ export function renderCadvisorMetrics(snapshot: CadvisorSnapshot, nowMs: number 
       }
     }
   }
-  add('container_scrape_error', '1 if there was an error while getting container metrics, 0 otherwise', 'gauge', {
-    labels: [],
-    value: snapshot.scrapeError ? 1 : 0,
-  });
+  add(
+    'container_scrape_error',
+    '1 if there was an error while getting container metrics, 0 otherwise',
+    'gauge',
+    {
+      labels: [],
+      value: snapshot.scrapeError ? 1 : 0,
+    },
+  );
   return renderFamilies([...families.values()]);
 }

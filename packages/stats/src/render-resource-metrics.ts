@@ -29,7 +29,11 @@ export function renderResourceMetrics(summary: Summary | undefined): string {
     '[STABLE] Cumulative cpu time consumed by the node in core-seconds',
     'counter',
   );
-  const nodeMem = family('node_memory_working_set_bytes', '[STABLE] Current working set of the node in bytes', 'gauge');
+  const nodeMem = family(
+    'node_memory_working_set_bytes',
+    '[STABLE] Current working set of the node in bytes',
+    'gauge',
+  );
   const nodeSwap = family(
     'node_swap_usage_bytes',
     '[ALPHA] Current swap usage of the node in bytes. Reported only on non-windows systems',
@@ -65,7 +69,11 @@ export function renderResourceMetrics(summary: Summary | undefined): string {
     '[STABLE] Cumulative cpu time consumed by the pod in core-seconds',
     'counter',
   );
-  const pMem = family('pod_memory_working_set_bytes', '[STABLE] Current working set of the pod in bytes', 'gauge');
+  const pMem = family(
+    'pod_memory_working_set_bytes',
+    '[STABLE] Current working set of the pod in bytes',
+    'gauge',
+  );
   const pSwap = family(
     'pod_swap_usage_bytes',
     '[ALPHA] Current amount of the pod swap usage in bytes. Reported only on non-windows systems',
@@ -76,20 +84,45 @@ export function renderResourceMetrics(summary: Summary | undefined): string {
     '[STABLE] 1 if there was an error while getting container metrics, 0 otherwise',
     'gauge',
   );
-  const all = [nodeCpu, nodeMem, nodeSwap, cCpu, cMem, cSwap, cSwapLimit, cStart, pCpu, pMem, pSwap, scrapeError];
+  const all = [
+    nodeCpu,
+    nodeMem,
+    nodeSwap,
+    cCpu,
+    cMem,
+    cSwap,
+    cSwapLimit,
+    cStart,
+    pCpu,
+    pMem,
+    pSwap,
+    scrapeError,
+  ];
   scrapeError.samples.push({ labels: [], value: summary === undefined ? 1 : 0 });
   if (summary === undefined) return renderFamilies(all);
 
   const node = summary.node;
   if (node.cpu?.usageCoreNanoSeconds !== undefined) {
-    nodeCpu.samples.push({ labels: [], value: node.cpu.usageCoreNanoSeconds / 1e9, timestampMs: timeMs(node.cpu.time) });
+    nodeCpu.samples.push({
+      labels: [],
+      value: node.cpu.usageCoreNanoSeconds / 1e9,
+      timestampMs: timeMs(node.cpu.time),
+    });
   }
   if (node.memory?.workingSetBytes !== undefined) {
-    nodeMem.samples.push({ labels: [], value: node.memory.workingSetBytes, timestampMs: timeMs(node.memory.time) });
+    nodeMem.samples.push({
+      labels: [],
+      value: node.memory.workingSetBytes,
+      timestampMs: timeMs(node.memory.time),
+    });
   }
   if (node.swap?.swapUsageBytes !== undefined && node.memory !== undefined) {
     // Upstream stamps node swap with the memory sample's time.
-    nodeSwap.samples.push({ labels: [], value: node.swap.swapUsageBytes, timestampMs: timeMs(node.memory.time) });
+    nodeSwap.samples.push({
+      labels: [],
+      value: node.swap.swapUsageBytes,
+      timestampMs: timeMs(node.memory.time),
+    });
   }
   for (const pod of summary.pods) {
     for (const c of pod.containers) addContainer(pod, c);
@@ -98,7 +131,11 @@ export function renderResourceMetrics(summary: Summary | undefined): string {
       ['namespace', pod.podRef.namespace],
     ] as const;
     if (pod.cpu?.usageCoreNanoSeconds !== undefined) {
-      pCpu.samples.push({ labels, value: pod.cpu.usageCoreNanoSeconds / 1e9, timestampMs: timeMs(pod.cpu.time) });
+      pCpu.samples.push({
+        labels,
+        value: pod.cpu.usageCoreNanoSeconds / 1e9,
+        timestampMs: timeMs(pod.cpu.time),
+      });
     }
     if (pod.memory?.workingSetBytes !== undefined) {
       pMem.samples.push({ labels, value: pod.memory.workingSetBytes, timestampMs: timeMs(pod.memory.time) });
@@ -125,7 +162,8 @@ export function renderResourceMetrics(summary: Summary | undefined): string {
     }
     if (c.swap !== undefined) {
       const t = timeMs(c.swap.time);
-      if (c.swap.swapUsageBytes !== undefined) cSwap.samples.push({ labels, value: c.swap.swapUsageBytes, timestampMs: t });
+      if (c.swap.swapUsageBytes !== undefined)
+        cSwap.samples.push({ labels, value: c.swap.swapUsageBytes, timestampMs: t });
       if (c.swap.swapAvailableBytes !== undefined) {
         cSwapLimit.samples.push({
           labels,

@@ -14,9 +14,15 @@
  *
  * @module
  */
-import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
-import type { Container, ContainerStats as CriContainerStats, FilesystemUsage, PodSandbox } from '@nodeagent/cri';
+
 import { join } from 'node:path';
+import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
+import type {
+  Container,
+  ContainerStats as CriContainerStats,
+  FilesystemUsage,
+  PodSandbox,
+} from '@nodeagent/cri';
 import { CgroupTree, detectCgroupVersion } from './cgroup-tree.js';
 import {
   cpuFromCgroup,
@@ -130,7 +136,11 @@ const POD_NAMESPACE_LABEL = 'io.kubernetes.pod.namespace';
 const CONTAINER_NAME_LABEL = 'io.kubernetes.container.name';
 
 interface NodeFacts {
+  timeMs: number;
   memTotal?: number;
+  memFree?: number;
+  inactiveFile?: number;
+  cpuNs?: number;
   swapTotal?: number;
   swapFree?: number;
   bootMs?: number;
@@ -151,12 +161,16 @@ class Provider implements StatsProvider {
   private prepared: Promise<void> | undefined;
   cgroupVersion: 'v1' | 'v2' | undefined;
   /** CRI CPU samples for usageNanoCores, by container or sandbox id. */
+  private procCpu: { cpuNs: number; timeMs: number; nanoCores?: number } | undefined;
   private readonly criCpu = new Map<string, { usageNs: number; timeNs: bigint; nanoCores?: number }>();
 
   constructor(private readonly o: StatsProviderOptions) {
     if (!o.nodeName) throw new StatsOptionsError('nodeName', 'must be a non-empty node name');
     if (o.housekeepingIntervalMs !== undefined && !(o.housekeepingIntervalMs >= 1000)) {
-      throw new StatsOptionsError('housekeepingIntervalMs', `must be ≥ 1000, got ${o.housekeepingIntervalMs}`);
+      throw new StatsOptionsError(
+        'housekeepingIntervalMs',
+        `must be ≥ 1000, got ${o.housekeepingIntervalMs}`,
+      );
     }
     this.clock = o.clock ?? realClock;
     this.log = (o.logger ?? noopLogger).child({ component: 'stats' });
@@ -225,28 +239,73 @@ class Provider implements StatsProvider {
   }
 
   private async nodeFacts(): Promise<NodeFacts> {
-    if (this.o.embedded) return { mounts: [] };
-    const [mi, uptime, pidMax, procs, nodefs, mounts] = await Promise.all([
+    const embedded = this.o.embedded === true;
+    const [mi, uptime, pidMax, procs, cpuNs, nodefs, mounts] = await Promise.all([
       this.proc.meminfo(),
       this.proc.uptimeSeconds(),
       this.proc.pidMax(),
       this.proc.processCount(),
-      this.statfsCapacity(this.o.rootDirectory ?? '/var/lib/kubelet'),
-      readMounts(this.o.procRoot ?? '/proc'),
+      this.proc.cpuNs(),
+      embedded ? undefined : this.statfsCapacity(this.o.rootDirectory ?? '/var/lib/kubelet'),
+      embedded ? [] : readMounts(this.o.procRoot ?? '/proc'),
     ]);
     if (mi === undefined) this.errors.record('proc', 'meminfo', 'unreadable');
-    const facts: NodeFacts = { mounts };
+    const facts: NodeFacts = { mounts, timeMs: this.clock.now() };
     const set = <K extends keyof NodeFacts>(k: K, v: NodeFacts[K] | undefined): void => {
       if (v !== undefined) facts[k] = v;
     };
     set('memTotal', mi?.get('MemTotal'));
+    set('memFree', mi?.get('MemFree'));
+    set('inactiveFile', mi?.get('Inactive(file)'));
     set('swapTotal', mi?.get('SwapTotal'));
     set('swapFree', mi?.get('SwapFree'));
     set('bootMs', uptime === undefined ? undefined : this.clock.now() - uptime * 1000);
     set('pidMax', pidMax);
     set('procs', procs);
+    set('cpuNs', cpuNs);
     set('nodefs', nodefs);
     return facts;
+  }
+
+  /**
+   * Node CPU and memory from `/proc` when no cgroup hierarchy is read (embedded mode): the
+   * same formulas as the root cgroup (usage = MemTotal − MemFree, working set = usage −
+   * Inactive(file), rate from the previous `/proc/stat` sample).
+   */
+  private nodeFromProc(facts: NodeFacts, update: boolean): Pick<NodeStats, 'cpu' | 'memory'> {
+    const out: Pick<NodeStats, 'cpu' | 'memory'> = {};
+    const time = statsTime(facts.timeMs);
+    if (facts.cpuNs !== undefined) {
+      const prev = this.procCpu;
+      let nano = prev?.nanoCores;
+      if (update) {
+        if (prev !== undefined && facts.timeMs > prev.timeMs && facts.cpuNs >= prev.cpuNs) {
+          nano = Math.round(((facts.cpuNs - prev.cpuNs) / ((facts.timeMs - prev.timeMs) * 1e6)) * 1e9);
+        }
+        this.procCpu = {
+          cpuNs: facts.cpuNs,
+          timeMs: facts.timeMs,
+          ...(nano === undefined ? {} : { nanoCores: nano }),
+        };
+      }
+      out.cpu = {
+        time,
+        usageCoreNanoSeconds: facts.cpuNs,
+        ...(nano === undefined ? {} : { usageNanoCores: nano }),
+      };
+    }
+    if (facts.memTotal !== undefined && facts.memFree !== undefined) {
+      const usage = facts.memTotal - facts.memFree;
+      const inactive = facts.inactiveFile ?? 0;
+      const ws = usage > inactive ? usage - inactive : 0;
+      out.memory = {
+        time,
+        availableBytes: Math.max(0, facts.memTotal - ws),
+        usageBytes: usage,
+        workingSetBytes: ws,
+      };
+    }
+    return out;
   }
 
   /** CPU rate from the previous CRI sample of `id` (the kubelet's `getAndUpdateContainerUsageNanoCores`). */
@@ -260,7 +319,11 @@ class Provider implements StatsProvider {
     if (cached !== undefined && cpu.timestamp > cached.timeNs && usageNs >= cached.usageNs) {
       nanoCores = Math.round(((usageNs - cached.usageNs) / Number(cpu.timestamp - cached.timeNs)) * 1e9);
     }
-    this.criCpu.set(id, { usageNs, timeNs: cpu.timestamp, ...(nanoCores === undefined ? {} : { nanoCores }) });
+    this.criCpu.set(id, {
+      usageNs,
+      timeNs: cpu.timestamp,
+      ...(nanoCores === undefined ? {} : { nanoCores }),
+    });
     return nanoCores;
   }
 
@@ -297,15 +360,31 @@ class Provider implements StatsProvider {
     const [cache, cri, facts] = await Promise.all([
       this.cache(),
       readCriSnapshot(this.o.cri, this.errors, this.o.criTimeoutMs ?? 10_000),
-      cpuAndMemoryOnly ? Promise.resolve<NodeFacts>({ mounts: [] }) : this.nodeFacts(),
+      this.nodeFacts(),
     ]);
     const imageFs = cpuAndMemoryOnly ? {} : await this.imageFs(cri.imageFilesystems);
     const containerFs =
       cpuAndMemoryOnly || cri.containerFilesystems.length === 0
         ? imageFs
         : await this.imageFs(cri.containerFilesystems);
-    const pods = await this.podStats(cri, cache, facts, containerFs.capacity, updateStats, cpuAndMemoryOnly, timeMs);
-    const node = await this.nodeStats(cache, facts, imageFs.stats, containerFs.stats, cpuAndMemoryOnly, timeMs);
+    const pods = await this.podStats(
+      cri,
+      cache,
+      facts,
+      containerFs.capacity,
+      updateStats,
+      cpuAndMemoryOnly,
+      timeMs,
+    );
+    const node = await this.nodeStats(
+      cache,
+      facts,
+      imageFs.stats,
+      containerFs.stats,
+      cpuAndMemoryOnly,
+      updateStats,
+      timeMs,
+    );
     return { node, pods };
   }
 
@@ -315,6 +394,7 @@ class Provider implements StatsProvider {
     imageFs: FsStats | undefined,
     containerFs: FsStats | undefined,
     cpuAndMemoryOnly: boolean,
+    updateStats: boolean,
     timeMs: number,
   ): Promise<NodeStats> {
     const root = cache?.cgroups.get('/');
@@ -327,6 +407,8 @@ class Provider implements StatsProvider {
       const memory = memoryFromCgroup(root, facts.memTotal);
       if (cpu !== undefined) node.cpu = cpu;
       if (memory !== undefined) node.memory = memory;
+    } else {
+      Object.assign(node, this.nodeFromProc(facts, updateStats));
     }
     const system: ContainerStats[] = [];
     const sys = this.o.systemCgroups ?? {};
@@ -406,9 +488,20 @@ class Provider implements StatsProvider {
           startTime: statsTime(nsToMs(sandbox.createdAt)),
           containers,
         };
-        this.addPodCpuMemory(pod, sandbox, cri, podCgroups === undefined ? undefined : cache?.cgroups.get(podCgroups.path), timeMs);
+        this.addPodCpuMemory(
+          pod,
+          sandbox,
+          cri,
+          podCgroups === undefined ? undefined : cache?.cgroups.get(podCgroups.path),
+          timeMs,
+        );
         if (!cpuAndMemoryOnly) {
-          this.addPodNetworkAndProcesses(pod, sandbox, cri, podCgroups === undefined ? undefined : cache?.cgroups.get(podCgroups.path));
+          this.addPodNetworkAndProcesses(
+            pod,
+            sandbox,
+            cri,
+            podCgroups === undefined ? undefined : cache?.cgroups.get(podCgroups.path),
+          );
           const eph = ephemeralStorage(containers, facts.nodefs, timeMs);
           if (eph !== undefined) pod['ephemeral-storage'] = eph;
         }
@@ -479,7 +572,8 @@ class Provider implements StatsProvider {
     const crs = cri.containerStats.get(c.id);
     const info = cgroupPath === undefined ? undefined : cache?.cgroups.get(cgroupPath);
     const cpu =
-      (info && cpuFromCgroup(info)) ?? cpuFromCri(crs?.cpu, this.criNanoCores(c.id, crs?.cpu, opts.updateStats));
+      (info && cpuFromCgroup(info)) ??
+      cpuFromCri(crs?.cpu, this.criNanoCores(c.id, crs?.cpu, opts.updateStats));
     const memory = (info && memoryFromCgroup(info)) ?? memoryFromCri(crs?.memory);
     const swap = (info && swapFromCgroup(info)) ?? swapFromCri(crs?.swap);
     if (cpu !== undefined) out.cpu = cpu;
@@ -555,7 +649,11 @@ class Provider implements StatsProvider {
         info,
         filesystems,
         startTimeMs:
-          c !== undefined ? nsToMs(c.createdAt) : info.path === '/' ? (facts.bootMs ?? info.firstSeenMs) : info.firstSeenMs,
+          c !== undefined
+            ? nsToMs(c.createdAt)
+            : info.path === '/'
+              ? (facts.bootMs ?? info.firstSeenMs)
+              : info.firstSeenMs,
       });
     }
     return { timeMs: cache.timeMs, containers, scrapeError: !cri.complete };
@@ -566,7 +664,10 @@ function deviceOfMount(mounts: readonly MountEntry[], path: string): string {
   let best: MountEntry | undefined;
   for (const m of mounts) {
     const prefix = m.mountPoint === '/' ? '/' : `${m.mountPoint}/`;
-    if ((path === m.mountPoint || path.startsWith(prefix)) && (best === undefined || m.mountPoint.length >= best.mountPoint.length)) {
+    if (
+      (path === m.mountPoint || path.startsWith(prefix)) &&
+      (best === undefined || m.mountPoint.length >= best.mountPoint.length)
+    ) {
       best = m;
     }
   }

@@ -1,7 +1,7 @@
+import { noopLogger } from '@nodeagent/core';
 import { FakeClock } from '@nodeagent/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CgroupTree, detectCgroupVersion, Housekeeping, ProcFs, StatsErrorRecorder } from '../src/index.js';
-import { noopLogger } from '@nodeagent/core';
 import { FakeNode, MEM_FREE, MEM_TOTAL, type Version } from './support/fake-node.js';
 
 const UID = '0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';
@@ -90,7 +90,10 @@ describe.each<Version>(['v1', 'v2'])('cgroup %s', (version) => {
     expect(layout.pods.get(uid2)?.containers.get('c'.repeat(64))).toBe(
       `/kubepods/pod${uid2}/cri-containerd-${'c'.repeat(64)}.scope`,
     );
-    await node.cgroup(`/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${uid2.replaceAll('-', '_')}.slice/cri-containerd-${'d'.repeat(64)}.scope`, c);
+    await node.cgroup(
+      `/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${uid2.replaceAll('-', '_')}.slice/cri-containerd-${'d'.repeat(64)}.scope`,
+      c,
+    );
     const systemd = await new CgroupTree(node.cgroupRoot, version).discover(['kubepods.slice', 'kubepods']);
     expect(systemd.podsRoot).toBe('/kubepods.slice');
     expect([...(systemd.pods.get(uid2)?.containers.keys() ?? [])]).toEqual(['d'.repeat(64)]);
@@ -100,7 +103,7 @@ describe.each<Version>(['v1', 'v2'])('cgroup %s', (version) => {
 describe('housekeeping', () => {
   it('computes usageNanoCores from two passes 10 s apart on the injected clock', async () => {
     node = await FakeNode.create('v2');
-    const clock = new FakeClock({ now: 1_700_000_000_000 });
+    const clock = new FakeClock({ startMs: 1_700_000_000_000 });
     const errors = new StatsErrorRecorder(noopLogger);
     const hk = new Housekeeping({
       tree: new CgroupTree(node.cgroupRoot, 'v2'),

@@ -127,10 +127,14 @@ describe('renderResourceMetrics', () => {
     expect(text).toContain(`node_memory_working_set_bytes 1000 ${T_MS}\n`);
     expect(text).toContain(`node_swap_usage_bytes 500 ${T_MS}\n`);
     expect(text).toContain(`pod_cpu_usage_seconds_total{namespace="namespace_a",pod="pod_a"} 10 ${T_MS}\n`);
-    expect(text).toContain(`pod_memory_working_set_bytes{namespace="namespace_a",pod="pod_a"} 1000 ${T_MS}\n`);
+    expect(text).toContain(
+      `pod_memory_working_set_bytes{namespace="namespace_a",pod="pod_a"} 1000 ${T_MS}\n`,
+    );
     expect(text).toContain(`pod_swap_usage_bytes{namespace="namespace_a",pod="pod_a"} 5000 ${T_MS}\n`);
     expect(text).not.toContain('pod_b');
-    expect(text).toContain('# HELP node_cpu_usage_seconds_total [STABLE] Cumulative cpu time consumed by the node in core-seconds\n');
+    expect(text).toContain(
+      '# HELP node_cpu_usage_seconds_total [STABLE] Cumulative cpu time consumed by the node in core-seconds\n',
+    );
   });
 
   it('writes only resource_scrape_error 1 when the summary failed', () => {

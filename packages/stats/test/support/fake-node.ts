@@ -45,7 +45,8 @@ export class FakeNode {
       await mkdir(n.cgroupRoot, { recursive: true });
       await writeFile(join(n.cgroupRoot, 'cgroup.controllers'), 'cpu memory pids\n');
     } else {
-      for (const c of ['cpu', 'cpuacct', 'memory', 'pids']) await mkdir(join(n.cgroupRoot, c), { recursive: true });
+      for (const c of ['cpu', 'cpuacct', 'memory', 'pids'])
+        await mkdir(join(n.cgroupRoot, c), { recursive: true });
     }
     await mkdir(join(n.procRoot, 'sys', 'kernel'), { recursive: true });
     await mkdir(join(n.procRoot, 'self'), { recursive: true });
@@ -82,8 +83,16 @@ export class FakeNode {
     const files: [string, string, string][] = [];
     if (this.version === 'v2') {
       files.push(
-        ['', 'cpu.stat', `usage_usec ${c.cpuUsageNs / 1000}\nuser_usec ${(c.userNs ?? 0) / 1000}\nsystem_usec ${(c.systemNs ?? 0) / 1000}\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\n`],
-        ['', 'memory.stat', `anon ${c.anon}\nfile ${c.file ?? c.inactiveFile}\nfile_mapped 0\nkernel 4096\nactive_file ${c.activeFile ?? 0}\ninactive_file ${c.inactiveFile}\npgfault ${c.pgfault ?? 0}\npgmajfault ${c.pgmajfault ?? 0}\n`],
+        [
+          '',
+          'cpu.stat',
+          `usage_usec ${c.cpuUsageNs / 1000}\nuser_usec ${(c.userNs ?? 0) / 1000}\nsystem_usec ${(c.systemNs ?? 0) / 1000}\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\n`,
+        ],
+        [
+          '',
+          'memory.stat',
+          `anon ${c.anon}\nfile ${c.file ?? c.inactiveFile}\nfile_mapped 0\nkernel 4096\nactive_file ${c.activeFile ?? 0}\ninactive_file ${c.inactiveFile}\npgfault ${c.pgfault ?? 0}\npgmajfault ${c.pgmajfault ?? 0}\n`,
+        ],
         ['', 'cgroup.procs', (c.procs ?? []).map((p) => `${p}\n`).join('')],
       );
       if (!isRoot) {
@@ -107,7 +116,7 @@ export class FakeNode {
         ['cpu', 'cpu.shares', '1024\n'],
         ['memory', 'memory.usage_in_bytes', `${c.memoryUsage}\n`],
         ['memory', 'memory.max_usage_in_bytes', `${c.memoryUsage}\n`],
-        ['memory', 'memory.limit_in_bytes', `${c.memoryLimit ?? 9223372036854771712}\n`],
+        ['memory', 'memory.limit_in_bytes', `${c.memoryLimit ?? '9223372036854771712'}\n`],
         ['memory', 'memory.failcnt', '0\n'],
         ['memory', 'memory.oom_control', `oom_kill_disable 0\nunder_oom 0\noom_kill ${c.oomKills ?? 0}\n`],
         [
