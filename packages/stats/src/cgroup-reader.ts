@@ -16,6 +16,44 @@ export type CgroupVersion = 'v1' | 'v2';
 /** The v1 controllers read (each a separate hierarchy below the root, possibly co-mounted). */
 export const CGROUP_V1_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'pids'] as const;
 
+/** The files {@link readCgroupV2} opens per cgroup (controller `''`: the unified tree); the root skips some. */
+export const CGROUP_V2_FILES: readonly (readonly [string, string])[] = [
+  'cpu.stat',
+  'memory.stat',
+  'memory.current',
+  'memory.events',
+  'pids.current',
+  'cpu.max',
+  'cpu.weight',
+  'memory.max',
+  'memory.low',
+  'memory.peak',
+  'memory.swap.current',
+  'memory.swap.max',
+  'pids.max',
+].map((f) => ['', f] as const);
+
+/** The files {@link readCgroupV1} opens per cgroup, as (controller, file). */
+export const CGROUP_V1_FILES: readonly (readonly [string, string])[] = [
+  ['cpuacct', 'cpuacct.usage'],
+  ['cpuacct', 'cpuacct.stat'],
+  ['cpu', 'cpu.stat'],
+  ['memory', 'memory.usage_in_bytes'],
+  ['memory', 'memory.stat'],
+  ['memory', 'memory.max_usage_in_bytes'],
+  ['memory', 'memory.failcnt'],
+  ['pids', 'pids.current'],
+  ['cpu', 'cpu.cfs_quota_us'],
+  ['cpu', 'cpu.cfs_period_us'],
+  ['cpu', 'cpu.shares'],
+  ['memory', 'memory.limit_in_bytes'],
+  ['memory', 'memory.soft_limit_in_bytes'],
+  ['memory', 'memory.memsw.usage_in_bytes'],
+  ['memory', 'memory.memsw.limit_in_bytes'],
+  ['memory', 'memory.oom_control'],
+  ['pids', 'pids.max'],
+];
+
 /** One cgroup's counters at one instant; a field is undefined when its file could not be read. */
 export interface CgroupSample {
   /** Wall-clock time of the read, ms since the epoch. */

@@ -18,6 +18,8 @@
  */
 
 export {
+  CGROUP_V1_FILES,
+  CGROUP_V2_FILES,
   type CgroupReadProblem,
   type CgroupReadResult,
   type CgroupSample,
