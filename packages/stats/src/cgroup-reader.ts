@@ -9,6 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { PSIData, PSIStats } from './summary-types.js';
 
 /** Which cgroup hierarchy a root holds. */
 export type CgroupVersion = 'v1' | 'v2';
@@ -31,6 +32,9 @@ export const CGROUP_V2_FILES: readonly (readonly [string, string])[] = [
   'memory.swap.current',
   'memory.swap.max',
   'pids.max',
+  'cpu.pressure',
+  'memory.pressure',
+  'io.pressure',
 ].map((f) => ['', f] as const);
 
 /** The files {@link readCgroupV1} opens per cgroup, as (controller, file). */
@@ -118,6 +122,34 @@ export interface CgroupSample {
   readonly pids?: number;
   /** `pids.max`; 0 when unlimited (cAdvisor's convention for `threads_max`). */
   readonly pidsMax?: number;
+  /** `cpu.pressure` (v2 with PSI). */
+  readonly cpuPressure?: PSIStats;
+  /** `memory.pressure` (v2 with PSI). */
+  readonly memoryPressure?: PSIStats;
+  /** `io.pressure` (v2 with PSI). */
+  readonly ioPressure?: PSIStats;
+}
+
+/**
+ * Parses a `*.pressure` file (`some avg10=… avg60=… avg300=… total=…` and `full …`); undefined
+ * when the `some` line is missing. A missing `full` line (old kernels' `cpu.pressure`) is zeros.
+ */
+export function parsePressure(text: string): PSIStats | undefined {
+  const lines = new Map<string, PSIData>();
+  for (const line of text.split('\n')) {
+    const [kind, ...fields] = line.trim().split(/\s+/);
+    if (kind !== 'some' && kind !== 'full') continue;
+    const kv = new Map(fields.map((f) => f.split('=') as [string, string]));
+    lines.set(kind, {
+      total: Number(kv.get('total') ?? 0),
+      avg10: Number(kv.get('avg10') ?? 0),
+      avg60: Number(kv.get('avg60') ?? 0),
+      avg300: Number(kv.get('avg300') ?? 0),
+    });
+  }
+  const some = lines.get('some');
+  if (some === undefined) return undefined;
+  return { some, full: lines.get('full') ?? { total: 0, avg10: 0, avg60: 0, avg300: 0 } };
 }
 
 /** A file that could not be read for one cgroup. */
@@ -233,6 +265,11 @@ export async function readCgroupV2(
     isRoot ? Promise.resolve(undefined) : r.num(join(dir, 'pids.current'), 'pids.current'),
   ]);
   const exists = r.missingDirs < r.reads;
+  const pressure = await Promise.all(
+    ['cpu.pressure', 'memory.pressure', 'io.pressure'].map((f) => r.optionalText(join(dir, f))),
+  );
+  const psi = (t: string | undefined): PSIStats | undefined =>
+    t === undefined ? undefined : parsePressure(t);
   const [cpuMax, cpuWeight, memMax, memLow, memPeak, swapCurrent, swapMax, pidsMax] = isRoot
     ? []
     : await Promise.all([
@@ -309,6 +346,9 @@ export async function readCgroupV2(
     oomKills: events?.get('oom_kill'),
     pids: finite(pidsCurrent),
     pidsMax: pm === undefined ? undefined : pm === 'max' ? 0 : finite(Number(pm)),
+    cpuPressure: psi(pressure[0]),
+    memoryPressure: psi(pressure[1]),
+    ioPressure: psi(pressure[2]),
   };
   return { sample: dropUndefined<CgroupSample>(sample), problems: r.problems, exists };
 }

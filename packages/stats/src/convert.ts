@@ -6,7 +6,15 @@
  *
  * @module
  */
-import type { CpuUsage, FilesystemUsage, MemoryUsage, NetworkUsage, SwapUsage } from '@nodeagent/cri';
+import type {
+  CpuUsage,
+  FilesystemUsage,
+  IoUsage,
+  MemoryUsage,
+  NetworkUsage,
+  PsiStats,
+  SwapUsage,
+} from '@nodeagent/cri';
 import type { FsCapacity } from './filesystem.js';
 import type { CgroupInfo } from './housekeeping.js';
 import type { NetDevCounters } from './procfs.js';
@@ -14,8 +22,10 @@ import type {
   CPUStats,
   FsStats,
   InterfaceStats,
+  IOStats,
   MemoryStats,
   NetworkStats,
+  PSIStats,
   StatsTime,
   SwapStats,
 } from './summary-types.js';
@@ -47,7 +57,32 @@ export function cpuFromCgroup(info: CgroupInfo): CPUStats | undefined {
     time: statsTime(info.latest.timeMs),
     usageNanoCores: info.usageNanoCores,
     usageCoreNanoSeconds: info.latest.cpuUsageNs,
+    psi: info.latest.cpuPressure,
   });
+}
+
+/** I/O pressure of a cgroup. */
+export function ioFromCgroup(info: CgroupInfo): IOStats | undefined {
+  const psi = info.latest.ioPressure;
+  return psi === undefined ? undefined : { time: statsTime(info.latest.timeMs), psi };
+}
+
+/** CRI's `PsiStats` (capitalised fields, µs totals) as the Summary's. */
+export function psiFromCri(psi: PsiStats | undefined): PSIStats | undefined {
+  if (psi?.Some === undefined) return undefined;
+  const data = (d: PsiStats['Some']) => ({
+    total: Number(d?.Total ?? 0n),
+    avg10: d?.Avg10 ?? 0,
+    avg60: d?.Avg60 ?? 0,
+    avg300: d?.Avg300 ?? 0,
+  });
+  return { some: data(psi.Some), full: data(psi.Full) };
+}
+
+/** I/O pressure from CRI. */
+export function ioFromCri(io: IoUsage | undefined): IOStats | undefined {
+  const psi = psiFromCri(io?.psi);
+  return io === undefined || psi === undefined ? undefined : { time: statsTime(nsToMs(io.timestamp)), psi };
 }
 
 /** Memory of a cgroup; `limitBytes` overrides the cgroup's limit (the node's capacity for `/`). */
@@ -64,6 +99,7 @@ export function memoryFromCgroup(info: CgroupInfo, limitBytes?: number): MemoryS
     rssBytes: s.rssBytes,
     pageFaults: s.pgfault,
     majorPageFaults: s.pgmajfault,
+    psi: s.memoryPressure,
   });
 }
 
@@ -89,6 +125,7 @@ export function cpuFromCri(cpu: CpuUsage | undefined, nanoCores?: number): CPUSt
     time: statsTime(nsToMs(cpu.timestamp)),
     usageNanoCores: u64(cpu.usageNanoCores) ?? nanoCores,
     usageCoreNanoSeconds: u64(cpu.usageCoreNanoSeconds),
+    psi: psiFromCri(cpu.psi),
   });
 }
 
@@ -103,6 +140,7 @@ export function memoryFromCri(memory: MemoryUsage | undefined): MemoryStats | un
     rssBytes: u64(memory.rssBytes),
     pageFaults: u64(memory.pageFaults),
     majorPageFaults: u64(memory.majorPageFaults),
+    psi: psiFromCri(memory.psi),
   });
 }
 

@@ -24,6 +24,7 @@ export {
   type CgroupReadResult,
   type CgroupSample,
   type CgroupVersion,
+  parsePressure,
   readCgroupV1,
   readCgroupV2,
 } from './cgroup-reader.js';

@@ -10,6 +10,7 @@
 import type { CgroupSample } from './cgroup-reader.js';
 import { type PromFamily, type PromSample, renderFamilies } from './prom-text.js';
 import type { CadvisorContainer, CadvisorSnapshot } from './stats-provider.js';
+import type { PSIStats } from './summary-types.js';
 
 type Kind = 'counter' | 'gauge';
 
@@ -49,6 +50,28 @@ const net = (key: NetKey) => (_s: CgroupSample, c: CadvisorContainer) =>
 type FsKey = 'inodesFree' | 'inodes' | 'limitBytes' | 'usageBytes';
 const fs = (key: FsKey) => (_s: CgroupSample, c: CadvisorContainer) =>
   c.filesystems.map((f) => ({ extra: [['device', f.device]] as const, value: f[key] }));
+
+/** cAdvisor's PressureMetrics (`some` = waiting, `full` = stalled; totals µs → s). */
+function pressure(
+  resource: string,
+  label: string,
+  get: (s: CgroupSample) => PSIStats | undefined,
+): StatMetric[] {
+  return [
+    {
+      name: `container_pressure_${resource}_stalled_seconds_total`,
+      help: `Total time duration no tasks in the container could make progress due to ${label} congestion.`,
+      type: 'counter',
+      rows: (s) => one(get(s) === undefined ? undefined : (get(s)?.full.total ?? 0) / 1e6),
+    },
+    {
+      name: `container_pressure_${resource}_waiting_seconds_total`,
+      help: `Total time duration tasks in the container have waited due to ${label} congestion.`,
+      type: 'counter',
+      rows: (s) => one(get(s) === undefined ? undefined : (get(s)?.some.total ?? 0) / 1e6),
+    },
+  ];
+}
 
 /** The per-sample metrics, in cAdvisor's order. */
 const STAT_METRICS: readonly StatMetric[] = [
@@ -277,6 +300,9 @@ const STAT_METRICS: readonly StatMetric[] = [
     type: 'gauge',
     rows: (s) => (s.pids === undefined ? undefined : one(s.pidsMax ?? 0)),
   },
+  ...pressure('cpu', 'CPU', (s) => s.cpuPressure),
+  ...pressure('memory', 'memory', (s) => s.memoryPressure),
+  ...pressure('io', 'IO', (s) => s.ioPressure),
   {
     name: 'container_oom_events_total',
     help: 'Count of out of memory events observed for the container',

@@ -29,6 +29,8 @@ import {
   cpuFromCri,
   fsFromCri,
   fsStats,
+  ioFromCgroup,
+  ioFromCri,
   memoryFromCgroup,
   memoryFromCri,
   networkFromCri,
@@ -432,6 +434,8 @@ class Provider implements StatsProvider {
     if (system.length > 0) node.systemContainers = system;
     if (cpuAndMemoryOnly) return node;
     if (root?.network !== undefined) node.network = networkFromNetDev(root.latest.timeMs, root.network);
+    const io = root === undefined ? undefined : ioFromCgroup(root);
+    if (io !== undefined) node.io = io;
     if (facts.nodefs !== undefined) node.fs = fsStats(timeMs, facts.nodefs, facts.nodefs);
     if (imageFs !== undefined || containerFs !== undefined) {
       node.runtime = {
@@ -550,6 +554,8 @@ class Provider implements StatsProvider {
       const network = networkFromCri(linux?.network);
       if (network !== undefined) pod.network = network;
     }
+    const io = (info && ioFromCgroup(info)) ?? ioFromCri(linux?.io);
+    if (io !== undefined) pod.io = io;
     if (info?.latest.pids !== undefined) pod.process_stats = { process_count: info.latest.pids };
     else if (linux?.process?.processCount !== undefined) {
       pod.process_stats = { process_count: Number(linux.process.processCount.value) };
@@ -580,6 +586,8 @@ class Provider implements StatsProvider {
     if (memory !== undefined) out.memory = memory;
     if (swap !== undefined) out.swap = swap;
     if (opts.cpuAndMemoryOnly) return out;
+    const io = (info && ioFromCgroup(info)) ?? ioFromCri(crs?.io);
+    if (io !== undefined) out.io = io;
     const rootfs = fsFromCri(crs?.writableLayer, containerFsCapacity);
     if (rootfs !== undefined) out.rootfs = rootfs;
     if (!this.o.embedded) {

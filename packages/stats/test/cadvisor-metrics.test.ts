@@ -23,7 +23,14 @@ describe('renderCadvisorMetrics', () => {
     const cid = containerIds[0] as string;
     const pod = `/kubepods/besteffort/pod${uid}`;
     await node.cgroup('/', { cpuUsageNs: 100e9, memoryUsage: 0, inactiveFile: 0, anon: 0 });
-    await node.cgroup(pod, { cpuUsageNs: 3e9, memoryUsage: 10 * MiB, inactiveFile: 0, anon: 1, procs: [77] });
+    await node.cgroup(pod, {
+      cpuUsageNs: 3e9,
+      memoryUsage: 10 * MiB,
+      inactiveFile: 0,
+      anon: 1,
+      procs: [77],
+      pressureTotalUs: 3_000_000,
+    });
     await node.cgroup(`${pod}/${cid}`, {
       cpuUsageNs: 2.5e9,
       userNs: 2e9,
@@ -89,6 +96,13 @@ describe('renderCadvisorMetrics', () => {
     expect(text).toContain(
       `container_network_transmit_bytes_total{${L(pb, { interface: 'eth0' })}} 42 ${ts}\n`,
     );
+    // PSI totals (µs) in seconds: some = waiting, full = stalled.
+    expect(text).toContain(`container_pressure_cpu_waiting_seconds_total{${L(pb)}} 3 ${ts}\n`);
+    expect(text).toContain(`container_pressure_io_stalled_seconds_total{${L(pb)}} 1.5 ${ts}\n`);
+    expect(text).toContain(
+      '# HELP container_pressure_memory_stalled_seconds_total Total time duration no tasks in the container could make progress due to memory congestion.\n',
+    );
+    expect(text).not.toContain(`container_pressure_cpu_waiting_seconds_total{${c}}`);
     // The root: nodefs on its device, the host's interfaces.
     const rb = { container: '', id: '/', image: '', name: '', namespace: '', pod: '' };
     expect(text).toContain(`container_fs_limit_bytes{${L(rb, { device: '/dev/sda1' })}} 409600 ${ts}\n`);

@@ -1,7 +1,14 @@
 import { noopLogger } from '@nodeagent/core';
 import { FakeClock } from '@nodeagent/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CgroupTree, detectCgroupVersion, Housekeeping, ProcFs, StatsErrorRecorder } from '../src/index.js';
+import {
+  CgroupTree,
+  detectCgroupVersion,
+  Housekeeping,
+  ProcFs,
+  parsePressure,
+  StatsErrorRecorder,
+} from '../src/index.js';
 import { FakeNode, MEM_FREE, MEM_TOTAL, type Version } from './support/fake-node.js';
 
 const UID = '0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';
@@ -97,6 +104,45 @@ describe.each<Version>(['v1', 'v2'])('cgroup %s', (version) => {
     const systemd = await new CgroupTree(node.cgroupRoot, version).discover(['kubepods.slice', 'kubepods']);
     expect(systemd.podsRoot).toBe('/kubepods.slice');
     expect([...(systemd.pods.get(uid2)?.containers.keys() ?? [])]).toEqual(['d'.repeat(64)]);
+  });
+});
+
+describe('pressure (PSI, cgroup v2)', () => {
+  it('parses some/full lines; an old cpu.pressure without full gives zeros', () => {
+    expect(
+      parsePressure(
+        'some avg10=1.50 avg60=0.75 avg300=0.25 total=123456\nfull avg10=0.50 avg60=0.25 avg300=0.10 total=654\n',
+      ),
+    ).toEqual({
+      some: { avg10: 1.5, avg60: 0.75, avg300: 0.25, total: 123456 },
+      full: { avg10: 0.5, avg60: 0.25, avg300: 0.1, total: 654 },
+    });
+    expect(parsePressure('some avg10=0.00 avg60=0.00 avg300=0.00 total=9\n')?.full).toEqual({
+      avg10: 0,
+      avg60: 0,
+      avg300: 0,
+      total: 0,
+    });
+    expect(parsePressure('')).toBeUndefined();
+  });
+
+  it('is read with the cgroup, and is absent (not an error) on kernels without PSI', async () => {
+    node = await FakeNode.create('v2');
+    await node.cgroup(POD, {
+      cpuUsageNs: 1,
+      memoryUsage: 1,
+      inactiveFile: 0,
+      anon: 1,
+      pressureTotalUs: 2_000_000,
+    });
+    await node.cgroup(`${POD}/${CID}`, { cpuUsageNs: 1, memoryUsage: 1, inactiveFile: 0, anon: 1 });
+    const tree = new CgroupTree(node.cgroupRoot, 'v2');
+    const withPsi = await tree.read(POD, 0);
+    expect(withPsi.sample.cpuPressure?.some.total).toBe(2_000_000);
+    expect(withPsi.sample.ioPressure?.full.total).toBe(1_000_000);
+    const without = await tree.read(`${POD}/${CID}`, 0);
+    expect(without.sample.memoryPressure).toBeUndefined();
+    expect(without.problems).toEqual([]);
   });
 });
 

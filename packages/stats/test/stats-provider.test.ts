@@ -98,6 +98,7 @@ describe.each(['v1', 'v2'] as const)('cgroup %s with the fake runtime', (version
       inactiveFile: 10 * MiB,
       anon: 150 * MiB,
       pids: 3,
+      ...(version === 'v2' ? { pressureTotalUs: 500 } : {}),
     });
     await node.cgroup(`${pod}/${sandboxId}`, {
       cpuUsageNs: 1e9,
@@ -168,6 +169,14 @@ describe.each(['v1', 'v2'] as const)('cgroup %s with the fake runtime', (version
     expect(p?.cpu?.usageCoreNanoSeconds).toBe(11e9);
     expect(p?.memory?.workingSetBytes).toBe(200 * MiB);
     expect(p?.process_stats).toEqual({ process_count: 3 });
+    if (version === 'v2') {
+      expect(p?.cpu?.psi?.some).toEqual({ total: 500, avg10: 1.5, avg60: 0.75, avg300: 0.25 });
+      expect(p?.memory?.psi?.full.total).toBe(250);
+      expect(p?.io).toEqual({ time: '2023-11-14T22:13:30Z', psi: p?.cpu?.psi });
+    } else {
+      expect(p?.cpu?.psi).toBeUndefined();
+      expect(p?.io).toBeUndefined();
+    }
     expect(p?.network).toMatchObject({
       name: 'eth0',
       rxBytes: 12345,

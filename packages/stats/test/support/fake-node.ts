@@ -22,6 +22,8 @@ export interface FakeCgroup {
   memoryLimit?: number;
   cpuQuotaUs?: number;
   procs?: number[];
+  /** v2 only: writes `cpu.pressure`, `memory.pressure`, `io.pressure` with this `some` total (µs); full = half. */
+  pressureTotalUs?: number;
 }
 
 export const MEM_TOTAL = 8 * 1024 * 1024 * 1024;
@@ -95,6 +97,11 @@ export class FakeNode {
         ],
         ['', 'cgroup.procs', (c.procs ?? []).map((p) => `${p}\n`).join('')],
       );
+      if (c.pressureTotalUs !== undefined) {
+        const t = c.pressureTotalUs;
+        const text = `some avg10=1.50 avg60=0.75 avg300=0.25 total=${t}\nfull avg10=0.50 avg60=0.25 avg300=0.10 total=${t / 2}\n`;
+        files.push(['', 'cpu.pressure', text], ['', 'memory.pressure', text], ['', 'io.pressure', text]);
+      }
       if (!isRoot) {
         files.push(
           ['', 'memory.current', `${c.memoryUsage}\n`],
