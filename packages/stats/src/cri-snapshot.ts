@@ -33,7 +33,9 @@ export interface CriSnapshot {
   readonly imageFilesystems: readonly FilesystemUsage[];
   /** `ImageFsInfo` container filesystems (empty when shared with the image filesystem). */
   readonly containerFilesystems: readonly FilesystemUsage[];
-  /** False when the sandbox or container list failed (the pods are then missing). */
+  /** The first failure of `ListPodSandbox` or `ListContainers` (the pods are then missing). */
+  readonly listError?: { readonly rpc: string; readonly error: unknown };
+  /** False when the sandbox or container list failed. */
   readonly complete: boolean;
 }
 
@@ -85,10 +87,12 @@ export async function readCriSnapshot(
   timeoutMs: number,
 ): Promise<CriSnapshot> {
   const options = { timeoutMs };
+  let listError: { rpc: string; error: unknown } | undefined;
   const failed =
     <T>(rpc: string, fallback: T) =>
     (err: unknown): T => {
       errors.record('cri', rpc, err instanceof Error ? err.message : String(err));
+      if (rpc === 'ListPodSandbox' || rpc === 'ListContainers') listError ??= { rpc, error: err };
       return fallback;
     };
   const [sandboxList, containerList, containerStats, sandboxStats, imageFs] = await Promise.all([
@@ -116,6 +120,7 @@ export async function readCriSnapshot(
     sandboxStats: sandboxStatsById,
     imageFilesystems: imageFs?.imageFilesystems ?? [],
     containerFilesystems: imageFs?.containerFilesystems ?? [],
-    complete: sandboxList !== undefined && containerList !== undefined,
+    complete: listError === undefined,
+    ...(listError === undefined ? {} : { listError }),
   };
 }

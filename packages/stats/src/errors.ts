@@ -22,6 +22,24 @@ export class StatsOptionsError extends Error {
   }
 }
 
+/**
+ * The runtime could not list its sandboxes or containers, so no Summary can be built (upstream:
+ * `failed to list pod stats`); the kubelet server answers 500 and `/metrics/resource` writes
+ * `resource_scrape_error 1`.
+ */
+export class StatsUnavailableError extends Error {
+  override readonly name = 'StatsUnavailableError';
+  /** @param rpc the CRI call that failed. @param cause its error. */
+  constructor(
+    readonly rpc: string,
+    cause: unknown,
+  ) {
+    super(`failed to list pod stats: ${rpc}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+  }
+}
+
 /** Counts read failures and logs each at debug level. */
 export class StatsErrorRecorder {
   private readonly counts = new Map<StatsErrorSource, number>();

@@ -29,7 +29,12 @@ export {
   readCgroupV2,
 } from './cgroup-reader.js';
 export { type CgroupLayout, CgroupTree, detectCgroupVersion, type PodCgroups } from './cgroup-tree.js';
-export { StatsErrorRecorder, type StatsErrorSource, StatsOptionsError } from './errors.js';
+export {
+  StatsErrorRecorder,
+  type StatsErrorSource,
+  StatsOptionsError,
+  StatsUnavailableError,
+} from './errors.js';
 export {
   capacityOf,
   type DiskUsage,

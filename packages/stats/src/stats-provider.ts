@@ -42,7 +42,12 @@ import {
   swapFromCri,
 } from './convert.js';
 import { type CriSnapshot, readCriSnapshot } from './cri-snapshot.js';
-import { StatsErrorRecorder, type StatsErrorSource, StatsOptionsError } from './errors.js';
+import {
+  StatsErrorRecorder,
+  type StatsErrorSource,
+  StatsOptionsError,
+  StatsUnavailableError,
+} from './errors.js';
 import {
   capacityOf,
   defaultStatfs,
@@ -121,9 +126,15 @@ export interface StatsProvider extends SummaryProvider {
   stop(): Promise<void>;
   /** Runs one housekeeping pass now (tests, benchmarks). */
   housekeep(): Promise<void>;
-  /** The full Summary; `updateStats` refreshes the CRI CPU-rate cache (`/stats/summary`). */
+  /**
+   * The full Summary; `updateStats` refreshes the CRI CPU-rate cache (`/stats/summary`).
+   * @throws {@link StatsUnavailableError} when the runtime cannot list sandboxes or containers.
+   */
   get(updateStats: boolean): Promise<Summary>;
-  /** CPU and memory only (`/stats/summary?only_cpu_and_memory=true`, `/metrics/resource`). */
+  /**
+   * CPU and memory only (`/stats/summary?only_cpu_and_memory=true`, `/metrics/resource`).
+   * @throws {@link StatsUnavailableError} as {@link StatsProvider.get}.
+   */
   getCpuAndMemory(): Promise<Summary>;
   /** What `/metrics/cadvisor` renders. */
   cadvisorSnapshot(): Promise<CadvisorSnapshot>;
@@ -364,6 +375,7 @@ class Provider implements StatsProvider {
       readCriSnapshot(this.o.cri, this.errors, this.o.criTimeoutMs ?? 10_000),
       this.nodeFacts(),
     ]);
+    if (cri.listError !== undefined) throw new StatsUnavailableError(cri.listError.rpc, cri.listError.error);
     const imageFs = cpuAndMemoryOnly ? {} : await this.imageFs(cri.imageFilesystems);
     const containerFs =
       cpuAndMemoryOnly || cri.containerFilesystems.length === 0

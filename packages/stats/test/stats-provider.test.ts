@@ -1,7 +1,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createStatsProvider, type StatfsResult } from '../src/index.js';
+import {
+  createStatsProvider,
+  renderResourceMetrics,
+  type StatfsResult,
+  StatsUnavailableError,
+} from '../src/index.js';
 import { type FakeCri, runPod, startFakeCri, uidOf } from './support/fake-cri.js';
 import { FakeNode, MEM_FREE, MEM_TOTAL } from './support/fake-node.js';
 
@@ -71,6 +76,21 @@ describe('embedded mode (fake runtime, no cgroups)', () => {
       podLister: { listPods: () => [{ uid: uidOf(4), name: 'b', namespace: 'default' }] },
     });
     expect((await stats.get(false)).pods.map((p) => p.podRef.name)).toEqual(['b']);
+  });
+
+  it('a failed ListContainerStats falls back, a failed ListPodSandbox fails the summary as upstream', async () => {
+    await runPod(h, 'web', uidOf(6), ['app']);
+    const stats = createStatsProvider({ nodeName: 'n', cri: h.cri, embedded: true, clock: h.clock });
+    h.fake.injectError('ListContainerStats', { code: 14, message: 'runtime busy' });
+    const partial = await stats.get(false);
+    expect(partial.pods[0]?.containers[0]?.name).toBe('app');
+    expect(partial.pods[0]?.containers[0]?.memory).toBeUndefined();
+    expect(stats.errorCounts().cri).toBe(1);
+    h.fake.injectError('ListPodSandbox', { code: 14, message: 'runtime down' });
+    const err = await stats.get(false).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StatsUnavailableError);
+    expect((err as Error).message).toMatch(/^failed to list pod stats: ListPodSandbox: .*runtime down/);
+    expect(renderResourceMetrics(undefined)).toContain('resource_scrape_error 1');
   });
 
   it('rejects an empty node name', () => {
