@@ -444,6 +444,13 @@ class Provider implements StatsProvider {
       system.push(c);
     }
     if (system.length > 0) node.systemContainers = system;
+    if (facts.swapTotal !== undefined && facts.swapFree !== undefined) {
+      node.swap = {
+        time: statsTime(timeMs),
+        swapAvailableBytes: facts.swapFree,
+        swapUsageBytes: facts.swapTotal - facts.swapFree,
+      };
+    }
     if (cpuAndMemoryOnly) return node;
     if (root?.network !== undefined) node.network = networkFromNetDev(root.latest.timeMs, root.network);
     const io = root === undefined ? undefined : ioFromCgroup(root);
@@ -460,13 +467,6 @@ class Provider implements StatsProvider {
         time: statsTime(timeMs),
         ...(facts.pidMax === undefined ? {} : { maxpid: facts.pidMax }),
         ...(facts.procs === undefined ? {} : { curproc: facts.procs }),
-      };
-    }
-    if (facts.swapTotal !== undefined && facts.swapFree !== undefined) {
-      node.swap = {
-        time: statsTime(timeMs),
-        swapAvailableBytes: facts.swapFree,
-        swapUsageBytes: facts.swapTotal - facts.swapFree,
       };
     }
     return node;

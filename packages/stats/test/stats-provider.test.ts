@@ -60,6 +60,10 @@ describe('embedded mode (fake runtime, no cgroups)', () => {
     const s = await stats.getCpuAndMemory();
     expect(s.node.runtime).toBeUndefined();
     expect(s.node.fs).toBeUndefined();
+    // Node CPU, memory and swap from this machine's /proc (the resource metrics need them).
+    expect(s.node.memory?.availableBytes).toBeGreaterThan(0);
+    expect(s.node.cpu?.usageCoreNanoSeconds).toBeGreaterThan(0);
+    expect(s.node.swap?.swapUsageBytes).toBeGreaterThanOrEqual(0);
     expect(s.pods[0]?.containers[0]?.rootfs).toBeUndefined();
     expect(s.pods[0]?.['ephemeral-storage']).toBeUndefined();
     expect(s.pods[0]?.containers[0]?.memory?.workingSetBytes).toBe(64 * MiB);
