@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import * as promClient from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createStatsProvider,
@@ -250,5 +251,26 @@ describe.each(['v1', 'v2'] as const)('cgroup %s with the fake runtime', (version
     expect(c?.memory?.workingSetBytes).toBe(64 * MiB);
     expect(c?.cpu?.usageCoreNanoSeconds).toBe(5e9);
     expect(stats.errorCounts().du).toBeGreaterThan(0);
+  });
+
+  it('counts read failures on nodeagent_stats_errors_total{source}', async () => {
+    node = await FakeNode.create(version);
+    await runPod(h, 'web', uidOf(11), ['app']);
+    const registry = new promClient.Registry();
+    const stats = createStatsProvider({
+      nodeName: 'n',
+      cri: h.cri,
+      clock: h.clock,
+      cgroupRoot: node.cgroupRoot,
+      procRoot: node.procRoot,
+      statfs: async (path) => {
+        throw new Error(`statfs ${path}: ENOENT`);
+      },
+      metrics: { registry, promClient },
+    });
+    await stats.get(true);
+    const text = await registry.metrics();
+    expect(text).toMatch(/nodeagent_stats_errors_total\{source="statfs"\} [1-9]/);
+    expect(text).toMatch(/nodeagent_stats_errors_total\{source="du"\} 1/);
   });
 });
