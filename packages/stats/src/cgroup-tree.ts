@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type CgroupReadResult, type CgroupVersion, readCgroupV1, readCgroupV2 } from './cgroup-reader.js';
 
@@ -78,7 +79,7 @@ export class CgroupTree {
   /** Names of the child cgroups of `cgroup`; empty when it does not exist. */
   async children(cgroup: string): Promise<string[]> {
     try {
-      const entries = await readdir(this.dirOf(cgroup), { withFileTypes: true });
+      const entries = readdirSync(this.dirOf(cgroup), { withFileTypes: true });
       return entries.filter((e) => e.isDirectory()).map((e) => e.name);
     } catch {
       return [];
@@ -88,7 +89,7 @@ export class CgroupTree {
   /** The first PID in `cgroup` or any descendant (v2 interior cgroups hold none); undefined when empty. */
   async firstPid(cgroup: string, depth = 2): Promise<number | undefined> {
     try {
-      const text = await readFile(join(this.dirOf(cgroup), 'cgroup.procs'), 'utf8');
+      const text = readFileSync(join(this.dirOf(cgroup), 'cgroup.procs'), 'utf8');
       const first = text.split('\n', 1)[0];
       if (first) return Number(first);
     } catch {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** One interface's counters from `net/dev`. */
@@ -128,9 +128,10 @@ export class ProcFs {
     return text === undefined ? undefined : Number(text.split(/\s+/)[0]);
   }
 
+  /** Synchronous, as cgroupfs reads: procfs files never wait on a disk. */
   private async read(rel: string): Promise<string | undefined> {
     try {
-      return await readFile(join(this.root, rel), 'utf8');
+      return readFileSync(join(this.root, rel), 'utf8');
     } catch {
       return undefined;
     }

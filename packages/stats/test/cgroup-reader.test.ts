@@ -173,6 +173,10 @@ describe('housekeeping', () => {
     expect(second?.timeMs).toBe(1_700_000_010_000);
     // 5 s of CPU in 10 s: half a core.
     expect(second?.cgroups.get(path)?.usageNanoCores).toBe(500_000_000);
+    // An on-demand pass at the same instant keeps the earlier sample and the rate.
+    await hk.housekeep();
+    await hk.housekeep();
+    expect(hk.latest()?.cgroups.get(path)?.usageNanoCores).toBe(500_000_000);
     hk.stop();
   });
 
