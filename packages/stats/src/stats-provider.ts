@@ -251,16 +251,17 @@ class Provider implements StatsProvider {
     }
   }
 
-  private async nodeFacts(): Promise<NodeFacts> {
-    const embedded = this.o.embedded === true;
+  /** `/proc` facts, plus statfs of nodefs and mountinfo unless `cpuAndMemoryOnly`. */
+  private async nodeFacts(cpuAndMemoryOnly = false): Promise<NodeFacts> {
+    const skipFs = this.o.embedded === true || cpuAndMemoryOnly;
     const [mi, uptime, pidMax, procs, cpuNs, nodefs, mounts] = await Promise.all([
       this.proc.meminfo(),
       this.proc.uptimeSeconds(),
       this.proc.pidMax(),
       this.proc.processCount(),
       this.proc.cpuNs(),
-      embedded ? undefined : this.statfsCapacity(this.o.rootDirectory ?? '/var/lib/kubelet'),
-      embedded ? [] : readMounts(this.o.procRoot ?? '/proc'),
+      skipFs ? undefined : this.statfsCapacity(this.o.rootDirectory ?? '/var/lib/kubelet'),
+      skipFs ? [] : readMounts(this.o.procRoot ?? '/proc'),
     ]);
     if (mi === undefined) this.errors.record('proc', 'meminfo', 'unreadable');
     const facts: NodeFacts = { mounts, timeMs: this.clock.now() };
@@ -373,7 +374,7 @@ class Provider implements StatsProvider {
     const [cache, cri, facts] = await Promise.all([
       this.cache(),
       readCriSnapshot(this.o.cri, this.errors, this.o.criTimeoutMs ?? 10_000),
-      this.nodeFacts(),
+      this.nodeFacts(cpuAndMemoryOnly),
     ]);
     if (cri.listError !== undefined) throw new StatsUnavailableError(cri.listError.rpc, cri.listError.error);
     const imageFs = cpuAndMemoryOnly ? {} : await this.imageFs(cri.imageFilesystems);
