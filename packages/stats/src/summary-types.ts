@@ -43,6 +43,8 @@ export interface NodeStats {
   runtime?: RuntimeStats;
   rlimit?: RlimitStats;
   swap?: SwapStats;
+  /** I/O pressure of the node (KEP-4205). */
+  io?: IOStats;
 }
 
 /** OS process limits. */
@@ -80,6 +82,8 @@ export interface PodStats {
   'ephemeral-storage'?: FsStats;
   process_stats?: ProcessStats;
   swap?: SwapStats;
+  /** I/O pressure of the pod cgroup (KEP-4205). */
+  io?: IOStats;
 }
 
 /** Container-level statistics. */
@@ -95,6 +99,8 @@ export interface ContainerStats {
   logs?: FsStats;
   userDefinedMetrics?: UserDefinedMetric[];
   swap?: SwapStats;
+  /** I/O pressure of the container (KEP-4205). */
+  io?: IOStats;
 }
 
 /** Identifies a pod. */
@@ -126,6 +132,8 @@ export interface CPUStats {
   usageNanoCores?: number;
   /** Cumulative usage since the object was created. */
   usageCoreNanoSeconds?: number;
+  /** CPU pressure (cgroup v2 `cpu.pressure`, KEP-4205). */
+  psi?: PSIStats;
 }
 
 /** Memory usage. */
@@ -139,6 +147,35 @@ export interface MemoryStats {
   rssBytes?: number;
   pageFaults?: number;
   majorPageFaults?: number;
+  /** Memory pressure (cgroup v2 `memory.pressure`, KEP-4205). */
+  psi?: PSIStats;
+}
+
+/** Pressure stall information of one resource: `some` and `full` lines of a `*.pressure` file. */
+export interface PSIStats {
+  /** Time at least one task stalled. */
+  some: PSIData;
+  /** Time all non-idle tasks stalled at once. */
+  full: PSIData;
+}
+
+/** One line of a `*.pressure` file. */
+export interface PSIData {
+  /** Cumulative stall time, µs. */
+  total: number;
+  /** Share of time stalled over 10 s, percent. */
+  avg10: number;
+  /** Share of time stalled over 60 s, percent. */
+  avg60: number;
+  /** Share of time stalled over 300 s, percent. */
+  avg300: number;
+}
+
+/** I/O statistics (pressure only). */
+export interface IOStats {
+  time: StatsTime;
+  /** I/O pressure (cgroup v2 `io.pressure`). */
+  psi?: PSIStats;
 }
 
 /** Swap usage. */
