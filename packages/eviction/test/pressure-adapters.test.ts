@@ -34,12 +34,13 @@ it('is a NodePressureProvider and a NodePressureSource', async () => {
     provider.isUnderDiskPressure(),
     provider.isUnderPIDPressure(),
   ]).toEqual([true, false, true]);
+  // conditions come in the order of the thresholds that raised them
   const handler = new NodePressureAdmitHandler(source);
   expect(
     handler.admit({ pod: { metadata: { name: 'p', uid: 'u' }, spec: { containers: [] } }, otherPods: [] }),
   ).toEqual({
     admit: false,
     reason: 'Evicted',
-    message: 'The node had condition: [MemoryPressure PIDPressure]. ',
+    message: 'The node had condition: [PIDPressure MemoryPressure]. ',
   });
 });
