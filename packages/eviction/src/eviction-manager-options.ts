@@ -34,7 +34,7 @@ export interface PodKiller {
 
 /** The container garbage collector as the eviction manager calls it. */
 export interface ContainerGarbageCollector {
-  /** Removes every evictable container and sandbox regardless of the GC policy's limits. */
+  /** A container GC pass that also removes the containers and sandboxes of terminated pods (upstream `DeleteAllUnusedContainers`). */
   deleteAllUnusedContainers(): Promise<void>;
 }
 
