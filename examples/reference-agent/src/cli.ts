@@ -84,6 +84,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         kubeReserved: flags.kubeReserved,
         systemReserved: flags.systemReserved,
         maxPods: flags.maxPods,
+        eviction: flags.eviction,
         ...(flags.nodeStatusUpdateFrequencyMs === undefined
           ? {}
           : { nodeStatusUpdateMs: flags.nodeStatusUpdateFrequencyMs }),

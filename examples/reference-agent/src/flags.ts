@@ -10,6 +10,12 @@ import { SysctlAllowlist } from '@nodeagent/admission';
 import { type LogLevel, parseGoDuration, parseIP } from '@nodeagent/core';
 import { parseNodeLabels, parseReservation, parseTaints, type ResourceList } from '@nodeagent/status';
 import { EMBEDDED_BUSYBOX_IMAGE } from './embedded-runtime.js';
+import {
+  EVICTION_FLAG_OPTIONS,
+  EVICTION_USAGE,
+  type EvictionSettings,
+  parseEvictionFlags,
+} from './eviction-wiring.js';
 
 /** A bad command line; the bin prints it with the usage and exits with 2. */
 export class FlagError extends Error {
@@ -52,6 +58,8 @@ export interface AgentFlags {
   readonly kubeReserved: ResourceList | undefined;
   /** `--system-reserved cpu=100m,memory=256Mi,...`. */
   readonly systemReserved: ResourceList | undefined;
+  /** `--eviction-*`, `--image-gc-*`, `--minimum-*-ttl-duration`, `--maximum-dead-containers*` (eviction-wiring.ts). */
+  readonly eviction: EvictionSettings;
   /** `--max-pods`. */
   readonly maxPods: number | undefined;
   /** `--node-status-update-frequency` (Go duration), ms. */
@@ -104,7 +112,7 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --manifest-url URL             static pods from this URL (a Pod or PodList), polled every 20 s
   --manifest-url-header 'K:V'    header of the manifest URL requests (repeatable)
   --allowed-unsafe-sysctls LIST  comma-separated sysctls or prefix* patterns pods may set besides the safe ones
-  -h, --help                     this text
+${EVICTION_USAGE}  -h, --help                     this text
   --version                      print the agent's version and exit
 `;
 
@@ -152,6 +160,7 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
         'system-reserved': { type: 'string' },
         'max-pods': { type: 'string' },
         'node-status-update-frequency': { type: 'string' },
+        ...EVICTION_FLAG_OPTIONS,
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -204,8 +213,15 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   if (maxPods !== undefined && !Number.isInteger(maxPods)) {
     throw new FlagError(`--max-pods: expected an integer >= 1, got "${str('max-pods')}"`);
   }
+  let eviction: EvictionSettings;
+  try {
+    eviction = parseEvictionFlags(values);
+  } catch (err) {
+    throw new FlagError((err as Error).message);
+  }
   return {
     ...statusFlags(str),
+    eviction,
     maxPods,
     kubeconfig: str('kubeconfig'),
     runtimeEndpoint: endpoint,
