@@ -240,7 +240,8 @@ export function createEvictionParts(d: EvictionWiringDeps): EvictionParts {
           imageFsStats: {
             async imageFsStats() {
               const fs = (await summary.get(false)).node.runtime?.imageFs;
-              return { capacityBytes: fs?.capacityBytes ?? 0, availableBytes: fs?.availableBytes ?? 0 };
+              if (fs?.capacityBytes === undefined || fs.availableBytes === undefined) return undefined;
+              return { capacityBytes: fs.capacityBytes, availableBytes: fs.availableBytes };
             },
           },
         }),

@@ -43,8 +43,11 @@ export interface ImageFsStats {
 
 /** Where the image GC reads the image filesystem's size (upstream `StatsProvider.ImageFsStats`). */
 export interface ImageFsStatsProvider {
-  /** The image filesystem now. */
-  imageFsStats(): Promise<ImageFsStats>;
+  /**
+   * The image filesystem now; `undefined` when it cannot be measured from this host (the
+   * runtime's mountpoint is not here, e.g. a fake or remote runtime): the GC pass is skipped.
+   */
+  imageFsStats(): Promise<ImageFsStats | undefined>;
 }
 
 /** The runtime calls the image GC makes. */
@@ -65,8 +68,13 @@ export function criImageFsStats(image: Pick<CriClient['image'], 'imageFsInfo'>):
       const info = await image.imageFsInfo({});
       const mountpoint = info.imageFilesystems[0]?.fsId?.mountpoint ?? '';
       if (mountpoint === '') throw new Error('ImageFsInfo returned no image filesystem');
-      const s = await statfs(mountpoint);
-      return { capacityBytes: s.blocks * s.bsize, availableBytes: s.bavail * s.bsize };
+      try {
+        const s = await statfs(mountpoint);
+        return { capacityBytes: s.blocks * s.bsize, availableBytes: s.bavail * s.bsize };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw err;
+      }
     },
   };
 }
@@ -302,6 +310,13 @@ export class ImageGCManager {
     const freeMs = this.#clock.now();
     const images = await this.#imagesInEvictionOrder(freeMs);
     const fs = await this.#fs.imageFsStats();
+    if (fs === undefined) {
+      this.#log.debug(
+        {},
+        'Image filesystem not measurable from this host, skipping image garbage collection',
+      );
+      return;
+    }
     const capacity = Math.trunc(fs.capacityBytes);
     let available = Math.trunc(fs.availableBytes);
     if (available > capacity) available = capacity;

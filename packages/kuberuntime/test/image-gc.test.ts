@@ -5,7 +5,7 @@
 import { InvalidOptionsError } from '@nodeagent/core';
 import * as promClient from 'prom-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ImageGCManager, type ImageGCManagerOptions } from '../src/index.js';
+import { criImageFsStats, ImageGCManager, type ImageGCManagerOptions } from '../src/index.js';
 import { type Harness, startHarness } from './harness.js';
 
 const MB = 1_000_000;
@@ -160,5 +160,24 @@ describe('ImageGCManager.deleteUnusedImages and the loop', () => {
     await harness().clock.advance(1);
     await vi.waitFor(() => expect(failures).toEqual([false, true]));
     await m.stop();
+  });
+});
+
+describe('criImageFsStats', () => {
+  it('measures the mountpoint ImageFsInfo names; a mountpoint absent from this host skips the pass', async () => {
+    const at = (mountpoint: string) => ({
+      imageFsInfo: async () => ({
+        imageFilesystems: [{ timestamp: 0n, fsId: { mountpoint } }],
+        containerFilesystems: [],
+      }),
+    });
+    const root = await criImageFsStats(at('/') as never).imageFsStats();
+    expect(root?.capacityBytes).toBeGreaterThan(0);
+    expect(await criImageFsStats(at('/nonexistent/snapshotter') as never).imageFsStats()).toBeUndefined();
+    h = await startHarness({ images });
+    // the fake runtime reports a mountpoint that is not on this host: the pass does nothing
+    const m = new ImageGCManager({ cri: harness().cri, clock: harness().clock, minAgeMs: 0 });
+    await m.garbageCollect();
+    expect(imageNames()).toHaveLength(4);
   });
 });
