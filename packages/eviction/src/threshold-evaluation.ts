@@ -6,7 +6,7 @@
  * @module
  */
 import type { SignalObservations } from './observations.js';
-import { isMemorySignal, type PressureCondition, SIGNAL_TO_NODE_CONDITION, type Signal } from './signals.js';
+import { isMemorySignal, type PressureCondition, SIGNAL_TO_NODE_CONDITION } from './signals.js';
 import { sameThreshold, type Threshold, thresholdQuantity } from './thresholds.js';
 
 /**
@@ -125,9 +125,4 @@ export function thresholdsUpdatedStats(
 export function byEvictionPriority(thresholds: readonly Threshold[]): Threshold[] {
   const memory = thresholds.filter((t) => isMemorySignal(t.signal));
   return [...memory, ...thresholds.filter((t) => !isMemorySignal(t.signal))];
-}
-
-/** The signals among `thresholds`, deduplicated. */
-export function signalsOf(thresholds: readonly Threshold[]): Signal[] {
-  return [...new Set(thresholds.map((t) => t.signal))];
 }
