@@ -407,6 +407,18 @@ describe('disk and pid signals', () => {
     expect(m.isUnderDiskPressure()).toBe(true);
   });
 
+  it('containerfs.available: derived from the nodefs threshold, observed from the runtime containerFs', async () => {
+    const small = pod('small');
+    const big = pod('big');
+    pods = [small, big];
+    summary.pods = [podStats(small, { rootfs: 1 * Gi }), podStats(big, { rootfs: 2 * Gi, logs: 1 * Gi })];
+    summary.containerfs = { available: 1 * Gi, capacity: 100 * Gi, inodesFree: 1000, inodes: 1000 };
+    const m = manager({ evictionHard: { 'nodefs.available': '10%' } });
+    expect(await round(m)).toEqual(['big']);
+    expect(m.thresholds().map((t) => t.signal)).toEqual(['nodefs.available', 'containerfs.available']);
+    expect(m.isUnderDiskPressure()).toBe(true);
+  });
+
   it('pid.available: lower priority first, then more processes; PIDPressure', async () => {
     const calm = pod('calm');
     const forky = pod('forky');

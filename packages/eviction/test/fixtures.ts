@@ -20,6 +20,7 @@ export class FakeSummary implements SummaryProvider {
     inodes: 1_000_000,
   };
   imagefs: { available: number; capacity: number; inodesFree: number; inodes: number } | undefined;
+  containerfs: { available: number; capacity: number; inodesFree: number; inodes: number } | undefined;
   pid: { maxpid: number; curproc: number } | undefined = { maxpid: 32_768, curproc: 300 };
   pods: PodStats[] = [];
   calls = 0;
@@ -65,7 +66,14 @@ export class FakeSummary implements SummaryProvider {
             }
           : {}),
         ...(this.nodefs !== undefined ? { fs: fs(this.nodefs) } : {}),
-        ...(this.imagefs !== undefined ? { runtime: { imageFs: fs(this.imagefs) } } : {}),
+        ...(this.imagefs !== undefined || this.containerfs !== undefined
+          ? {
+              runtime: {
+                ...(this.imagefs !== undefined ? { imageFs: fs(this.imagefs) } : {}),
+                ...(this.containerfs !== undefined ? { containerFs: fs(this.containerfs) } : {}),
+              },
+            }
+          : {}),
         ...(this.pid !== undefined ? { rlimit: { time, ...this.pid } } : {}),
       },
       pods: this.pods,

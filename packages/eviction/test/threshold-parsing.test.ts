@@ -9,6 +9,7 @@ import {
   parseMapStringString,
   parseThresholdConfig,
   thresholdQuantity,
+  withContainerFsThresholds,
 } from '../src/index.js';
 
 describe('parseThresholdConfig', () => {
@@ -157,5 +158,24 @@ describe('flag values', () => {
       'nodefs.available': '2m',
     });
     expect(() => parseMapStringString('memory.available<1m')).toThrow('malformed pair, expect string=string');
+  });
+});
+
+describe('containerfs thresholds (UpdateContainerFsThresholds)', () => {
+  it('are derived, never taken from the user: from nodefs on one filesystem, from imagefs with a dedicated one', () => {
+    const ts = parseThresholdConfig({
+      evictionHard: { 'nodefs.available': '10%', 'imagefs.available': '15%', 'containerfs.available': '50%' },
+      enforceNodeAllocatable: [],
+    });
+    expect(withContainerFsThresholds(ts, false).map(formatThreshold)).toEqual([
+      'nodefs.available<10%',
+      'imagefs.available<15%',
+      'containerfs.available<10%',
+    ]);
+    expect(withContainerFsThresholds(ts, true).map(formatThreshold)).toEqual([
+      'nodefs.available<10%',
+      'imagefs.available<15%',
+      'containerfs.available<15%',
+    ]);
   });
 });
