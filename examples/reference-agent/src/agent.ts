@@ -305,6 +305,7 @@ async function start(
     statusUpdateFrequencyMs: options.nodeStatusUpdateMs,
     leaseDurationSeconds: options.leaseDurationSeconds,
     pressure: options.pressure ?? pressureParts.pressure,
+    evictionHard: options.eviction?.thresholds.evictionHard,
     // Resolved late: the pod sources need the Node's UID, which node registration brings.
     mirrorPods: {
       mirrorPodUid: (uid) => podSourcesRef?.mirrorPodTranslator.mirrorPodUid(uid),

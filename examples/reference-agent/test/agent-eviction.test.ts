@@ -4,6 +4,7 @@
 // DisruptionTarget condition, an Evicted event), the Node reports MemoryPressure, BestEffort
 // pods are refused admission, and the kubelet's eviction/GC flags parse.
 import type { CoreV1Event, V1Node, V1Pod } from '@kubernetes/client-node';
+import { quantityValue } from '@nodeagent/core';
 import type { PodStats, Summary, SummaryProvider } from '@nodeagent/stats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
@@ -61,7 +62,7 @@ describe('reference agent: eviction under memory pressure', () => {
       logger: testLogger(),
       summaryProvider: summary,
       eviction: {
-        thresholds: { evictionHard: { 'memory.available': '100Mi' } },
+        thresholds: { evictionHard: { 'memory.available': '200Mi' } },
         containerGC: {},
         imageGC: {},
         pressureTransitionPeriodMs: 1_000,
@@ -97,7 +98,7 @@ describe('reference agent: eviction under memory pressure', () => {
       return p?.status?.phase === 'Failed' ? p : undefined;
     });
     const message =
-      'The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. ' +
+      'The node was low on resource: memory. Threshold quantity: 200Mi, available: 50Mi. ' +
       'Container app was using 300Mi, request is 64Mi, has larger consumption of memory. ';
     expect(hog.status?.reason).toBe('Evicted');
     expect(hog.status?.message).toBe(message);
@@ -115,6 +116,11 @@ describe('reference agent: eviction under memory pressure', () => {
     expect(node.status?.conditions?.find((c) => c.type === 'MemoryPressure')?.reason).toBe(
       'KubeletHasInsufficientMemory',
     );
+    // allocatable memory = capacity − the --eviction-hard memory.available (200Mi)
+    expect(
+      quantityValue(node.status?.capacity?.memory ?? '0') -
+        quantityValue(node.status?.allocatable?.memory ?? '0'),
+    ).toBe(200n * 1024n * 1024n);
     const evicted = await waitFor('Evicted event', () =>
       (embeddedStore(agent).list('events', 'default') as unknown as CoreV1Event[]).find(
         (e) => e.reason === 'Evicted',
