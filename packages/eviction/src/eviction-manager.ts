@@ -25,6 +25,7 @@ import {
   StartOnce,
 } from '@nodeagent/core';
 import { EvictionThresholdMet, nodeReference } from '@nodeagent/events';
+import type { Summary } from '@nodeagent/stats';
 import type { EvictionManagerOptions, EvictionStatus } from './eviction-manager-options.js';
 import { EVICTED_REASON, evictionMessage } from './eviction-message.js';
 import { createEvictionMetrics, type EvictionMetrics } from './metrics.js';
@@ -237,7 +238,7 @@ export class EvictionManager implements PodAdmitHandler {
     if (this.#o.thresholds.length === 0) return [];
     if (!this.#initialized) await this.#initialize();
     const activePods = [...this.#o.activePods()];
-    let summary: Awaited<ReturnType<EvictionManagerOptions['summaryProvider']['get']>>;
+    let summary: Summary;
     try {
       summary = await this.#o.summaryProvider.get(true);
     } catch (err) {
@@ -336,7 +337,7 @@ export class EvictionManager implements PodAdmitHandler {
       }
     }
     if (funcs.length === 0) return false;
-    let summary: Awaited<ReturnType<EvictionManagerOptions['summaryProvider']['get']>>;
+    let summary: Summary;
     try {
       summary = await this.#o.summaryProvider.get(true);
     } catch (err) {
