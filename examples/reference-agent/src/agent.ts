@@ -11,7 +11,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig, type V1Node, type V1Taint } from '@kubernetes/client-node';
-import { PodAdmitter, PredicateAdmitHandler, SysctlAllowlist } from '@nodeagent/admission';
+import {
+  type PodAdmitHandler,
+  PodAdmitter,
+  PredicateAdmitHandler,
+  SysctlAllowlist,
+} from '@nodeagent/admission';
 import { type Clock, definedFields, type Logger, noopLogger, realClock, WorkQueue } from '@nodeagent/core';
 import { type CriClient, createCriClient } from '@nodeagent/cri';
 import type { FakeRuntime } from '@nodeagent/cri/testing';
@@ -29,6 +34,7 @@ import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserve
 import { type CachedPodStatus, GenericPLEG } from '@nodeagent/pleg';
 import { isPodPhaseTerminal, PodWorkers } from '@nodeagent/pod-workers';
 import { criCommandRunner, ProbeManager } from '@nodeagent/prober';
+import type { SummaryProvider } from '@nodeagent/stats';
 import {
   type MachineInfo,
   type NodeLease,
@@ -48,6 +54,7 @@ import {
   startOrphanCgroupCleanup,
 } from './cgroups-wiring.js';
 import { startEmbeddedRuntime } from './embedded-runtime.js';
+import { createEvictionParts, type EvictionSettings } from './eviction-wiring.js';
 import { HealthServer } from './health-server.js';
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
 import { type PodSources, startPodSources } from './pod-sources.js';
@@ -85,6 +92,10 @@ export interface AgentOptions {
   readonly maxPods?: number | undefined;
   /** Memory/disk/PID pressure for the node conditions (an eviction manager). @default no pressure */
   readonly pressure?: NodePressureProvider | undefined;
+  /** Eviction thresholds and GC policy (kubelet flags, see eviction-wiring.ts). @default the kubelet's */
+  readonly eviction?: EvictionSettings | undefined;
+  /** Node and pod stats for eviction (`@nodeagent/stats`). @default none: eviction off, GC on */
+  readonly summaryProvider?: SummaryProvider | undefined;
   /** Pod directories (volumes, container files). @default `<rootDir>/pods`, else a temp dir removed at stop */
   readonly podsRoot?: string | undefined;
   /** The kubelet's `--root-dir`; pod directories go to `<rootDir>/pods`. @default none (see `podsRoot`) */
@@ -295,6 +306,29 @@ async function start(
   // --- end cgroups
 
   const nodeIps = options.nodeIp?.split(',').map((ip) => ip.trim()) ?? [];
+  // --- eviction manager and container/image GC (eviction-wiring.ts) ---
+  let admitterRef: PodAdmitter | undefined;
+  const pressureParts = createEvictionParts({
+    settings: options.eviction,
+    summaryProvider: options.summaryProvider,
+    cri,
+    podLogsRoot,
+    nodeName,
+    activePods: () => admitterRef?.admittedPods() ?? [],
+    killPodAndWait: async (pod, grace, podStatusFunc) =>
+      workers?.killPodAndWait(pod, { evict: true, gracePeriodSecondsOverride: grace, podStatusFunc }),
+    podState: {
+      shouldPodContentBeRemoved: (uid) => workers?.shouldPodContentBeRemoved(uid) ?? false,
+      shouldPodRuntimeBeRemoved: (uid) => workers?.shouldPodRuntimeBeRemoved(uid) ?? false,
+    },
+    allSourcesReady: () => podSourcesRef?.config.seenAllSources() ?? false,
+    recordNodeEvent: (type, reason, message) => events.event(nodeReference(nodeName), type, reason, message),
+    recordPodEvent: (pod, type, reason, message, annotations) =>
+      events.event(pod, type, reason, message, annotations),
+    clock,
+    logger: log,
+  });
+  // --- end eviction ---
   const { podStatus, nodeStatus, lease } = createStatusParts({
     api,
     cri,
@@ -312,7 +346,8 @@ async function start(
     maxPods: options.maxPods,
     statusUpdateFrequencyMs: options.nodeStatusUpdateMs,
     leaseDurationSeconds: options.leaseDurationSeconds,
-    pressure: options.pressure,
+    pressure: options.pressure ?? pressureParts.pressure,
+    evictionHard: options.eviction?.thresholds.evictionHard,
     // Resolved late: the pod sources need the Node's UID, which node registration brings.
     mirrorPods: {
       mirrorPodUid: (uid) => podSourcesRef?.mirrorPodTranslator.mirrorPodUid(uid),
@@ -403,6 +438,7 @@ async function start(
   // once it exists): sysctls, then the predicates against the Node object.
   const admitter = new PodAdmitter({
     handlers: [
+      ...([pressureParts.admitHandler].filter((h) => h !== undefined) as PodAdmitHandler[]),
       new SysctlAllowlist(options.allowedUnsafeSysctls ?? []),
       new PredicateAdmitHandler({ node: () => node.lister.list()[0] }),
     ],
@@ -426,6 +462,7 @@ async function start(
     logger: log,
   });
   podSourcesRef = podSources;
+  admitterRef = admitter;
   const lifecycle = new PodLifecycle({
     config: podSources.config,
     admitter,
@@ -476,6 +513,8 @@ async function start(
       logger: log,
     }),
   );
+  cleanups.push(() => pressureParts.stop());
+  await pressureParts.start(lifetime.signal);
   log.info({ node: nodeName }, 'Pod sources started, node agent running');
 
   let health: HealthServer | undefined;

@@ -85,6 +85,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         systemReserved: flags.systemReserved,
         cgroups: flags.cgroups,
         maxPods: flags.maxPods,
+        eviction: flags.eviction,
         ...(flags.nodeStatusUpdateFrequencyMs === undefined
           ? {}
           : { nodeStatusUpdateMs: flags.nodeStatusUpdateFrequencyMs }),

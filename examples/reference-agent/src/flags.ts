@@ -17,6 +17,12 @@ import {
   parseCgroupFlags,
 } from './cgroups-wiring.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from './embedded-runtime.js';
+import {
+  EVICTION_FLAG_OPTIONS,
+  EVICTION_USAGE,
+  type EvictionSettings,
+  parseEvictionFlags,
+} from './eviction-wiring.js';
 
 /** A bad command line; the bin prints it with the usage and exits with 2. */
 export class FlagError extends Error {
@@ -63,6 +69,8 @@ export interface AgentFlags {
   readonly kubeReserved: ResourceList | undefined;
   /** `--system-reserved cpu=100m,memory=256Mi,...`. */
   readonly systemReserved: ResourceList | undefined;
+  /** `--eviction-*`, `--image-gc-*`, `--minimum-*-ttl-duration`, `--maximum-dead-containers*` (eviction-wiring.ts). */
+  readonly eviction: EvictionSettings;
   /** `--max-pods`. */
   readonly maxPods: number | undefined;
   /** `--node-status-update-frequency` (Go duration), ms. */
@@ -122,7 +130,7 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --manifest-url URL             static pods from this URL (a Pod or PodList), polled every 20 s
   --manifest-url-header 'K:V'    header of the manifest URL requests (repeatable)
   --allowed-unsafe-sysctls LIST  comma-separated sysctls or prefix* patterns pods may set besides the safe ones
-${CGROUP_FLAGS_USAGE}  -h, --help                     this text
+${CGROUP_FLAGS_USAGE}${EVICTION_USAGE}  -h, --help                     this text
   --version                      print the agent's version and exit
 `;
 
@@ -173,6 +181,7 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
         'max-pods': { type: 'string' },
         'node-status-update-frequency': { type: 'string' },
         ...CGROUP_FLAG_OPTIONS,
+        ...EVICTION_FLAG_OPTIONS,
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -233,10 +242,17 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   ) {
     throw new FlagError(`--volume-memory-medium: expected tmpfs|directory, got "${volumeMemoryMedium}"`);
   }
+  let eviction: EvictionSettings;
+  try {
+    eviction = parseEvictionFlags(values);
+  } catch (err) {
+    throw new FlagError((err as Error).message);
+  }
   return {
     ...statusFlags(str),
     rootDir: str('root-dir'),
     volumeMemoryMedium,
+    eviction,
     maxPods,
     kubeconfig: str('kubeconfig'),
     runtimeEndpoint: endpoint,

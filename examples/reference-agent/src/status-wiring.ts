@@ -41,6 +41,8 @@ export interface StatusWiringDeps {
   readonly statusUpdateFrequencyMs: number | undefined;
   readonly leaseDurationSeconds: number | undefined;
   readonly pressure: NodePressureProvider | undefined;
+  /** `--eviction-hard` (allocatable subtracts its memory.available). @default the kubelet's */
+  readonly evictionHard?: ResourceList | undefined;
   /** Static ↔ mirror pod UIDs (statuses of static pods go to their mirror pods). */
   readonly mirrorPods: MirrorPodTranslator;
   /** Records an event about this Node (NodeReady, NodeHasSufficientMemory, ...). */
@@ -110,6 +112,7 @@ export function createStatusParts(d: StatusWiringDeps): StatusParts {
       maxPods: d.maxPods,
       statusUpdateFrequencyMs: d.statusUpdateFrequencyMs,
       pressure: d.pressure,
+      evictionHard: d.evictionHard,
     }),
   });
   const lease = new NodeLease({

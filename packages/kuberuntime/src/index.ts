@@ -22,6 +22,16 @@
  *
  * @packageDocumentation
  */
+
+export {
+  CONTAINER_GC_PERIOD_MS,
+  ContainerGC,
+  type ContainerGCOptions,
+  type ContainerGCPolicy,
+  type ContainerGCRuntime,
+  type PodStateProvider,
+  podUidFromLogsDirectory,
+} from './container-gc.js';
 export { type ReadContainerLogHistoryOptions, readContainerLogHistory } from './container-log-history.js';
 export {
   ContainerLogManager,
@@ -44,6 +54,20 @@ export type { DnsOptions } from './dns.js';
 export type { EnvSources } from './env.js';
 export { ContainerConfigError, SyncErrorReason, SyncStepError } from './errors.js';
 export type { RuntimeEventRecorder, RuntimeEventType } from './event-recorder.js';
+export {
+  criImageFsStats,
+  DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT,
+  DEFAULT_IMAGE_GC_LOW_THRESHOLD_PERCENT,
+  DEFAULT_IMAGE_MINIMUM_GC_AGE_MS,
+  IMAGE_GC_PERIOD_MS,
+  type ImageFsStats,
+  type ImageFsStatsProvider,
+  ImageGCManager,
+  type ImageGCManagerOptions,
+  type ImageGCPolicy,
+  type ImageGCRuntime,
+  InvalidDiskCapacityError,
+} from './image-gc.js';
 export { type HandlerRunnerDeps, LifecycleHookError } from './lifecycle-handlers.js';
 export type { MountedPodVolume, PodVolumeLookup } from './mounts.js';
 export { DEFAULT_POD_LOGS_ROOT, DEFAULT_PODS_ROOT } from './paths.js';

@@ -1,4 +1,4 @@
-// The README's ```ts blocks type-check and run as written: the first and third against the fake
+// The README's ```ts blocks type-check and run as written: the first, third and fourth against the fake
 // CRI runtime this test starts (its endpoint through CONTAINER_RUNTIME_ENDPOINT), the second on
 // the package's own test harness.
 import { fileURLToPath } from 'node:url';
@@ -7,19 +7,20 @@ import { readmeSnippets, startSnippet, typecheckSnippets } from '@nodeagent/test
 import { afterAll, expect, it } from 'vitest';
 
 const README = fileURLToPath(new URL('../README.md', import.meta.url));
-const [example, testing, logs] = readmeSnippets(README);
+const [example, testing, logs, gc] = readmeSnippets(README);
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-it('has three ts blocks, and they type-check', async () => {
-  expect(readmeSnippets(README)).toHaveLength(3);
+it('has four ts blocks, and they type-check', async () => {
+  expect(readmeSnippets(README)).toHaveLength(4);
   expect(
     await typecheckSnippets('kuberuntime-readme', [
       example?.code ?? '',
       testing?.code ?? '',
       logs?.code ?? '',
+      gc?.code ?? '',
     ]),
   ).toBe('');
 }, 120_000);
@@ -54,4 +55,18 @@ it('the log rotation example runs a pass against the runtime and stops', async (
   expect(await run.exited()).toBe(0);
   expect(run.output()).toBe('log rotation stopped\n');
   expect(fake.runtime.calls('ListContainers').length).toBeGreaterThanOrEqual(1);
+});
+
+it('the garbage collection example runs a container GC and an image GC pass', async () => {
+  const fake = await startFakeRuntime();
+  cleanups.push(fake.stop);
+  const run = await startSnippet(gc?.code ?? '', {
+    name: 'kuberuntime-readme-gc',
+    env: { CONTAINER_RUNTIME_ENDPOINT: fake.endpoint },
+  });
+  cleanups.push(run.stop);
+  expect(await run.exited()).toBe(0);
+  expect(run.output()).toBe('container GC and image GC passes done\n');
+  expect(fake.runtime.calls('ListPodSandbox').length).toBeGreaterThanOrEqual(1);
+  expect(fake.runtime.calls('ImageFsInfo').length).toBe(1);
 });
