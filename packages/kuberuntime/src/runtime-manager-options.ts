@@ -54,6 +54,11 @@ export interface KubeRuntimeManagerOptions extends SandboxConfigOptions {
   readonly podStatusSource?: PodStatusSource;
   /** Metrics on a registry you own. @default none */
   readonly metrics?: MetricsOptions;
+  /**
+   * The runtime's name in container IDs (`<name>://<id>`). @default the runtime's
+   * `Version().runtime_name`, asked on the first sync or status read
+   */
+  readonly runtimeName?: string;
   /** CRI deadline of a call, ms (kubelet `runtimeRequestTimeout`). @default 120_000 */
   readonly runtimeRequestTimeoutMs?: number;
   /** HTTP GET for `httpGet` lifecycle hooks; resolves with the status code. @default node http(s) */
