@@ -8,7 +8,8 @@ import { containerHashInput, hashContainer, stableContainerKey } from '../src/co
 // SpewKeys} and "%#v": the type in parentheses, then each byte in decimal, one space apart:
 //   ([]uint8)[123 34 105 109 ...]
 // The JSON column below was written by hand from those rules; the hashes are FNV-1a 32 of that printed form.
-// The first row is upstream's own TestHashContainer (pkg/kubelet/container/helpers_test.go: 0x8e45cbd0).
+// The first row is upstream's own vector: pkg/kubelet/container/container_hash_test.go `sampleV131HashValue`
+// (0x8e45cbd0, for a container with command, args, ports, env and resources too) and helpers_test.go TestHashContainer.
 describe('hashContainer equals the kubelet HashContainer', () => {
   it.each([
     ['test_container', 'foo/image:v1', '{"image":"foo/image:v1","name":"test_container"}', 0x8e45cbd0],
@@ -31,6 +32,22 @@ describe('hashContainer equals the kubelet HashContainer', () => {
     const container = { name, image, args: ['/bin/sh', '-c', 'echo abc'], ports: [{ containerPort: 8001 }] };
     expect(containerHashInput(container)).toBe(`([]uint8)[${[...Buffer.from(json, 'utf8')].join(' ')}]`);
     expect(hashContainer(container)).toBe(BigInt(expected));
+  });
+
+  it("upstream's sampleContainer (every field set) hashes to sampleV131HashValue", () => {
+    const sample = {
+      name: 'test_container',
+      image: 'foo/image:v1',
+      command: ['/bin/testcmd'],
+      args: ['/bin/sh', '-c', 'echo abc'],
+      ports: [{ containerPort: 8001 }],
+      env: [
+        { name: 'ENV_FOO', value: 'bar' },
+        { name: 'ENV_BAR', valueFrom: { secretKeyRef: { name: 'foo', key: 'bar', optional: true } } },
+      ],
+      resources: { limits: { foo: '1G' }, requests: { foo: '500M' } },
+    };
+    expect(hashContainer(sample)).toBe(0x8e45cbd0n);
   });
 
   it('ignores every field but name and image (upstream hashes only those)', () => {
