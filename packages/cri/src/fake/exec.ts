@@ -7,7 +7,7 @@
  */
 import { status } from '@grpc/grpc-js';
 import type { Clock } from '@nodeagent/core';
-import { ContainerState } from '../gen/runtime/v1/api.js';
+import { ContainerState, type KeyValue } from '../gen/runtime/v1/api.js';
 import { type ExecResult, type ExecScript, execResultOf, execScriptMatches } from './behaviours.js';
 import { FakeRuntimeError, invalidArgument, wrongState } from './fake-error.js';
 import type { RuntimeState } from './runtime-state.js';
@@ -22,6 +22,32 @@ export const succeedSilently: DefaultExecHandler = () => ({
   exitCode: 0,
   durationMs: 0,
 });
+
+/**
+ * `env` and `printenv [NAME…]`, answered from the container's `envs` as given at
+ * CreateContainer (raw bytes: `KeyValue.value` is `bytes`): every `KEY=value` line, or each
+ * value and a newline; exit code 1 when a NAME is not set, as busybox does.
+ */
+function printenv(envs: readonly KeyValue[], argv: readonly string[]): ExecResult {
+  const lines = (pairs: readonly (readonly [string, Buffer])[]): Buffer =>
+    Buffer.concat(pairs.flatMap(([k, v]) => [Buffer.from(k === '' ? '' : `${k}=`), v, Buffer.from('\n')]));
+  const names = argv.slice(1);
+  if (names.length === 0) {
+    return {
+      stdout: lines(envs.map((e) => [e.key, Buffer.from(e.value)])),
+      stderr: '',
+      exitCode: 0,
+      durationMs: 0,
+    };
+  }
+  const found = names.flatMap((n) => envs.filter((e) => e.key === n).slice(-1));
+  return {
+    stdout: lines(found.map((e) => ['', Buffer.from(e.value)])),
+    stderr: '',
+    exitCode: found.length === names.length ? 0 : 1,
+    durationMs: 0,
+  };
+}
 
 /** What {@link runExecSync} needs. */
 export interface ExecDeps {
@@ -46,7 +72,12 @@ export async function runExecSync(
     );
   }
   const script = [...(c.behaviour.exec ?? []), ...deps.scripts].find((s) => execScriptMatches(s, argv));
-  const result = script === undefined ? deps.defaultExec(argv, c.id) : execResultOf(script);
+  const result =
+    script !== undefined
+      ? execResultOf(script)
+      : argv[0] === 'printenv' || (argv[0] === 'env' && argv.length === 1)
+        ? printenv(c.config.envs, argv)
+        : deps.defaultExec(argv, c.id);
   const limitMs = timeoutSeconds > 0 ? timeoutSeconds * 1000 : Number.POSITIVE_INFINITY;
   if (result.durationMs > limitMs) {
     await deps.clock.sleep(limitMs);
