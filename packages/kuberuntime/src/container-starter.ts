@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readdir, stat } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Clock, Logger } from '@nodeagent/core';
 import { definedFields } from '@nodeagent/core';
@@ -23,6 +23,7 @@ import { runLifecycleHandler } from './lifecycle-handlers.js';
 import { assertHostPathSafe, type HostPathToPrepare, makeMounts } from './mounts.js';
 import { containerLogsDirectory } from './paths.js';
 import type { KubeRuntimeManagerOptions } from './runtime-manager-options.js';
+import { type ImageUser, verifyRunAsNonRoot } from './security-context.js';
 
 /** Work started ahead for a container while its sandbox is created. */
 export interface Prefetched {
@@ -96,6 +97,14 @@ export class ContainerStarter {
     return { restartCount, terminationFileId };
   }
 
+  /** The image's user from the runtime's ImageStatus (upstream `getImageUser`); none named is root. */
+  async #imageUser(imageRef: string): Promise<ImageUser> {
+    const { image } = await this.#deps.options.cri.image.imageStatus({ image: { image: imageRef } });
+    if (image?.uid !== undefined) return { uid: image.uid.value };
+    if (image !== undefined && image.username !== '') return { username: image.username };
+    return { uid: 0n };
+  }
+
   /** Pulls the image, creates and starts the container, runs postStart. @throws SyncStepError */
   async start(
     sandboxId: string,
@@ -133,7 +142,12 @@ export class ContainerStarter {
     }
     let generated: ReturnType<typeof generateContainerConfig>;
     try {
+      const imageUser = await this.#imageUser(imageRef);
+      verifyRunAsNonRoot(pod, container, imageUser);
       generated = generateContainerConfig(pod, container, prepared.restartCount, imageRef, {
+        imageUser,
+        seccompProfileRoot:
+          this.#deps.options.seccompProfileRoot ?? join(dirname(this.#deps.podsRoot), 'seccomp'),
         podIp: podIps[0] ?? '',
         podIps,
         hostIps: this.#deps.options.hostIps ?? [],

@@ -46,6 +46,11 @@ export interface KubeRuntimeManagerOptions extends SandboxConfigOptions {
   readonly hostIps?: readonly string[];
   /** Use RuntimeDefault seccomp when unspecified (kubelet `seccompDefault`). @default false */
   readonly seccompDefault?: boolean;
+  /**
+   * Directory of `Localhost` seccomp profiles (the kubelet's `<root-dir>/seccomp`).
+   * @default `seccomp` next to `podsRoot` (`/var/lib/kubelet/seccomp`)
+   */
+  readonly seccompProfileRoot?: string;
   /** ConfigMap / Secret lookups for env. @default none (such references fail unless optional) */
   readonly envSources?: EnvSources;
   /** Probe results consulted by the pod actions and the status. */
