@@ -16,9 +16,11 @@ import type { PodSandboxConfig } from '@nodeagent/cri';
 import { type PodStatus, safeMakeDir, UnsafePathError } from '@nodeagent/kubecontainer';
 import { generateContainerConfig } from './container-config.js';
 import { ContainerConfigError, errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
+import { makeHostsMount } from './etc-hosts.js';
 import type { RuntimeEventRecorder } from './event-recorder.js';
 import type { ImagePuller } from './image-puller.js';
 import { type KillDeps, killContainer } from './kill.js';
+import { DEFAULT_TERMINATION_MESSAGE_PATH } from './labels.js';
 import { runLifecycleHandler } from './lifecycle-handlers.js';
 import { assertHostPathSafe, type HostPathToPrepare, makeMounts } from './mounts.js';
 import { containerLogsDirectory } from './paths.js';
@@ -169,6 +171,16 @@ export class ContainerStarter {
         podsRoot: this.#deps.podsRoot,
         terminationFileId: prepared.terminationFileId,
       });
+      const hostsMount = await makeHostsMount(pod, container, this.#deps.podsRoot, podIps, {
+        clusterDomain: this.#deps.options.clusterDomain,
+        nodeHostsFile: this.#deps.options.nodeHostsFile,
+      });
+      if (hostsMount !== undefined) {
+        // After the volume mounts, before the termination message file, as upstream orders them.
+        const mounts = generated.config.mounts;
+        const tmp = container.terminationMessagePath ?? DEFAULT_TERMINATION_MESSAGE_PATH;
+        mounts.splice(tmp === '' ? mounts.length : mounts.length - 1, 0, hostsMount);
+      }
       // subPaths again, right before CreateContainer: subPathExpr needed the environment, and a
       // container sharing the volume may have planted a symlink since the preparation.
       for (const p of generated.prepare) {

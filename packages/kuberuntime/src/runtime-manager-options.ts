@@ -46,6 +46,8 @@ export interface KubeRuntimeManagerOptions extends SandboxConfigOptions {
   readonly hostIps?: readonly string[];
   /** Use RuntimeDefault seccomp when unspecified (kubelet `seccompDefault`). @default false */
   readonly seccompDefault?: boolean;
+  /** The node's hosts file, copied into host-network pods' `/etc/hosts`. @default "/etc/hosts" */
+  readonly nodeHostsFile?: string;
   /**
    * Directory of `Localhost` seccomp profiles (the kubelet's `<root-dir>/seccomp`).
    * @default `seccomp` next to `podsRoot` (`/var/lib/kubelet/seccomp`)

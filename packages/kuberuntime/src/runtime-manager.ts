@@ -294,6 +294,8 @@ export class KubeRuntimeManager {
         podIps = net === undefined || net.ip === '' ? [] : [net.ip, ...net.additionalIps.map((a) => a.ip)];
       }
     }
+    // As the kubelet (SyncPod takes them from the API status): a host-network pod's IPs are the node's.
+    if (pod.spec?.hostNetwork === true && podIps.length === 0) podIps = [...(this.#options.hostIps ?? [])];
     const configStep = result.add('ConfigPodSandbox', sandboxId);
     let sandboxConfig: PodSandboxConfig;
     try {
