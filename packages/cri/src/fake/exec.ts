@@ -29,24 +29,26 @@ export const succeedSilently: DefaultExecHandler = () => ({
  * value and a newline; exit code 1 when a NAME is not set, as busybox does.
  */
 function printenv(envs: readonly KeyValue[], argv: readonly string[]): ExecResult {
-  const lines = (pairs: readonly (readonly [string, Buffer])[]): Buffer =>
-    Buffer.concat(pairs.flatMap(([k, v]) => [Buffer.from(k === '' ? '' : `${k}=`), v, Buffer.from('\n')]));
+  const NEWLINE = Buffer.from('\n');
   const names = argv.slice(1);
-  if (names.length === 0) {
-    return {
-      stdout: lines(envs.map((e) => [e.key, Buffer.from(e.value)])),
-      stderr: '',
-      exitCode: 0,
-      durationMs: 0,
-    };
-  }
-  const found = names.flatMap((n) => envs.filter((e) => e.key === n).slice(-1));
-  return {
-    stdout: lines(found.map((e) => ['', Buffer.from(e.value)])),
+  const result = (chunks: Buffer[], exitCode: number): ExecResult => ({
+    stdout: Buffer.concat(chunks),
     stderr: '',
-    exitCode: found.length === names.length ? 0 : 1,
+    exitCode,
     durationMs: 0,
-  };
+  });
+  if (names.length === 0) {
+    return result(
+      envs.flatMap((e) => [Buffer.from(`${e.key}=`), Buffer.from(e.value), NEWLINE]),
+      0,
+    );
+  }
+  // The last definition of a name wins, as in the process environment.
+  const found = names.flatMap((n) => envs.filter((e) => e.key === n).slice(-1));
+  return result(
+    found.flatMap((e) => [Buffer.from(e.value), NEWLINE]),
+    found.length === names.length ? 0 : 1,
+  );
 }
 
 /** What {@link runExecSync} needs. */
