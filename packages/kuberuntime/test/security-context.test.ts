@@ -269,7 +269,7 @@ describe('runAsNonRoot on the fake runtime: the image user comes from ImageStatu
     const p = pod({ securityContext: { runAsNonRoot: true } });
     const { result } = await syncOnce(p);
     expect(result.error()).toBeUndefined();
-    const config = (h.fake.calls('CreateContainer')[0]?.request as { config: ContainerConfig }).config;
-    expect(config.linux?.securityContext?.runAsUser).toEqual({ value: 1000n });
+    const request = h.fake.calls('CreateContainer')[0]?.request as { config: ContainerConfig } | undefined;
+    expect(request?.config.linux?.securityContext?.runAsUser).toEqual({ value: 1000n });
   });
 });
