@@ -49,6 +49,8 @@ export interface BusyboxImageOptions {
   readonly applets?: readonly string[];
   /** Image `Cmd` (there is no `Entrypoint`). @default DEFAULT_BUSYBOX_CMD */
   readonly cmd?: readonly string[];
+  /** Image `User` (`uid`, `uid:gid` or a name). @default none (root) */
+  readonly user?: string;
   /** OCI architecture. @default derived from process.arch (x64 → 'amd64') */
   readonly architecture?: string;
 }
@@ -135,6 +137,7 @@ export async function buildBusyboxImage(opts: BusyboxImageOptions = {}): Promise
         Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
         Cmd: [...(opts.cmd ?? DEFAULT_BUSYBOX_CMD)],
         WorkingDir: '/',
+        ...(opts.user === undefined ? {} : { User: opts.user }),
       },
       rootfs: { type: 'layers', diff_ids: [layerDigest] },
       history: [{ created: '1970-01-01T00:00:00Z', created_by: 'nodeagent test/support/busybox-image.ts' }],

@@ -101,6 +101,12 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     // As upstream's SyncPod: the probe workers exist (or see the new pod object) before the runtime acts.
     this.#deps.prober?.addPod(pod);
     const result = await this.#deps.runtime.syncPod(pod, cached.status);
+    // A start that failed (CrashLoopBackOff, ImagePullBackOff, CreateContainerConfigError, …) is
+    // in the reason cache now: show it at once, not only on the next sync when the back-off
+    // has already run out, so the container reads `waiting: CrashLoopBackOff` for the whole wait.
+    if (result.results.some((r) => r.action === 'StartContainer' && r.error !== undefined)) {
+      this.#deps.statuses.setPodStatus(pod, this.#apiStatus(pod, cached.status));
+    }
     // Back-offs are not errors (as upstream); the pod is due again when the first one expires.
     const { error, requeueAfterMs } = this.#deps.runtime.syncOutcome(pod, cached.status, result);
     if (error !== undefined) throw error;

@@ -1,6 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hasCriCode, isDeadlineExceeded } from '../src/index.js';
-import { createContainer, type FakeHarness, runPod, startFake, until } from './fake-fixtures.js';
+import {
+  containerConfig,
+  createContainer,
+  type FakeHarness,
+  runPod,
+  startFake,
+  until,
+} from './fake-fixtures.js';
 
 describe('FakeRuntime ExecSync', () => {
   let h: FakeHarness;
@@ -28,6 +35,31 @@ describe('FakeRuntime ExecSync', () => {
     pod = await runPod(h);
   });
   afterEach(() => h.close());
+
+  it('answers env and printenv from the container envs, byte for byte', async () => {
+    const config = {
+      ...containerConfig('envy'),
+      envs: [
+        { key: 'A', value: Buffer.from('1') },
+        { key: 'BIN', value: Buffer.from([0xff, 0x00, 0x41]) },
+        { key: 'A', value: Buffer.from('2') },
+      ],
+    };
+    const { containerId } = await h.cri.runtime.createContainer({ podSandboxId: pod, config });
+    await h.cri.runtime.startContainer({ containerId });
+    const run = (cmd: string[]) => h.cri.runtime.execSync({ containerId, cmd, timeout: 10n });
+    expect([...(await run(['printenv', 'BIN'])).stdout]).toEqual([0xff, 0x00, 0x41, 0x0a]);
+    expect((await run(['printenv', 'A'])).stdout.toString()).toBe('2\n');
+    const missing = await run(['printenv', 'A', 'NOPE']);
+    expect([missing.stdout.toString(), missing.exitCode]).toEqual(['2\n', 1]);
+    expect([...(await run(['env'])).stdout]).toEqual([
+      ...Buffer.from('A=1\nBIN='),
+      0xff,
+      0x00,
+      0x41,
+      ...Buffer.from('\nA=2\n'),
+    ]);
+  });
 
   it('answers from the container scripts, then the runtime scripts, then the default', async () => {
     const id = await createContainer(h, pod, 'web');

@@ -12,10 +12,13 @@ import { newContainerAnnotations, newContainerLabels } from './labels.js';
 import { type HostPathToPrepare, type MountedPodVolume, makeMounts } from './mounts.js';
 import { containerLogPath } from './paths.js';
 import { type ContainerResourceOptions, containerLinuxResources } from './resources.js';
-import { containerSecurityContext, type SeccompOptions } from './security-context.js';
+import { type ContainerSecurityOptions, containerSecurityContext } from './security-context.js';
 
 /** Everything a container config depends on besides the pod and container. */
-export interface ContainerConfigContext extends EnvContext, ContainerResourceOptions, SeccompOptions {
+export interface ContainerConfigContext
+  extends EnvContext,
+    ContainerResourceOptions,
+    ContainerSecurityOptions {
   /** Root of pod directories (emptyDir volumes, termination message files). */
   readonly podsRoot: string;
   /** Name of this instance's termination message file. */
@@ -34,7 +37,7 @@ export interface GeneratedContainerConfig {
 
 /**
  * Builds the config of `container` for its `restartCount`-th start, running `imageRef`.
- * @throws ContainerConfigError when env references or volumes cannot be resolved
+ * @throws ContainerConfigError when env references, volumes or security profiles cannot be resolved
  */
 export function generateContainerConfig(
   pod: V1Pod,

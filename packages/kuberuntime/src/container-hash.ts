@@ -1,12 +1,15 @@
 /**
  * The container spec hash the kubelet stores in `io.kubernetes.container.hash` and compares to
- * decide "Container … definition changed". Like upstream (v1.31+) only the name and image are
- * hashed, so agent upgrades never restart containers; FNV-1a 32-bit over the JSON of those
- * fields. (Upstream feeds the JSON through a spew printer first, so the numbers differ.)
+ * decide "Container … definition changed". Bit-for-bit upstream's `HashContainer` (v1.31+):
+ * Go's `json.Marshal` of the map `{"image": …, "name": …}` (keys sorted, HTML-safe escaping),
+ * printed by `hashutil.DeepHashObject` (spew `%#v` of a `[]byte`: `([]uint8)[123 34 …]`, each
+ * byte in decimal, one space apart) and hashed with FNV-1a 32. So containers a real kubelet
+ * created are adopted without a restart.
  *
  * @module
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { goJsonString } from './go-json.js';
 
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
@@ -21,10 +24,18 @@ export function fnv1a32(text: string): number {
   return hash >>> 0;
 }
 
+/**
+ * What upstream's `DeepHashObject` writes into the hasher for a container: spew's `%#v` of the
+ * JSON bytes of `{"image","name"}` (`([]uint8)[…]`, decimal bytes).
+ */
+export function containerHashInput(container: V1Container): string {
+  const json = `{"image":${goJsonString(container.image ?? '')},"name":${goJsonString(container.name)}}`;
+  return `([]uint8)[${Buffer.from(json, 'utf8').join(' ')}]`;
+}
+
 /** The spec hash of a container (upstream `kubecontainer.HashContainer`). */
 export function hashContainer(container: V1Container): bigint {
-  // Keys sorted, as Go marshals a map.
-  return BigInt(fnv1a32(JSON.stringify({ image: container.image ?? '', name: container.name })));
+  return BigInt(fnv1a32(containerHashInput(container)));
 }
 
 /**

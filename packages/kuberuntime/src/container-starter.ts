@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readdir, stat } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Clock, Logger } from '@nodeagent/core';
 import { definedFields } from '@nodeagent/core';
@@ -16,13 +16,16 @@ import type { PodSandboxConfig } from '@nodeagent/cri';
 import { type PodStatus, safeMakeDir, UnsafePathError } from '@nodeagent/kubecontainer';
 import { generateContainerConfig } from './container-config.js';
 import { ContainerConfigError, errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
+import { makeHostsMount } from './etc-hosts.js';
 import type { RuntimeEventRecorder } from './event-recorder.js';
 import type { ImagePuller } from './image-puller.js';
 import { type KillDeps, killContainer } from './kill.js';
+import { DEFAULT_TERMINATION_MESSAGE_PATH } from './labels.js';
 import { runLifecycleHandler } from './lifecycle-handlers.js';
 import { assertHostPathSafe, type HostPathToPrepare, makeMounts } from './mounts.js';
 import { containerLogsDirectory } from './paths.js';
 import type { KubeRuntimeManagerOptions } from './runtime-manager-options.js';
+import { type ImageUser, verifyRunAsNonRoot } from './security-context.js';
 
 /** Work started ahead for a container while its sandbox is created. */
 export interface Prefetched {
@@ -103,6 +106,14 @@ export class ContainerStarter {
     return { restartCount, terminationFileId };
   }
 
+  /** The image's user from the runtime's ImageStatus (upstream `getImageUser`); none named is root. */
+  async #imageUser(imageRef: string): Promise<ImageUser> {
+    const { image } = await this.#deps.options.cri.image.imageStatus({ image: { image: imageRef } });
+    if (image?.uid !== undefined) return { uid: image.uid.value };
+    if (image !== undefined && image.username !== '') return { username: image.username };
+    return { uid: 0n };
+  }
+
   /** Pulls the image, creates and starts the container, runs postStart. @throws SyncStepError */
   async start(
     sandboxId: string,
@@ -140,7 +151,12 @@ export class ContainerStarter {
     }
     let generated: ReturnType<typeof generateContainerConfig>;
     try {
+      const imageUser = await this.#imageUser(imageRef);
+      verifyRunAsNonRoot(pod, container, imageUser);
       generated = generateContainerConfig(pod, container, prepared.restartCount, imageRef, {
+        imageUser,
+        seccompProfileRoot:
+          this.#deps.options.seccompProfileRoot ?? join(dirname(this.#deps.podsRoot), 'seccomp'),
         podIp: podIps[0] ?? '',
         podIps,
         hostIps: this.#deps.options.hostIps ?? [],
@@ -163,6 +179,16 @@ export class ContainerStarter {
         terminationFileId: prepared.terminationFileId,
         podVolumes: this.#deps.options.podVolumes?.(pod),
       });
+      const hostsMount = await makeHostsMount(pod, container, this.#deps.podsRoot, podIps, {
+        clusterDomain: this.#deps.options.clusterDomain,
+        nodeHostsFile: this.#deps.options.nodeHostsFile,
+      });
+      if (hostsMount !== undefined) {
+        // After the volume mounts, before the termination message file, as upstream orders them.
+        const mounts = generated.config.mounts;
+        const tmp = container.terminationMessagePath ?? DEFAULT_TERMINATION_MESSAGE_PATH;
+        mounts.splice(tmp === '' ? mounts.length : mounts.length - 1, 0, hostsMount);
+      }
       // subPaths again, right before CreateContainer: subPathExpr needed the environment, and a
       // container sharing the volume may have planted a symlink since the preparation.
       for (const p of generated.prepare) {

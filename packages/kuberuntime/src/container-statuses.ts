@@ -153,7 +153,8 @@ export function convertContainerStatuses(
   for (const c of containers) {
     const s = statuses.get(c.name) as V1ContainerStatus;
     const running = s.state?.running != null;
-    const id = s.containerID?.replace(/^[a-z]+:\/\//, '') ?? '';
+    const cid = s.containerID ?? '';
+    const id = cid.includes('://') ? cid.slice(cid.indexOf('://') + 3) : cid;
     const started = running && (c.startupProbe == null || options.probes?.startup?.(id) === 'success');
     s.started = started;
     const sidecarOrRegular = !isInit || isRestartableInitContainer(c);

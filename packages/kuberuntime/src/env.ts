@@ -12,12 +12,30 @@ import { ContainerConfigError } from './errors.js';
 import { milliValue, quantityValue } from './quantity.js';
 import { effectiveRequests } from './resources.js';
 
-/** Looks up ConfigMaps and Secrets for `envFrom` / `configMapKeyRef` / `secretKeyRef` (string data). */
+/** Looks up ConfigMaps and Secrets for `envFrom` / `configMapKeyRef` / `secretKeyRef`. */
 export interface EnvSources {
   /** The ConfigMap's data, or undefined when it does not exist. */
   configMap(namespace: string, name: string): Readonly<Record<string, string>> | undefined;
-  /** The Secret's data (decoded), or undefined when it does not exist. */
-  secret(namespace: string, name: string): Readonly<Record<string, string>> | undefined;
+  /**
+   * The Secret's data (base64-decoded), or undefined when it does not exist. A string is taken
+   * as text (UTF-8); bytes are passed to the runtime as they are, even when not UTF-8 (the CRI's
+   * `KeyValue.value` is `bytes`, as upstream since cri-api v0.36.3).
+   */
+  secret(namespace: string, name: string): Readonly<Record<string, string | Uint8Array>> | undefined;
+}
+
+// Values are handled as byte strings (one char per byte, latin1), as Go handles env values:
+// `$(VAR)` expansion concatenates bytes, and a Secret's non-UTF-8 bytes reach the runtime intact.
+function toBytes(text: string): string {
+  return Buffer.from(text, 'utf8').toString('latin1');
+}
+
+function fromBytes(bytes: string): string {
+  return Buffer.from(bytes, 'latin1').toString('utf8');
+}
+
+function sourceValue(value: string | Uint8Array): string {
+  return typeof value === 'string' ? toBytes(value) : Buffer.from(value).toString('latin1');
 }
 
 /** What env resolution needs to know beyond the pod. */
@@ -132,7 +150,7 @@ function lookupSource(
   ctx: EnvContext,
   namespace: string,
   name: string,
-): Readonly<Record<string, string>> | undefined {
+): Readonly<Record<string, string | Uint8Array>> | undefined {
   const sources = ctx.envSources;
   if (sources === undefined) return undefined;
   return kind === 'configmap' ? sources.configMap(namespace, name) : sources.secret(namespace, name);
@@ -145,10 +163,11 @@ function envVarValue(
   ctx: EnvContext,
   defined: Map<string, string>,
 ): string | undefined {
-  if (env.value !== undefined && env.value !== '') return expand(env.value, (n) => defined.get(n));
+  if (env.value !== undefined && env.value !== '')
+    return expand(toBytes(env.value), (n) => defined.get(fromBytes(n)));
   const from = env.valueFrom;
   if (from == null) return '';
-  if (from.fieldRef != null) return podFieldValue(pod, from.fieldRef.fieldPath, ctx);
+  if (from.fieldRef != null) return toBytes(podFieldValue(pod, from.fieldRef.fieldPath, ctx));
   if (from.resourceFieldRef != null) {
     const ref = from.resourceFieldRef;
     const target =
@@ -159,7 +178,7 @@ function envVarValue(
           );
     if (target === undefined)
       throw new ContainerConfigError(`container ${ref.containerName} not found in pod`);
-    return resourceFieldValue(target, ref.resource, ref.divisor, ctx);
+    return toBytes(resourceFieldValue(target, ref.resource, ref.divisor, ctx));
   }
   const namespace = pod.metadata?.namespace ?? '';
   const keyRef = from.configMapKeyRef ?? from.secretKeyRef;
@@ -178,12 +197,15 @@ function envVarValue(
         `couldn't find key ${keyRef.key} in ${label} ${namespace}/${keyRef.name ?? ''}`,
       );
     }
-    return value;
+    return sourceValue(value);
   }
   return '';
 }
 
-/** The container's environment, in definition order (later definitions override earlier ones). @throws ContainerConfigError */
+/**
+ * The container's environment, in definition order (later definitions override earlier ones);
+ * values as bytes (UTF-8 text, or a Secret's raw bytes). @throws ContainerConfigError
+ */
 export function makeEnvironmentVariables(pod: V1Pod, container: V1Container, ctx: EnvContext): KeyValue[] {
   const defined = new Map<string, string>();
   const namespace = pod.metadata?.namespace ?? '';
@@ -196,13 +218,37 @@ export function makeEnvironmentVariables(pod: V1Pod, container: V1Container, ctx
       if (ref.optional === true) continue;
       throw new ContainerConfigError(`${kind} "${ref.name ?? ''}" not found`);
     }
-    for (const [k, v] of Object.entries(data)) defined.set(`${from.prefix ?? ''}${k}`, v);
+    for (const [k, v] of Object.entries(data)) defined.set(`${from.prefix ?? ''}${k}`, sourceValue(v));
   }
   for (const env of container.env ?? []) {
     const value = envVarValue(pod, container, env, ctx, defined);
     if (value !== undefined) defined.set(env.name, value);
   }
-  return [...defined].map(([key, value]) => ({ key, value }));
+  return [...defined].map(([key, value]) => ({ key, value: Buffer.from(value, 'latin1') }));
+}
+
+/** The environment as name → byte string (one char per byte) for `$(VAR)` expansion. @internal */
+export function envByteMap(envs: readonly KeyValue[]): Map<string, string> {
+  return new Map(envs.map((e) => [e.key, Buffer.from(e.value).toString('latin1')]));
+}
+
+/**
+ * `$(VAR)` expansion of `text` over an {@link envByteMap}, as Go does it on bytes; the result
+ * as UTF-8 text (bytes that are not UTF-8 become U+FFFD). @internal
+ */
+export function expandWithEnv(
+  text: string,
+  env: ReadonlyMap<string, string>,
+  onLookup?: (name: string, value: string | undefined) => void,
+): string {
+  return fromBytes(
+    expand(toBytes(text), (n) => {
+      const name = fromBytes(n);
+      const value = env.get(name);
+      onLookup?.(name, value);
+      return value;
+    }),
+  );
 }
 
 /** Expands `$(VAR)` in command and args with the final environment (upstream `ExpandContainerCommandAndArgs`). */
@@ -210,10 +256,9 @@ export function expandCommandAndArgs(
   container: V1Container,
   envs: readonly KeyValue[],
 ): { command: string[]; args: string[] } {
-  const map = new Map(envs.map((e) => [e.key, e.value]));
-  const lookup = (n: string): string | undefined => map.get(n);
+  const map = envByteMap(envs);
   return {
-    command: (container.command ?? []).map((c) => expand(c, lookup)),
-    args: (container.args ?? []).map((a) => expand(a, lookup)),
+    command: (container.command ?? []).map((c) => expandWithEnv(c, map)),
+    args: (container.args ?? []).map((a) => expandWithEnv(a, map)),
   };
 }

@@ -6,14 +6,61 @@
  */
 import type { V1ContainerPort, V1LifecycleHandler } from '@kubernetes/client-node';
 
-function str(value: string): string {
-  return JSON.stringify(value)
-    .replace(/</g, '\\u003c')
-    .replace(/>/g, '\\u003e')
-    .replace(/&/g, '\\u0026')
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
+const HEX = '0123456789abcdef';
+
+/**
+ * A string as Go's `encoding/json` writes it with HTML escaping on (Go 1.22+): `<`, `>`, `&`,
+ * U+2028 and U+2029 as `\u` escapes, `\b \f \n \r \t` short, other control characters as
+ * `\u00xx`, and an unpaired surrogate (invalid UTF-8 in Go) as `\ufffd`.
+ */
+export function goJsonString(value: string): string {
+  let out = '"';
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const next = value.charCodeAt(i + 1);
+      if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+        out += value[i] + (value[i + 1] ?? '');
+        i++;
+      } else {
+        out += '\\ufffd';
+      }
+      continue;
+    }
+    if (c >= 0x20 && c !== 0x22 && c !== 0x5c && c !== 0x3c && c !== 0x3e && c !== 0x26) {
+      out += c === 0x2028 || c === 0x2029 ? `\\u${c.toString(16)}` : value[i];
+      continue;
+    }
+    switch (c) {
+      case 0x22:
+        out += '\\"';
+        break;
+      case 0x5c:
+        out += '\\\\';
+        break;
+      case 0x08:
+        out += '\\b';
+        break;
+      case 0x0c:
+        out += '\\f';
+        break;
+      case 0x0a:
+        out += '\\n';
+        break;
+      case 0x0d:
+        out += '\\r';
+        break;
+      case 0x09:
+        out += '\\t';
+        break;
+      default:
+        out += `\\u00${HEX[c >> 4]}${HEX[c & 0xf]}`;
+    }
+  }
+  return `${out}"`;
 }
+
+const str = goJsonString;
 
 function intOrString(value: number | string): string {
   return typeof value === 'number' ? String(value) : str(value);

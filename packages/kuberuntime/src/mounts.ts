@@ -11,7 +11,8 @@
 import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { type KeyValue, type Mount, MountPropagation } from '@nodeagent/cri';
-import { expand, formatFieldError, validatePathNoBacksteps } from '@nodeagent/kubecontainer';
+import { formatFieldError, validatePathNoBacksteps } from '@nodeagent/kubecontainer';
+import { envByteMap, expandWithEnv } from './env.js';
 import { ContainerConfigError } from './errors.js';
 import { containerHostPathErrors, podHostPathErrors } from './host-path-validation.js';
 import { DEFAULT_TERMINATION_MESSAGE_PATH } from './labels.js';
@@ -62,12 +63,9 @@ export interface HostPathToPrepare {
  * @throws ContainerConfigError `missing value for A, B`
  */
 export function expandSubPathExpr(subPathExpr: string, envs: readonly KeyValue[]): string {
-  const env = new Map(envs.map((e) => [e.key, e.value]));
   const missing = new Set<string>();
-  const expanded = expand(subPathExpr, (name) => {
-    const value = env.get(name);
+  const expanded = expandWithEnv(subPathExpr, envByteMap(envs), (name, value) => {
     if (value === undefined || value === '') missing.add(name);
-    return value ?? '';
   });
   if (missing.size > 0) throw new ContainerConfigError(`missing value for ${[...missing].sort().join(', ')}`);
   return expanded;

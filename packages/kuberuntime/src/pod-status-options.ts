@@ -24,7 +24,10 @@ export interface PodStatusOptions {
     /** Startup result of a running container with a startup probe. */
     readonly startup?: (containerId: string) => 'success' | 'failure' | undefined;
   };
-  /** Runtime name in container IDs (`<name>://<id>`). @default "containerd" */
+  /**
+   * Runtime name in container IDs (`<name>://<id>`), the runtime's `Version().runtime_name`
+   * (`KubeRuntimeManager.computePodStatus` fills it in). @default "containerd"
+   */
   readonly runtimeName?: string;
   /** The pod is terminal (the pod worker finished it). @default false */
   readonly podIsTerminal?: boolean;

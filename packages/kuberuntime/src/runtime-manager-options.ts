@@ -53,6 +53,13 @@ export interface KubeRuntimeManagerOptions extends SandboxConfigOptions {
   readonly hostIps?: readonly string[];
   /** Use RuntimeDefault seccomp when unspecified (kubelet `seccompDefault`). @default false */
   readonly seccompDefault?: boolean;
+  /** The node's hosts file, copied into host-network pods' `/etc/hosts`. @default "/etc/hosts" */
+  readonly nodeHostsFile?: string;
+  /**
+   * Directory of `Localhost` seccomp profiles (the kubelet's `<root-dir>/seccomp`).
+   * @default `seccomp` next to `podsRoot` (`/var/lib/kubelet/seccomp`)
+   */
+  readonly seccompProfileRoot?: string;
   /** ConfigMap / Secret lookups for env. @default none (such references fail unless optional) */
   readonly envSources?: EnvSources;
   /** Probe results consulted by the pod actions and the status. */
@@ -61,6 +68,11 @@ export interface KubeRuntimeManagerOptions extends SandboxConfigOptions {
   readonly podStatusSource?: PodStatusSource;
   /** Metrics on a registry you own. @default none */
   readonly metrics?: MetricsOptions;
+  /**
+   * The runtime's name in container IDs (`<name>://<id>`). @default the runtime's
+   * `Version().runtime_name`, asked on the first sync or status read
+   */
+  readonly runtimeName?: string;
   /** CRI deadline of a call, ms (kubelet `runtimeRequestTimeout`). @default 120_000 */
   readonly runtimeRequestTimeoutMs?: number;
   /** HTTP GET for `httpGet` lifecycle hooks; resolves with the status code. @default node http(s) */

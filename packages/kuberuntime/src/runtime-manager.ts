@@ -74,9 +74,11 @@ export class KubeRuntimeManager {
 
   readonly #options: KubeRuntimeManagerOptions;
   readonly #record: RuntimeEventRecorder;
+  #runtimeName: string | undefined;
 
   constructor(options: KubeRuntimeManagerOptions) {
     this.#options = options;
+    this.#runtimeName = options.runtimeName;
     this.#clock = options.clock ?? realClock;
     this.#log = (options.logger ?? noopLogger).child({ component: 'kuberuntime' });
     this.#podsRoot = options.podsRoot ?? DEFAULT_PODS_ROOT;
@@ -120,9 +122,27 @@ export class KubeRuntimeManager {
   }
 
   /** Reads a pod's runtime status (what PLEG would cache). */
-  getPodStatus(pod: V1Pod, signal?: AbortSignal): Promise<PodStatus> {
+  async getPodStatus(pod: V1Pod, signal?: AbortSignal): Promise<PodStatus> {
+    await this.runtimeName();
     const m = pod.metadata;
     return this.#source.getPodStatus(m?.uid ?? '', m?.name ?? '', m?.namespace ?? '', signal);
+  }
+
+  /**
+   * The runtime's name as container IDs carry it (`containerd` in `containerd://<id>`,
+   * `cri-o`, the fake's `fakeRuntime`): `Version().runtime_name`, asked once and kept (upstream
+   * reads it when the runtime manager is created). `undefined` while the runtime has not
+   * answered; the next call asks again.
+   */
+  async runtimeName(): Promise<string | undefined> {
+    if (this.#runtimeName !== undefined) return this.#runtimeName;
+    try {
+      const v = await this.#options.cri.runtime.version({ version: 'v1' });
+      if (v.runtimeName !== '') this.#runtimeName = v.runtimeName;
+    } catch (err) {
+      this.#log.debug({ err: errorMessage(err) }, 'Runtime version not known yet');
+    }
+    return this.#runtimeName;
   }
 
   #killDeps(): KillDeps {
@@ -153,6 +173,7 @@ export class KubeRuntimeManager {
     backoff: KeyedBackoff = this.crashLoopBackOff,
   ): Promise<PodSyncResult> {
     this.#ensureMetrics();
+    await this.runtimeName();
     const result = new PodSyncResult();
     try {
       await this.#doSyncPod(pod, newestFirst(podStatus), pullSecrets, backoff, result);
@@ -273,6 +294,8 @@ export class KubeRuntimeManager {
         podIps = net === undefined || net.ip === '' ? [] : [net.ip, ...net.additionalIps.map((a) => a.ip)];
       }
     }
+    // As the kubelet (SyncPod takes them from the API status): a host-network pod's IPs are the node's.
+    if (pod.spec?.hostNetwork === true && podIps.length === 0) podIps = [...(this.#options.hostIps ?? [])];
     const configStep = result.add('ConfigPodSandbox', sandboxId);
     let sandboxConfig: PodSandboxConfig;
     try {
@@ -428,7 +451,10 @@ export class KubeRuntimeManager {
     });
   }
 
-  /** The pod's API status (see {@link computePodStatus}), with this manager's reason cache and clock. */
+  /**
+   * The pod's API status (see {@link computePodStatus}), with this manager's reason cache and
+   * clock, and the runtime's name (see {@link KubeRuntimeManager.runtimeName}) in container IDs.
+   */
   computePodStatus(
     pod: V1Pod,
     podStatus: PodStatus,
@@ -436,7 +462,7 @@ export class KubeRuntimeManager {
   ): V1PodStatus {
     return computePodStatus(pod, podStatus, {
       hostIps: this.#options.hostIps ?? [],
-      ...definedFields({ probes: this.#options.probes }),
+      ...definedFields({ probes: this.#options.probes, runtimeName: this.#runtimeName }),
       ...options,
       reasonCache: this.reasonCache,
       now: this.#clock.now(),

@@ -18,7 +18,13 @@ import { sandboxHostname } from './hostname.js';
 import { newPodAnnotations, newPodLabels } from './labels.js';
 import { podLogsDirectory } from './paths.js';
 import { type CpuCfsOptions, sandboxLinuxResources } from './resources.js';
-import { hasPrivilegedContainer, namespacesForPod, podSupplementalGroups } from './security-context.js';
+import {
+  hasPrivilegedContainer,
+  namespacesForPod,
+  podSupplementalGroups,
+  podSupplementalGroupsPolicy,
+  toRuntimeSELinuxOption,
+} from './security-context.js';
 
 /** Node settings that shape sandbox configs. */
 export interface SandboxConfigOptions extends CpuCfsOptions, DnsOptions {
@@ -65,7 +71,10 @@ export function sysctlToDots(name: string): string {
   return name.replace(/[./]/g, (c) => (c === '/' ? '.' : '/'));
 }
 
-/** The sandbox's Linux settings (upstream `generatePodSandboxLinuxConfig`). */
+/**
+ * The sandbox's Linux settings (upstream `generatePodSandboxLinuxConfig`).
+ * @throws ContainerConfigError for an unsupported `supplementalGroupsPolicy`
+ */
 export function sandboxLinuxConfig(pod: V1Pod, options: SandboxConfigOptions = {}): LinuxPodSandboxConfig {
   const sc = pod.spec?.securityContext;
   const sysctls: Record<string, string> = {};
@@ -74,12 +83,12 @@ export function sandboxLinuxConfig(pod: V1Pod, options: SandboxConfigOptions = {
     cgroupParent: options.cgroupParent?.(pod) ?? '',
     securityContext: {
       namespaceOptions: namespacesForPod(pod),
-      selinuxOptions: undefined,
+      selinuxOptions: toRuntimeSELinuxOption(sc?.seLinuxOptions),
       runAsUser: sc?.runAsUser == null ? undefined : { value: BigInt(sc.runAsUser) },
       runAsGroup: sc?.runAsGroup == null ? undefined : { value: BigInt(sc.runAsGroup) },
       readonlyRootfs: false,
       supplementalGroups: podSupplementalGroups(pod),
-      supplementalGroupsPolicy: 0,
+      supplementalGroupsPolicy: podSupplementalGroupsPolicy(pod),
       privileged: hasPrivilegedContainer(pod),
       // Upstream always runs the sandbox itself under the runtime's default profile.
       seccomp: { profileType: SecurityProfile_ProfileType.RuntimeDefault, localhostRef: '' },

@@ -127,7 +127,9 @@ describe('container config (golden)', () => {
   });
 
   it('env with $(VAR) expansion and downward API values', () => {
-    expect(Object.fromEntries(config.envs.map((e) => [e.key, e.value]))).toEqual({
+    expect(
+      Object.fromEntries(config.envs.map((e) => [e.key, Buffer.from(e.value).toString('utf8')])),
+    ).toEqual({
       NAME: 'world',
       GREETING: 'hello world',
       POD_NAME: 'web',
@@ -253,7 +255,26 @@ describe('container config (golden)', () => {
     expect(generateContainerConfig(pod, optional, 0, 'i', ctx).config.envs).toEqual([]);
     const sources = { configMap: () => ({ k: 'v' }), secret: () => undefined };
     expect(generateContainerConfig(pod, env, 0, 'i', { ...ctx, envSources: sources }).config.envs).toEqual([
-      { key: 'X', value: 'v' },
+      { key: 'X', value: Buffer.from('v') },
+    ]);
+  });
+
+  it('a Secret value that is not UTF-8 reaches the runtime byte for byte, also through $(VAR)', () => {
+    const binary = Uint8Array.from([0xff, 0x00, 0xfe]);
+    const sources = { configMap: () => undefined, secret: () => ({ bin: binary, text: 'ü' }) };
+    const container = {
+      name: 'a',
+      env: [
+        { name: 'BIN', valueFrom: { secretKeyRef: { name: 's', key: 'bin' } } },
+        { name: 'TEXT', valueFrom: { secretKeyRef: { name: 's', key: 'text' } } },
+        { name: 'BOTH', value: '<$(BIN)|$(TEXT)>' },
+      ],
+    };
+    const envs = generateContainerConfig(pod, container, 0, 'i', { ...ctx, envSources: sources }).config.envs;
+    expect(envs.map((e) => [e.key, [...e.value]])).toEqual([
+      ['BIN', [0xff, 0x00, 0xfe]],
+      ['TEXT', [0xc3, 0xbc]],
+      ['BOTH', [0x3c, 0xff, 0x00, 0xfe, 0x7c, 0xc3, 0xbc, 0x3e]],
     ]);
   });
 });

@@ -31,8 +31,10 @@ export interface EffectiveGracePeriod {
  * is never below 1 s, and never longer than `currentSeconds` once that is set: grace only
  * shrinks.
  *
- * As upstream, a deletion grace of 0 (force delete) counts as "unset" and falls through
- * to the spec value: the pod still gets its normal grace period on this node.
+ * As upstream (its `overridden` flag), a candidate of 0 still applies: a force delete
+ * (`kubectl delete --grace-period=0 --force`, deletion grace 0) or an override of 0 yields 0,
+ * which the final clamp turns into 1 s. Only when no candidate applied does the spec value
+ * fill in.
  *
  * @param currentSeconds the grace period in force, 0 if none yet.
  * @param pod the pod, for its deletion grace and spec.
@@ -44,12 +46,17 @@ export function calculateEffectiveGracePeriod(
   overrideSeconds: number | undefined,
 ): EffectiveGracePeriod {
   let grace = currentSeconds;
+  let overridden = false;
   const deletionGrace = pod.metadata?.deletionGracePeriodSeconds;
   if (deletionGrace !== undefined && deletionGrace !== null && (grace === 0 || deletionGrace < grace)) {
     grace = deletionGrace;
+    overridden = true;
   }
-  if (overrideSeconds !== undefined && (grace === 0 || overrideSeconds < grace)) grace = overrideSeconds;
-  if (grace === 0)
+  if (overrideSeconds !== undefined && (grace === 0 || overrideSeconds < grace)) {
+    grace = overrideSeconds;
+    overridden = true;
+  }
+  if (!overridden && grace === 0)
     grace = pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS;
   grace = Math.max(MIN_GRACE_PERIOD_SECONDS, Math.floor(grace));
   return { gracePeriodSeconds: grace, shortened: currentSeconds !== 0 && currentSeconds !== grace };

@@ -13,8 +13,11 @@ describe('calculateEffectiveGracePeriod', () => {
     ['override longer than deletion grace loses', 0, 10, 20, 45, 10, false],
     ['override alone beats spec', 0, undefined, 5, 45, 5, false],
     ['override alone may be longer than spec', 0, undefined, 60, 45, 60, false],
-    ['deletion grace 0 (force) falls through to spec, as upstream', 0, 0, undefined, 45, 45, false],
-    ['override 0 falls through to spec, as upstream', 0, undefined, 0, 45, 45, false],
+    // Upstream's Test_calculateEffectiveGracePeriod: "deletion grace 0" and "override 0" give 1.
+    ['deletion grace 0 (force delete) gives the 1 s minimum, not the spec', 0, 0, undefined, 45, 1, false],
+    ['override 0 gives the 1 s minimum, not the spec', 0, undefined, 0, 45, 1, false],
+    ['override 0 shrinks a running termination to 1 s', 30, undefined, 0, 45, 1, true],
+    ['deletion grace 0 shrinks a running termination to 1 s', 30, 0, undefined, 45, 1, true],
     ['spec 0 is clamped to 1', 0, undefined, undefined, 0, 1, false],
     ['negative override is clamped to 1', 0, undefined, -5, 45, 1, false],
     ['current value is kept when nothing is shorter', 20, 30, 25, 45, 20, false],
@@ -203,6 +206,36 @@ describe('killPodAndWait', () => {
     gate.resolve(undefined);
     await h.settle();
     expect(h.workers.shouldPodBeFinished('a')).toBe(true);
+  });
+
+  it("an override of 0 gives the containers 1 s, within the 10 s wait (not the pod's 20 s)", async () => {
+    const h = createHarness();
+    const pod = makePod('a', { terminationGracePeriodSeconds: 20 });
+    h.workers.updatePod({ updateType: 'create', pod });
+    await h.settle();
+    let outcome: unknown = 'pending';
+    h.workers.killPodAndWait(pod, { gracePeriodSecondsOverride: 0 }).then(
+      () => {
+        outcome = 'resolved';
+      },
+      (err: unknown) => {
+        outcome = err;
+      },
+    );
+    await h.settle();
+    expect(h.syncer.callsFor('a', 'syncTerminatingPod')[0]?.gracePeriodSeconds).toBe(1);
+    expect(h.workers.getPodSyncStatus('a')?.gracePeriodSeconds).toBe(1);
+    expect(outcome).toBe('resolved');
+  });
+
+  it("a force delete (deletion grace 0) terminates with 1 s, not the spec's 30 s", async () => {
+    const h = createHarness();
+    h.workers.updatePod({ updateType: 'create', pod: makePod('a', { terminationGracePeriodSeconds: 30 }) });
+    await h.settle();
+    const deleted = makePod('a', { terminationGracePeriodSeconds: 30, deletionGracePeriodSeconds: 0 });
+    h.workers.updatePod({ updateType: 'update', pod: deleted });
+    await h.settle();
+    expect(h.syncer.callsFor('a', 'syncTerminatingPod')[0]?.gracePeriodSeconds).toBe(1);
   });
 
   it('resolves at once for a pod that is already terminated', async () => {

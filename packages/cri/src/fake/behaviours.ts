@@ -39,8 +39,8 @@ export interface ExecScript {
 
 /** What the fake does with the output of a command no script answers. */
 export interface ExecResult {
-  /** Standard output. */
-  readonly stdout: string;
+  /** Standard output (text, or raw bytes such as a `printenv` of a binary value). */
+  readonly stdout: string | Uint8Array;
   /** Standard error. */
   readonly stderr: string;
   /** Exit code. */

@@ -7,7 +7,7 @@
  */
 import { status } from '@grpc/grpc-js';
 import type { Clock } from '@nodeagent/core';
-import { ContainerState } from '../gen/runtime/v1/api.js';
+import { ContainerState, type KeyValue } from '../gen/runtime/v1/api.js';
 import { type ExecResult, type ExecScript, execResultOf, execScriptMatches } from './behaviours.js';
 import { FakeRuntimeError, invalidArgument, wrongState } from './fake-error.js';
 import type { RuntimeState } from './runtime-state.js';
@@ -22,6 +22,34 @@ export const succeedSilently: DefaultExecHandler = () => ({
   exitCode: 0,
   durationMs: 0,
 });
+
+/**
+ * `env` and `printenv [NAME…]`, answered from the container's `envs` as given at
+ * CreateContainer (raw bytes: `KeyValue.value` is `bytes`): every `KEY=value` line, or each
+ * value and a newline; exit code 1 when a NAME is not set, as busybox does.
+ */
+function printenv(envs: readonly KeyValue[], argv: readonly string[]): ExecResult {
+  const NEWLINE = Buffer.from('\n');
+  const names = argv.slice(1);
+  const result = (chunks: Buffer[], exitCode: number): ExecResult => ({
+    stdout: Buffer.concat(chunks),
+    stderr: '',
+    exitCode,
+    durationMs: 0,
+  });
+  if (names.length === 0) {
+    return result(
+      envs.flatMap((e) => [Buffer.from(`${e.key}=`), Buffer.from(e.value), NEWLINE]),
+      0,
+    );
+  }
+  // The last definition of a name wins, as in the process environment.
+  const found = names.flatMap((n) => envs.filter((e) => e.key === n).slice(-1));
+  return result(
+    found.flatMap((e) => [Buffer.from(e.value), NEWLINE]),
+    found.length === names.length ? 0 : 1,
+  );
+}
 
 /** What {@link runExecSync} needs. */
 export interface ExecDeps {
@@ -46,7 +74,12 @@ export async function runExecSync(
     );
   }
   const script = [...(c.behaviour.exec ?? []), ...deps.scripts].find((s) => execScriptMatches(s, argv));
-  const result = script === undefined ? deps.defaultExec(argv, c.id) : execResultOf(script);
+  const result =
+    script !== undefined
+      ? execResultOf(script)
+      : argv[0] === 'printenv' || (argv[0] === 'env' && argv.length === 1)
+        ? printenv(c.config.envs, argv)
+        : deps.defaultExec(argv, c.id);
   const limitMs = timeoutSeconds > 0 ? timeoutSeconds * 1000 : Number.POSITIVE_INFINITY;
   if (result.durationMs > limitMs) {
     await deps.clock.sleep(limitMs);

@@ -95,14 +95,16 @@ export function toContainerItem(c: ContainerRecord): Container {
 
 /** `Image` of a stored image. */
 export function toImage(image: StoredImage): Image {
-  const numericUser = /^\d+$/.test(image.user);
+  // As containerd's getUserFromImage: the part before ':' (user:group), a number is the uid.
+  const user = image.user.split(':')[0] ?? '';
+  const numericUser = /^\d+$/.test(user);
   return {
     id: image.id,
     repoTags: [...image.repoTags],
     repoDigests: [...image.repoDigests],
     size: BigInt(image.sizeBytes),
-    uid: numericUser ? { value: BigInt(image.user) } : undefined,
-    username: numericUser ? '' : image.user,
+    uid: numericUser ? { value: BigInt(user) } : undefined,
+    username: numericUser ? '' : user,
     spec: { image: image.id, annotations: {}, userSpecifiedImage: '', runtimeHandler: '', imageRef: '' },
     pinned: image.pinned,
   };

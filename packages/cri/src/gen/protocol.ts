@@ -39,8 +39,6 @@ export interface AttachRequest {
   stdout: boolean;
   /** Stream stderr (false with tty). */
   stderr: boolean;
-  /** Audit ID of the API request that started the session. */
-  auditRequestId: string;
 }
 
 /** Response of RuntimeService.Attach. */
@@ -427,8 +425,6 @@ export interface ExecRequest {
   stdout: boolean;
   /** Must be false with tty (the streams are merged). */
   stderr: boolean;
-  /** Audit ID of the API request that started the session. */
-  auditRequestId: string;
 }
 
 /** Response of RuntimeService.Exec. */
@@ -595,8 +591,8 @@ export interface IoUsage {
 export interface KeyValue {
   /** Name. */
   key: string;
-  /** Value. */
-  value: string;
+  /** Value: raw bytes (`bytes` since cri-api v0.36.3; a Secret may hold non-UTF-8 data). */
+  value: Buffer;
 }
 
 /** Linux-specific container configuration. */

@@ -46,7 +46,7 @@ describeRealNode('containerd (real node)', NODE_SANDBOX_REQUIREMENTS, () => {
     },
     // containerd 1.6: no GetContainerEvents (added in 1.7), NOT_FOUND for stops of unknown
     // IDs (made idempotent in later releases), PodSandboxStats implemented.
-    { containerEvents: false, stopOfUnknownSucceeds: false, podSandboxStats: true },
+    { containerEvents: false, stopOfUnknownSucceeds: false, podSandboxStats: true, binaryEnvValues: false },
   );
 
   describe('nodeagent-crictl against containerd', () => {

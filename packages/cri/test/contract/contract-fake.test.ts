@@ -39,5 +39,5 @@ defineCriContract(
     const endpoint = fake.endpoint;
     return { endpoint, imageRef: IMAGE, podCidr: POD_CIDR, teardown: () => fake.stop() };
   },
-  { containerEvents: true, stopOfUnknownSucceeds: true, podSandboxStats: true },
+  { containerEvents: true, stopOfUnknownSucceeds: true, podSandboxStats: true, binaryEnvValues: true },
 );

@@ -51,6 +51,11 @@ export interface CriContractCapabilities {
   readonly stopOfUnknownSucceeds: boolean;
   /** PodSandboxStats/ListPodSandboxStats answer; otherwise UNIMPLEMENTED. */
   readonly podSandboxStats: boolean;
+  /**
+   * Env values that are not UTF-8 reach the process byte for byte; otherwise each invalid byte
+   * arrives as U+FFFD (a runtime that writes the OCI spec through Go's JSON encoder).
+   */
+  readonly binaryEnvValues: boolean;
 }
 
 /** Defines the contract suite `name` against the runtime `setup()` starts. */
@@ -204,6 +209,41 @@ export function defineCriContract(
       expect(res.stdout.toString()).toBe(CONTRACT_EXEC.stdout);
       expect(res.stderr.toString()).toBe(CONTRACT_EXEC.stderr);
       expect(res.exitCode).toBe(CONTRACT_EXEC.exitCode);
+    });
+
+    it('hands env values to the process as bytes (KeyValue.value is bytes since cri-api v0.36.3)', async () => {
+      const pod = await runPod();
+      const config = {
+        ...contractContainerConfig(uniqueName('env'), target.imageRef, CONTRACT_COMMANDS.sleep),
+        envs: [
+          { key: 'TEXT', value: Buffer.from('héllo wörld', 'utf8') },
+          { key: 'BIN', value: Buffer.from([0x41, 0xff, 0xfe, 0x42]) },
+        ],
+      };
+      const { containerId } = await cri.runtime.createContainer({
+        podSandboxId: pod,
+        config,
+        sandboxConfig: podConfigs.get(pod),
+      });
+      await cri.runtime.startContainer({ containerId });
+      // `env` prints KEY=value lines as raw bytes (busybox; the fake answers from the config).
+      const { stdout, exitCode } = await cri.runtime.execSync({ containerId, cmd: ['env'], timeout: 10n });
+      expect(exitCode).toBe(0);
+      const line = (key: string): number[] | undefined => {
+        const prefix = Buffer.from(`${key}=`);
+        let start = 0;
+        while (start < stdout.length) {
+          const end = stdout.indexOf(0x0a, start);
+          const l = stdout.subarray(start, end === -1 ? stdout.length : end);
+          if (l.subarray(0, prefix.length).equals(prefix)) return [...l.subarray(prefix.length)];
+          start = end === -1 ? stdout.length : end + 1;
+        }
+        return undefined;
+      };
+      expect(line('TEXT')).toEqual([...Buffer.from('héllo wörld', 'utf8')]);
+      expect(line('BIN')).toEqual(
+        capabilities.binaryEnvValues ? [0x41, 0xff, 0xfe, 0x42] : [...Buffer.from('A\ufffd\ufffdB')],
+      );
     });
 
     it('reports container and sandbox stats', async () => {

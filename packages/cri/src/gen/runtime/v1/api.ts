@@ -29,10 +29,11 @@ export const protobufFileName = "runtime/v1/api.proto";
  * CRI v1 (package runtime.v1) for @nodeagent/cri.
  *
  * Wire-compatible re-statement of the Kubernetes Container Runtime Interface as
- * published by kubernetes/cri-api (pkg/apis/runtime/v1/api.proto, v0.36 line:
- * the v0.35 set plus the CRIListStreaming `Stream*` RPCs). Service, RPC, message,
- * field and enum names, field numbers and types follow upstream so that any CRI
- * runtime (containerd, CRI-O) talks to clients generated from this file. The
+ * published by kubernetes/cri-api (pkg/apis/runtime/v1/api.proto, v0.36.3: the
+ * v0.35 set plus the CRIListStreaming `Stream*` RPCs, `KeyValue.value` as `bytes`).
+ * Service, RPC, message, field and enum names, field numbers and types follow
+ * upstream so that any CRI runtime (containerd, CRI-O) talks to clients generated
+ * from this file; no field upstream has not assigned is declared. The
  * comments are this project's own. The interface definition is Apache-2.0,
  * Copyright The Kubernetes Authors; see the package LICENSE.
  *
@@ -1561,8 +1562,8 @@ export interface ImageSpec_AnnotationsEntry {
 export interface KeyValue {
   /** Name. */
   key: string;
-  /** Value. */
-  value: string;
+  /** Value: raw bytes (`bytes` since cri-api v0.36.3; a Secret may hold non-UTF-8 data). */
+  value: Buffer;
 }
 
 /** Linux cgroup resources; 0 / empty means "not specified". */
@@ -2144,8 +2145,6 @@ export interface ExecRequest {
   stdout: boolean;
   /** Must be false with tty (the streams are merged). */
   stderr: boolean;
-  /** Audit ID of the API request that started the session. */
-  auditRequestId: string;
 }
 
 /** Response of RuntimeService.Exec. */
@@ -2166,8 +2165,6 @@ export interface AttachRequest {
   stdout: boolean;
   /** Stream stderr (false with tty). */
   stderr: boolean;
-  /** Audit ID of the API request that started the session. */
-  auditRequestId: string;
 }
 
 /** Response of RuntimeService.Attach. */
@@ -10063,7 +10060,7 @@ export const ImageSpec_AnnotationsEntry: MessageFns<ImageSpec_AnnotationsEntry> 
 };
 
 function createBaseKeyValue(): KeyValue {
-  return { key: "", value: "" };
+  return { key: "", value: Buffer.alloc(0) };
 }
 
 export const KeyValue: MessageFns<KeyValue> = {
@@ -10071,8 +10068,8 @@ export const KeyValue: MessageFns<KeyValue> = {
     if (message.key !== "") {
       writer.uint32(10).string(message.key);
     }
-    if (message.value !== "") {
-      writer.uint32(18).string(message.value);
+    if (message.value.length !== 0) {
+      writer.uint32(18).bytes(message.value);
     }
     return writer;
   },
@@ -10103,7 +10100,7 @@ export const KeyValue: MessageFns<KeyValue> = {
               break;
             }
 
-            message.value = reader.string();
+            message.value = Buffer.from(reader.bytes());
             continue;
           }
         }
@@ -10121,7 +10118,7 @@ export const KeyValue: MessageFns<KeyValue> = {
   fromJSON(object: any): KeyValue {
     return {
       key: isSet(object.key) ? globalThis.String(object.key) : "",
-      value: isSet(object.value) ? globalThis.String(object.value) : "",
+      value: isSet(object.value) ? Buffer.from(bytesFromBase64(object.value)) : Buffer.alloc(0),
     };
   },
 
@@ -10131,7 +10128,7 @@ export const KeyValue: MessageFns<KeyValue> = {
       obj.key = message.key;
     }
     if (message.value !== undefined) {
-      obj.value = message.value;
+      obj.value = base64FromBytes(message.value);
     }
     return obj;
   },
@@ -10142,7 +10139,7 @@ export const KeyValue: MessageFns<KeyValue> = {
   fromPartial<I extends Exact<DeepPartial<KeyValue>, I>>(object: I): KeyValue {
     const message = createBaseKeyValue();
     message.key = object.key ?? "";
-    message.value = object.value ?? "";
+    message.value = object.value ?? Buffer.alloc(0);
     return message;
   },
 };
@@ -16483,7 +16480,7 @@ export const ExecSyncResponse: MessageFns<ExecSyncResponse> = {
 };
 
 function createBaseExecRequest(): ExecRequest {
-  return { containerId: "", cmd: [], tty: false, stdin: false, stdout: false, stderr: false, auditRequestId: "" };
+  return { containerId: "", cmd: [], tty: false, stdin: false, stdout: false, stderr: false };
 }
 
 export const ExecRequest: MessageFns<ExecRequest> = {
@@ -16505,9 +16502,6 @@ export const ExecRequest: MessageFns<ExecRequest> = {
     }
     if (message.stderr !== false) {
       writer.uint32(48).bool(message.stderr);
-    }
-    if (message.auditRequestId !== "") {
-      writer.uint32(58).string(message.auditRequestId);
     }
     return writer;
   },
@@ -16573,14 +16567,6 @@ export const ExecRequest: MessageFns<ExecRequest> = {
             message.stderr = reader.bool();
             continue;
           }
-          case 7: {
-            if (tag !== 58) {
-              break;
-            }
-
-            message.auditRequestId = reader.string();
-            continue;
-          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -16605,11 +16591,6 @@ export const ExecRequest: MessageFns<ExecRequest> = {
       stdin: isSet(object.stdin) ? globalThis.Boolean(object.stdin) : false,
       stdout: isSet(object.stdout) ? globalThis.Boolean(object.stdout) : false,
       stderr: isSet(object.stderr) ? globalThis.Boolean(object.stderr) : false,
-      auditRequestId: isSet(object.auditRequestId)
-        ? globalThis.String(object.auditRequestId)
-        : isSet(object.audit_request_id)
-        ? globalThis.String(object.audit_request_id)
-        : "",
     };
   },
 
@@ -16633,9 +16614,6 @@ export const ExecRequest: MessageFns<ExecRequest> = {
     if (message.stderr !== undefined) {
       obj.stderr = message.stderr;
     }
-    if (message.auditRequestId !== undefined) {
-      obj.auditRequestId = message.auditRequestId;
-    }
     return obj;
   },
 
@@ -16650,7 +16628,6 @@ export const ExecRequest: MessageFns<ExecRequest> = {
     message.stdin = object.stdin ?? false;
     message.stdout = object.stdout ?? false;
     message.stderr = object.stderr ?? false;
-    message.auditRequestId = object.auditRequestId ?? "";
     return message;
   },
 };
@@ -16723,7 +16700,7 @@ export const ExecResponse: MessageFns<ExecResponse> = {
 };
 
 function createBaseAttachRequest(): AttachRequest {
-  return { containerId: "", stdin: false, tty: false, stdout: false, stderr: false, auditRequestId: "" };
+  return { containerId: "", stdin: false, tty: false, stdout: false, stderr: false };
 }
 
 export const AttachRequest: MessageFns<AttachRequest> = {
@@ -16742,9 +16719,6 @@ export const AttachRequest: MessageFns<AttachRequest> = {
     }
     if (message.stderr !== false) {
       writer.uint32(40).bool(message.stderr);
-    }
-    if (message.auditRequestId !== "") {
-      writer.uint32(50).string(message.auditRequestId);
     }
     return writer;
   },
@@ -16802,14 +16776,6 @@ export const AttachRequest: MessageFns<AttachRequest> = {
             message.stderr = reader.bool();
             continue;
           }
-          case 6: {
-            if (tag !== 50) {
-              break;
-            }
-
-            message.auditRequestId = reader.string();
-            continue;
-          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -16833,11 +16799,6 @@ export const AttachRequest: MessageFns<AttachRequest> = {
       tty: isSet(object.tty) ? globalThis.Boolean(object.tty) : false,
       stdout: isSet(object.stdout) ? globalThis.Boolean(object.stdout) : false,
       stderr: isSet(object.stderr) ? globalThis.Boolean(object.stderr) : false,
-      auditRequestId: isSet(object.auditRequestId)
-        ? globalThis.String(object.auditRequestId)
-        : isSet(object.audit_request_id)
-        ? globalThis.String(object.audit_request_id)
-        : "",
     };
   },
 
@@ -16858,9 +16819,6 @@ export const AttachRequest: MessageFns<AttachRequest> = {
     if (message.stderr !== undefined) {
       obj.stderr = message.stderr;
     }
-    if (message.auditRequestId !== undefined) {
-      obj.auditRequestId = message.auditRequestId;
-    }
     return obj;
   },
 
@@ -16874,7 +16832,6 @@ export const AttachRequest: MessageFns<AttachRequest> = {
     message.tty = object.tty ?? false;
     message.stdout = object.stdout ?? false;
     message.stderr = object.stderr ?? false;
-    message.auditRequestId = object.auditRequestId ?? "";
     return message;
   },
 };
