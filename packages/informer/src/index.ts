@@ -86,6 +86,9 @@ export {
   type WatchRestartReason,
 } from './metrics.js';
 export {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_REFLECTOR_BACKOFF,
+  HEALTHY_WATCH_MS,
   Reflector,
   type ReflectorDeps,
   type ReflectorOptions,

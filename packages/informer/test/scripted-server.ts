@@ -54,8 +54,8 @@ export class WatchConn {
   }
 }
 
-type ListStep = (req: RecordedRequest, res: http.ServerResponse) => void;
-type WatchStep = (conn: WatchConn) => void;
+export type ListStep = (req: RecordedRequest, res: http.ServerResponse) => void;
+export type WatchStep = (conn: WatchConn) => void;
 
 export function pod(name: string, rv: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -76,6 +76,10 @@ export class ScriptedServer {
   /** Answered to lists when no step is scripted. */
   items: Record<string, unknown>[] = [];
   listRV = '1';
+  /** Answers every list when no step is scripted (instead of `items`), e.g. a permanent failure. */
+  listDefault: ListStep | undefined;
+  /** Answers every watch when no step is scripted (instead of an open, silent stream). */
+  watchDefault: WatchStep | undefined;
   private readonly listSteps: ListStep[] = [];
   private readonly watchSteps: WatchStep[] = [];
   private readonly server = http.createServer((req, res) => this.handle(req, res));
@@ -168,6 +172,7 @@ export class ScriptedServer {
     if (kind === 'list') {
       const step =
         this.listSteps.shift() ??
+        this.listDefault ??
         listItems(
           () => this.items,
           () => this.listRV,
@@ -177,7 +182,7 @@ export class ScriptedServer {
     }
     const conn = new WatchConn(rec, res);
     this.conns.push(conn);
-    const step = this.watchSteps.shift();
+    const step = this.watchSteps.shift() ?? this.watchDefault;
     if (step) step(conn);
     else conn.open();
   }
