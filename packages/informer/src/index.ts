@@ -54,6 +54,7 @@ export {
 } from './factory.js';
 export {
   type EventHandler,
+  HANDLER_YIELD_AFTER_MS,
   type HandlerOptions,
   type HandlerRegistration,
   MINIMUM_RESYNC_PERIOD_MS,
