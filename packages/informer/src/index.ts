@@ -99,6 +99,14 @@ export {
   type WatchErrorHandler,
 } from './reflector.js';
 export {
+  createRestClientMetrics,
+  noopRestClientMetrics,
+  REST_CLIENT_DURATION_BUCKETS,
+  REST_CLIENT_ERROR_CODE,
+  REST_CLIENT_METRIC_NAMES,
+  type RestClientMetrics,
+} from './rest-client-metrics.js';
+export {
   collectionPath,
   type ResourceRef,
   RestListerWatcher,

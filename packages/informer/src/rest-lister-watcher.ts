@@ -14,8 +14,14 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { MetricsOptions } from '@nodeagent/core';
 import { StatusError, TlsVerificationError } from './errors.js';
 import type { ActivityCallback, ListerWatcher } from './lister-watcher.js';
+import {
+  createRestClientMetrics,
+  noopRestClientMetrics,
+  type RestClientMetrics,
+} from './rest-client-metrics.js';
 import type { KubeObject, ListOptions, ObjectList, Status, WatchEvent, WatchOptions } from './types.js';
 import { WatchDecoder } from './watch-decoder.js';
 
@@ -51,6 +57,11 @@ export interface RestListerWatcherOptions {
   readonly listTimeoutMs?: number;
   /** @default '@nodeagent/informer' */
   readonly userAgent?: string;
+  /**
+   * Where client-go's `rest_client_requests_total{code,method,host}` and
+   * `rest_client_request_duration_seconds{verb,host}` go; none when unset.
+   */
+  readonly metrics?: MetricsOptions;
 }
 
 interface Prepared {
@@ -70,8 +81,10 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
   /** Credentials source after a 401 with a token file: a copy without client-node's token cache. */
   #credentials: KubeConfig | undefined;
   #credentialsStale = false;
+  readonly #metrics: RestClientMetrics;
 
   constructor(options: RestListerWatcherOptions) {
+    this.#metrics = options.metrics ? createRestClientMetrics(options.metrics) : noopRestClientMetrics;
     this.#kc = options.kubeConfig;
     this.#path = options.path;
     this.#listTimeoutMs = options.listTimeoutMs ?? 60_000;
@@ -87,8 +100,17 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     if (options.limit !== undefined) query.set('limit', String(options.limit));
     setIf(query, 'continue', options.continue);
     const listSignal = AbortSignal.any([signal, AbortSignal.timeout(this.#listTimeoutMs)]);
-    const res = await this.#send(query, listSignal);
-    const body = await readBody(res);
+    const started = performance.now();
+    let res: http.IncomingMessage;
+    let body: string;
+    try {
+      ({ res } = await this.#send(query, listSignal));
+      body = await readBody(res);
+    } finally {
+      // Like client-go's Do(): the latency covers the whole response, body included, and
+      // failed requests too.
+      this.#metrics.requestLatency('GET', this.#host(), (performance.now() - started) / 1000);
+    }
     if (res.statusCode !== 200) throw this.#failed(res.statusCode ?? 0, body, `list ${this.#path}`);
     let parsed: unknown;
     try {
@@ -124,12 +146,24 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     if (options.sendInitialEvents !== undefined)
       query.set('sendInitialEvents', String(options.sendInitialEvents));
     if (options.timeoutSeconds !== undefined) query.set('timeoutSeconds', String(options.timeoutSeconds));
-    const res = await this.#send(query, signal);
+    // client-go counts a watch in rest_client_requests_total but observes no latency for it.
+    const { res } = await this.#send(query, signal);
     if (res.statusCode !== 200) {
       const body = await readBody(res);
       throw this.#failed(res.statusCode ?? 0, body, `watch ${this.#path}`);
     }
     return decodeStream<T>(res, onActivity);
+  }
+
+  /** The `host` label: the server URL's `host[:port]` (client-go's `base.Host`), `none` without one. */
+  #host(): string {
+    const server = this.#kc.getCurrentCluster()?.server;
+    if (!server) return 'none';
+    try {
+      return new URL(server).host;
+    } catch {
+      return 'none';
+    }
   }
 
   async #prepare(query: URLSearchParams): Promise<Prepared> {
@@ -183,14 +217,25 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     return this.#agent;
   }
 
-  async #send(query: URLSearchParams, signal: AbortSignal): Promise<http.IncomingMessage> {
+  async #send(
+    query: URLSearchParams,
+    signal: AbortSignal,
+  ): Promise<{ readonly res: http.IncomingMessage; readonly host: string }> {
     const { url, options, transport } = await this.#prepare(query);
     signal.throwIfAborted();
-    return new Promise<http.IncomingMessage>((resolve, reject) => {
-      const req = transport.request(url, { ...options, signal }, (res) => resolve(res));
-      req.on('error', (err: NodeJS.ErrnoException) =>
-        reject(isTlsVerificationFailure(err) ? new TlsVerificationError(url.origin, err) : err),
-      );
+    const host = url.host;
+    let answered = false;
+    return new Promise<{ readonly res: http.IncomingMessage; readonly host: string }>((resolve, reject) => {
+      const req = transport.request(url, { ...options, signal }, (res) => {
+        answered = true;
+        this.#metrics.requestResult(res.statusCode, 'GET', host);
+        resolve({ res, host });
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // An error after the response arrived (e.g. a watch cut later) was counted already.
+        if (!answered) this.#metrics.requestResult(undefined, 'GET', host);
+        reject(isTlsVerificationFailure(err) ? new TlsVerificationError(url.origin, err) : err);
+      });
       // TCP keep-alive probes notice a dead peer even on a silent watch.
       req.on('socket', (socket) => socket.setKeepAlive(true, 30_000));
       req.end();

@@ -331,7 +331,9 @@ export class SharedInformer<T extends KubeObject = KubeObject>
     let waits: Promise<void>[] | undefined;
     for (const l of this.#handlerListeners) {
       const room = l.roomFor();
-      if (room) (waits ??= []).push(room);
+      if (!room) continue;
+      if (!waits) waits = [];
+      waits.push(room);
     }
     if (!waits) return undefined;
     // Re-checked after each wait: a handler may fill up again while another drains.
