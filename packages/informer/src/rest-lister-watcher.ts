@@ -194,12 +194,22 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
       if (v !== undefined) headers[k] = (Array.isArray(v) ? v.join(', ') : String(v)).trim();
     }
     if (applied.auth) headers.Authorization = `Basic ${Buffer.from(applied.auth).toString('base64')}`;
-    const options: https.RequestOptions = { method: 'GET', headers, agent: this.#agentFor(isHttps, applied) };
+    const proxyUrl = this.#kc.getCurrentCluster()?.proxyUrl ?? undefined;
+    const options: https.RequestOptions = {
+      method: 'GET',
+      headers,
+      agent: this.#agentFor(isHttps, applied, proxyUrl),
+    };
     return { url, options, transport: isHttps ? https : http };
   }
 
-  /** One keep-alive agent, rebuilt only when the TLS material changes (e.g. a rotated client cert). */
-  #agentFor(isHttps: boolean, applied: https.RequestOptions): http.Agent {
+  /**
+   * One keep-alive agent, rebuilt only when the TLS material or the proxy changes (e.g. a
+   * rotated client cert). With a kubeconfig `proxy-url`, the agent is the one client-node
+   * built for it (HTTP CONNECT for https servers, a forwarding proxy for http ones, SOCKS
+   * for `socks5://`), kept as long as the key does not change.
+   */
+  #agentFor(isHttps: boolean, applied: https.RequestOptions, proxyUrl: string | undefined): http.Agent {
     const tls = {
       ca: applied.ca,
       cert: applied.cert,
@@ -207,9 +217,14 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
       rejectUnauthorized: applied.rejectUnauthorized,
       servername: applied.servername,
     };
-    const key = `${isHttps}|${JSON.stringify(tls)}`;
+    const key = `${isHttps}|${proxyUrl ?? ''}|${JSON.stringify(tls)}`;
     if (this.#agent && this.#agentKey === key) return this.#agent;
     this.#agent?.destroy();
+    if (proxyUrl && applied.agent instanceof http.Agent) {
+      this.#agent = applied.agent;
+      this.#agentKey = key;
+      return this.#agent;
+    }
     const agentOptions: https.AgentOptions = { keepAlive: true, keepAliveMsecs: 30_000 };
     for (const [k, v] of Object.entries(tls)) if (v !== undefined) Object.assign(agentOptions, { [k]: v });
     this.#agent = isHttps ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
