@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_REFLECTOR_BACKOFF } from '../src/index.js';
+import { driveUntil, inWindow, T0 } from './drive.js';
 import { setup } from './helpers.js';
 import { fail, pod, status, watchHttpError } from './scripted-server.js';
 
@@ -16,49 +17,13 @@ afterEach(async () => {
   env = undefined;
 });
 
-type Env = Awaited<ReturnType<typeof setup>>;
-
-/** Waits in real time until no new request arrived for a few milliseconds. */
-async function settle(e: Env): Promise<void> {
-  let seen = -1;
-  while (seen !== e.server.requests.length) {
-    seen = e.server.requests.length;
-    await new Promise((r) => setTimeout(r, 15));
-  }
-}
-
-/**
- * Runs the informer until fake time `endMs`, jumping from timer to timer, and records the
- * fake time of every request (relative to the FakeClock's start, {@link T0}).
- */
-async function driveUntil(e: Env, untilMs: number, at: number[]): Promise<void> {
-  const origin = T0;
-  const endMs = origin + untilMs;
-  let recorded = at.length;
-  const record = (): void => {
-    while (recorded < e.server.requests.length) {
-      at.push(e.clock.now() - origin);
-      recorded++;
-    }
-  };
-  let idleRounds = 0;
-  while (e.clock.now() < endMs) {
-    await settle(e);
-    record();
-    const due = e.clock.nextDueAt();
-    if (due === undefined && ++idleRounds < 20) continue; // a request still in flight
-    idleRounds = 0;
-    await e.clock.advanceTo(due === undefined ? endMs : Math.min(due, endMs));
-  }
-  await settle(e);
-  record();
-}
-
 const MINUTE = 60_000;
-/** FakeClock's default start; times recorded by driveUntil are relative to it. */
-const T0 = 1_700_000_000_000;
-const inWindow = (times: number[], from: number, to: number) =>
-  times.filter((t) => t >= from && t < to).length;
+type Env = Awaited<ReturnType<typeof setup>>;
+const driven = (e: Env) => ({
+  clock: e.clock,
+  requestCount: () => e.server.requests.length,
+  requestTimes: () => e.server.requests.map((r) => (r.at ?? Number.NaN) - T0),
+});
 
 describe('back-off against a server that keeps failing', () => {
   it('a list that always fails: at most one list per 30 s in steady state', async () => {
@@ -66,7 +31,7 @@ describe('back-off against a server that keeps failing', () => {
     env.server.listDefault = fail(500, 'InternalError');
     void env.informer.start().catch(() => {});
     const at: number[] = [];
-    await driveUntil(env, 10 * MINUTE, at);
+    await driveUntil(driven(env), 10 * MINUTE, at);
     const lists = env.server.requestsOf('list').length;
     expect(lists).toBe(at.length);
     // 400 ms doubling to 30 s (× 1.25): 0.5, 1, 2, 4, 8, 16, 32, then 37.5 s each.
@@ -84,7 +49,9 @@ describe('back-off against a server that keeps failing', () => {
     ['ends the stream at once (clean end, no event)', 'end'],
     ['cuts the connection at once', 'drop'],
   ] as const)('a server that accepts every watch and %s is not hammered', async (_what, how) => {
-    env = await setup();
+    // No idle timer: while a watch is open, no timer is due and the clock stands still, so
+    // each watch lives 0 ms of informer time, deterministically.
+    env = await setup({ idleTimeoutMs: 0 });
     env.server.items = [pod('a', 2)];
     env.server.listRV = '2';
     env.server.watchDefault = (conn) => {
@@ -93,7 +60,10 @@ describe('back-off against a server that keeps failing', () => {
     };
     await env.informer.start();
     const at: number[] = [];
-    await driveUntil(env, 10 * MINUTE, at);
+    const e = env;
+    // The clock stands still until the server has cut the watch: it lived 0 ms of informer time.
+    const busy = () => e.server.openWatchCount > 0;
+    await driveUntil({ ...driven(env), busy }, 10 * MINUTE, at);
     expect(env.server.requestsOf('list')).toHaveLength(1);
     const watches = env.server.requestsOf('watch');
     expect(watches.every((w) => w.query.get('resourceVersion') === '2')).toBe(true);
@@ -108,7 +78,7 @@ describe('back-off against a server that keeps failing', () => {
     env.server.watchDefault = watchHttpError(410, 'Expired');
     await env.informer.start();
     const at: number[] = [];
-    await driveUntil(env, 10 * MINUTE, at);
+    await driveUntil(driven(env), 10 * MINUTE, at);
     const lists = env.server.requestsOf('list');
     // list, watch(410), list at once, watch(410), then backed off like any failure.
     expect(at[2]).toBe(at[1]);
@@ -132,7 +102,7 @@ describe('recovery after a burst of faults', () => {
     const at: number[] = [];
     env.server.items = [pod('a', 3), pod('b', 4)];
     env.server.listRV = '4';
-    await driveUntil(env, 10_000, at);
+    await driveUntil(driven(env), 10_000, at);
     const kinds = env.server.requests.map((r) => r.kind);
     expect(kinds.slice(0, 7)).toEqual(['list', 'watch', 'watch', 'watch', 'watch', 'list', 'watch']);
     // The relist follows the 410 at the same fake instant.
@@ -154,10 +124,10 @@ describe('recovery after a burst of faults', () => {
     );
     await env.informer.start();
     const at: number[] = [];
-    await driveUntil(env, 20_000, at);
+    await driveUntil(driven(env), 20_000, at);
     expect(env.names()).toEqual(['a@3']);
     (await env.server.watchConn(4)).drop();
-    await driveUntil(env, 40_000, at);
+    await driveUntil(driven(env), 40_000, at);
     const watches = env.server.requests
       .map((r, i) => ({ r, t: at[i] as number }))
       .filter((x) => x.r.kind === 'watch');
@@ -177,7 +147,7 @@ describe('recovery after a burst of faults', () => {
     env.server.onWatch((conn) => conn.open()); // opens, then silence
     await env.informer.start();
     const at: number[] = [];
-    await driveUntil(env, 3 * MINUTE, at);
+    await driveUntil(driven(env), 3 * MINUTE, at);
     const watches = env.server.requests
       .map((r, i) => ({ r, t: at[i] as number }))
       .filter((x) => x.r.kind === 'watch');
@@ -199,7 +169,7 @@ describe('recovery after a burst of faults', () => {
     });
     await env.informer.start();
     const at: number[] = [];
-    await driveUntil(env, 5_000, at);
+    await driveUntil(driven(env), 5_000, at);
     const kinds = env.server.requests.map((r) => r.kind);
     expect(kinds.slice(0, 4)).toEqual(['list', 'watch', 'watch', 'list']);
     expect(at[3]).toBe(at[2]);
