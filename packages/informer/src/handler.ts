@@ -85,11 +85,26 @@ export type HandlerErrorSink = (
 ) => void;
 
 /**
- * When a delivery loop last yielded to I/O. Shared by every handler of the process: a
- * synchronous handler is called from a chain of microtasks (watch event, store update,
- * delivery, next event…) that only a macrotask break lets I/O into.
+ * When the current uninterrupted run of deliveries began; undefined once a macrotask
+ * boundary has passed. Shared by every handler of the process: a synchronous handler is
+ * called from a chain of microtasks (watch event, store update, delivery, next event…)
+ * that only a macrotask break lets I/O into.
  */
-let lastYieldAt = performance.now();
+let turnStart: number | undefined;
+
+/** True when deliveries have run for {@link HANDLER_YIELD_AFTER_MS} without a macrotask break. */
+function deliveryBudgetSpent(): boolean {
+  const now = performance.now();
+  if (turnStart === undefined) {
+    turnStart = now;
+    // Runs at the next macrotask boundary: deliveries after it start a fresh budget.
+    setImmediate(() => {
+      turnStart = undefined;
+    });
+    return false;
+  }
+  return now - turnStart >= HANDLER_YIELD_AFTER_MS;
+}
 
 /** Called with a handler's pending count when it changes. */
 export type PendingSink = (handler: string, pending: number) => void;
@@ -200,10 +215,9 @@ export class ProcessorListener<T extends KubeObject> {
 
   async #run(): Promise<void> {
     while (!this.#stopped && this.#head < this.#buffer.length) {
-      if (performance.now() - lastYieldAt >= HANDLER_YIELD_AFTER_MS) {
+      if (deliveryBudgetSpent()) {
         // Let I/O (the watch, timers) and other handlers run before the next batch.
         await new Promise<void>((resolve) => setImmediate(resolve));
-        lastYieldAt = performance.now();
         if (this.#stopped) break;
       }
       const n = this.#buffer[this.#head] as Notification<T>;
