@@ -7,7 +7,9 @@
  * Token rotation: client-node's `tokenFile` provider (what `loadFromCluster()` uses) keeps
  * a token for 60 s before reading the file again. Like client-go, which resets its cached
  * token on a 401, a 401 answer makes the next request take its credentials from a fresh
- * copy of the KubeConfig, so the rotated file is read at once.
+ * copy of the KubeConfig, so the rotated file is read at once. The same goes for exec
+ * credential plugins, whose token client-node keeps until its `expirationTimestamp`: like
+ * client-go, a 401 re-runs the plugin.
  *
  * @module
  */
@@ -257,9 +259,13 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     });
   }
 
-  /** A StatusError for a non-200 answer; a 401 with a token file forces a re-read. */
+  /**
+   * A StatusError for a non-200 answer; a 401 for a user with a token file or an exec
+   * plugin forces fresh credentials (client-go resets its file token and re-runs the exec
+   * plugin on a 401 too).
+   */
   #failed(code: number, body: string, context: string): StatusError {
-    if (code === 401 && usesTokenFile(this.#kc)) this.#credentialsStale = true;
+    if (code === 401 && cachesCredentials(this.#kc)) this.#credentialsStale = true;
     return statusError(code, body, context);
   }
 
@@ -271,15 +277,22 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
   }
 }
 
-function usesTokenFile(kc: KubeConfig): boolean {
-  const config = kc.getCurrentUser()?.authProvider?.config as Record<string, unknown> | undefined;
-  return typeof config?.tokenFile === 'string' && config.tokenFile !== '';
+/**
+ * True for users whose credentials client-node caches: the `tokenFile` auth provider (60 s)
+ * and exec plugins (until the ExecCredential's `expirationTimestamp`).
+ */
+function cachesCredentials(kc: KubeConfig): boolean {
+  const user = kc.getCurrentUser();
+  const config = user?.authProvider?.config as Record<string, unknown> | undefined;
+  if (typeof config?.tokenFile === 'string' && config.tokenFile !== '') return true;
+  return Boolean(user?.exec) || Boolean(config?.exec);
 }
 
 /**
- * The same clusters, users and contexts in a new KubeConfig, whose token-file provider has
- * not read the file yet. Only used for users with a token file: that provider is built
- * in, so the copy authenticates exactly like the original.
+ * The same clusters, users and contexts in a new KubeConfig, whose built-in authenticators
+ * (token-file provider, exec plugin runner) have no cached credential yet. Only used for
+ * users of those built-in authenticators, so the copy authenticates exactly like the
+ * original.
  */
 function withoutCredentialCache(kc: KubeConfig): KubeConfig {
   // The caller's own class: no runtime import of client-node here, and no mix of copies.

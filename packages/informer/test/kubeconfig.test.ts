@@ -124,6 +124,46 @@ describe('kubeconfig through client-node', () => {
     expect(s.requests.some((r) => r.rejected)).toBe(false);
   });
 
+  test('an exec plugin whose cached token the server stops accepting is re-run after the 401', async () => {
+    server = await startServer('old-token', 'exec-user');
+    const tokenFile = join(dir, 'current-token');
+    await writeFile(tokenFile, 'old-token');
+    const plugin = join(dir, 'rotating-plugin.sh');
+    // The token is valid for an hour: client-node would keep it that long without the 401 rule.
+    const expires = new Date(Date.now() + 3_600_000).toISOString();
+    await writeFile(
+      plugin,
+      [
+        '#!/bin/sh',
+        `printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s","expirationTimestamp":"${expires}"}}' "$(cat ${tokenFile})"`,
+        '',
+      ].join('\n'),
+    );
+    await chmod(plugin, 0o755);
+    const kc = new KubeConfig();
+    kc.loadFromString(
+      kubeconfigYaml(
+        server,
+        ['exec:', '  apiVersion: client.authentication.k8s.io/v1', `  command: ${plugin}`].join('\n'),
+      ),
+    );
+    const inf = await syncWith(kc);
+    const s = server;
+    for (let i = 0; i < 500 && s.openWatches === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(s.requests.at(-1)).toMatchObject({ watch: true, user: 'exec-user' });
+    s.setTokens([{ token: 'new-token', user: 'exec-user-2' }]);
+    await writeFile(tokenFile, 'new-token');
+    const mark = s.requests.length;
+    s.faults.dropWatches();
+    const deadline = Date.now() + 10_000;
+    while (!s.requests.slice(mark).some((r) => r.user === 'exec-user-2') && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    const after = s.requests.slice(mark);
+    expect(after.some((r) => r.rejected === 401)).toBe(true);
+    expect(after.some((r) => r.user === 'exec-user-2')).toBe(true);
+    expect(inf.isStopped).toBe(false);
+  });
+
   test("a token file: client-node's `token-file` user field (read once at load)", async () => {
     server = await startServer('file-token', 'file-user');
     const tokenFile = join(dir, 'token');
