@@ -89,6 +89,8 @@ export class SharedInformerFactory implements Lifecycle {
         : new RestListerWatcher({
             kubeConfig: this.#options.kubeConfig as KubeConfig,
             path: collectionPath(request),
+            // The informers' metrics registry also gets the client's rest_client_* metrics.
+            ...definedFields({ metrics: this.#options.defaults?.metrics }),
           });
       informer = new SharedInformer(lw, {
         ...this.#options.defaults,

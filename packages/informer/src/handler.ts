@@ -1,7 +1,9 @@
 /**
  * Event handlers and the per-handler delivery buffer (client-go's `processorListener`):
  * each handler receives its notifications strictly in order, one at a time, from its own
- * unbounded buffer, so a slow (async) handler never delays the watch or other handlers.
+ * buffer. The buffer is unbounded unless the handler sets `maxPending`, in which case a
+ * full buffer holds the watch (back-pressure) until the handler catches up. Delivery yields
+ * to I/O every few milliseconds, so a slow synchronous handler cannot starve the watch.
  *
  * @module
  */
@@ -33,12 +35,27 @@ export interface HandlerOptions {
   readonly resyncPeriodMs?: number;
   /** Name used in logs, metrics and `handlerError` events. @default 'handler-<n>' */
   readonly name?: string;
+  /**
+   * Bound on this handler's undelivered notifications. When it has this many or more, the
+   * informer stops reading the watch (the cache and every other handler wait too) until
+   * the handler is below the bound again; nothing is dropped or merged. A (re)list is
+   * queued whole, so the bound can be exceeded by one list. The API server ends a watch
+   * it cannot write to for long, which the informer then resumes or relists like any
+   * other ended watch. 0 means unbounded.
+   * @default 0
+   */
+  readonly maxPending?: number;
 }
 
 /** The handle returned by `addEventHandler`. */
 export interface HandlerRegistration {
   /** The handler's name. */
   readonly name: string;
+  /**
+   * Notifications queued for this handler and not yet processed (the one in progress
+   * included); also exported as `informer_handler_pending{handler}`.
+   */
+  readonly pending: number;
   /** True once the informer synced and this handler processed every initial-list notification. */
   hasSynced(): boolean;
   /** Stops delivery to this handler (pending notifications are dropped). */
@@ -54,6 +71,12 @@ export type Notification<T extends KubeObject> =
 /** The smallest resync period a handler may ask for, in ms. */
 export const MINIMUM_RESYNC_PERIOD_MS = 1000;
 
+/**
+ * A handler's delivery loop runs at most this long (ms of wall time) before it yields to
+ * I/O with `setImmediate`, so watch data, timers and other handlers get their turn.
+ */
+export const HANDLER_YIELD_AFTER_MS = 5;
+
 /** Reports a handler failure. */
 export type HandlerErrorSink = (
   error: Error,
@@ -61,13 +84,43 @@ export type HandlerErrorSink = (
   kind: Notification<KubeObject>['kind'],
 ) => void;
 
+/**
+ * When the current uninterrupted run of deliveries began; undefined once a macrotask
+ * boundary has passed. Shared by every handler of the process: a synchronous handler is
+ * called from a chain of microtasks (watch event, store update, delivery, next event…)
+ * that only a macrotask break lets I/O into.
+ */
+let turnStart: number | undefined;
+
+/** True when deliveries have run for {@link HANDLER_YIELD_AFTER_MS} without a macrotask break. */
+function deliveryBudgetSpent(): boolean {
+  const now = performance.now();
+  if (turnStart === undefined) {
+    turnStart = now;
+    // Runs at the next macrotask boundary: deliveries after it start a fresh budget.
+    setImmediate(() => {
+      turnStart = undefined;
+    });
+    return false;
+  }
+  return now - turnStart >= HANDLER_YIELD_AFTER_MS;
+}
+
+/** Called with a handler's pending count when it changes. */
+export type PendingSink = (handler: string, pending: number) => void;
+
 /** Delivers notifications to one handler from its own buffer. */
 export class ProcessorListener<T extends KubeObject> {
   readonly name: string;
   readonly resyncPeriodMs: number;
+  /** The bound of {@link HandlerOptions.maxPending}; 0 for none. */
+  readonly maxPending: number;
   readonly #handler: EventHandler<T>;
   readonly #onError: HandlerErrorSink;
+  readonly #onPending: PendingSink | undefined;
   readonly #clock: Clock;
+  /** Resolved when the buffer is below `maxPending` again (or the listener stops). */
+  #room: { promise: Promise<void>; resolve: () => void } | undefined;
   #buffer: Notification<T>[] = [];
   #head = 0;
   #scheduled = false;
@@ -81,7 +134,13 @@ export class ProcessorListener<T extends KubeObject> {
     resyncPeriodMs: number,
     clock: Clock,
     onError: HandlerErrorSink,
+    options: { readonly maxPending?: number; readonly onPending?: PendingSink } = {},
   ) {
+    const maxPending = options.maxPending ?? 0;
+    if (!Number.isInteger(maxPending) || maxPending < 0)
+      throw new RangeError(`handler ${name}: maxPending must be a non-negative integer, got ${maxPending}`);
+    this.maxPending = maxPending;
+    this.#onPending = options.onPending;
     this.name = name;
     this.#handler = handler;
     this.#clock = clock;
@@ -105,10 +164,27 @@ export class ProcessorListener<T extends KubeObject> {
     if (this.#stopped) return;
     if (n.kind === 'add' && n.initial) this.#pendingInitial++;
     this.#buffer.push(n);
+    this.#onPending?.(this.name, this.pending);
     if (!this.#scheduled) {
       this.#scheduled = true;
       queueMicrotask(() => void this.#run());
     }
+  }
+
+  /**
+   * When this handler is at its `maxPending` bound: a promise that resolves once it is
+   * below it again (or stopped). Otherwise undefined.
+   */
+  roomFor(): Promise<void> | undefined {
+    if (this.maxPending === 0 || this.#stopped || this.pending < this.maxPending) return undefined;
+    if (!this.#room) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.#room = { promise, resolve };
+    }
+    return this.#room.promise;
   }
 
   /** Drops buffered notifications and delivers nothing more. */
@@ -117,6 +193,14 @@ export class ProcessorListener<T extends KubeObject> {
     this.#buffer = [];
     this.#head = 0;
     this.#pendingInitial = 0;
+    this.#onPending?.(this.name, 0);
+    this.#releaseRoom();
+  }
+
+  #releaseRoom(): void {
+    const room = this.#room;
+    this.#room = undefined;
+    room?.resolve();
   }
 
   /** True when this handler's resync is due at `nowMs`. */
@@ -131,6 +215,11 @@ export class ProcessorListener<T extends KubeObject> {
 
   async #run(): Promise<void> {
     while (!this.#stopped && this.#head < this.#buffer.length) {
+      if (deliveryBudgetSpent()) {
+        // Let I/O (the watch, timers) and other handlers run before the next batch.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.#stopped) break;
+      }
       const n = this.#buffer[this.#head] as Notification<T>;
       try {
         const result = this.#deliver(n);
@@ -142,6 +231,8 @@ export class ProcessorListener<T extends KubeObject> {
       this.#buffer[this.#head] = undefined as unknown as Notification<T>;
       this.#head++;
       if (n.kind === 'add' && n.initial && this.#pendingInitial > 0) this.#pendingInitial--;
+      this.#onPending?.(this.name, this.pending);
+      if (this.#room && this.pending < this.maxPending) this.#releaseRoom();
       if (this.#head > 4096 && this.#head * 2 > this.#buffer.length) {
         this.#buffer = this.#buffer.slice(this.#head);
         this.#head = 0;

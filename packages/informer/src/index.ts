@@ -54,6 +54,7 @@ export {
 } from './factory.js';
 export {
   type EventHandler,
+  HANDLER_YIELD_AFTER_MS,
   type HandlerOptions,
   type HandlerRegistration,
   MINIMUM_RESYNC_PERIOD_MS,
@@ -86,6 +87,9 @@ export {
   type WatchRestartReason,
 } from './metrics.js';
 export {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_REFLECTOR_BACKOFF,
+  HEALTHY_WATCH_MS,
   Reflector,
   type ReflectorDeps,
   type ReflectorOptions,
@@ -94,6 +98,14 @@ export {
   type WatchErrorContext,
   type WatchErrorHandler,
 } from './reflector.js';
+export {
+  createRestClientMetrics,
+  noopRestClientMetrics,
+  REST_CLIENT_DURATION_BUCKETS,
+  REST_CLIENT_ERROR_CODE,
+  REST_CLIENT_METRIC_NAMES,
+  type RestClientMetrics,
+} from './rest-client-metrics.js';
 export {
   collectionPath,
   type ResourceRef,

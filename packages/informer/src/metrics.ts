@@ -30,6 +30,8 @@ export interface InformerMetrics {
   lastResourceVersion(rv: string): void;
   /** A handler threw or rejected. */
   handlerError(handler: string): void;
+  /** A handler's undelivered notifications changed to `pending`. */
+  handlerPending(handler: string, pending: number): void;
   /** The informer synced (1) or stopped (0). */
   synced(value: boolean): void;
 }
@@ -43,6 +45,7 @@ export const noopInformerMetrics: InformerMetrics = {
   event() {},
   lastResourceVersion() {},
   handlerError() {},
+  handlerPending() {},
   synced() {},
 };
 
@@ -55,6 +58,7 @@ export const INFORMER_METRIC_NAMES = [
   'informer_events_total',
   'informer_last_resource_version',
   'informer_handler_errors_total',
+  'informer_handler_pending',
   'informer_synced',
 ] as const;
 
@@ -101,6 +105,12 @@ export function createInformerMetrics(metrics: MetricsOptions, name: string): In
     help: 'Handler calls that threw or rejected.',
     labelNames: ['name', 'handler'],
   });
+  const handlerPending = factory.gauge({
+    name: 'informer_handler_pending',
+    help: 'Notifications queued for a handler and not yet processed.',
+    labelNames: ['name', 'handler'],
+  });
+  const pendingLabels = new Map<string, { readonly name: string; readonly handler: string }>();
   const synced = factory.gauge({
     name: 'informer_synced',
     help: '1 when the informer has synced, 0 otherwise.',
@@ -127,6 +137,14 @@ export function createInformerMetrics(metrics: MetricsOptions, name: string): In
       if (Number.isFinite(n)) lastRv.set(nameLabel, n);
     },
     handlerError: (handler) => handlerErrors.inc({ name, handler }),
+    handlerPending: (handler, pending) => {
+      let labels = pendingLabels.get(handler);
+      if (!labels) {
+        labels = { name, handler };
+        pendingLabels.set(handler, labels);
+      }
+      handlerPending.set(labels, pending);
+    },
     synced: (value) => synced.set(nameLabel, value ? 1 : 0),
   };
 }

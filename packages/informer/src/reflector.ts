@@ -21,12 +21,15 @@ import {
 export interface ReflectorSink<T extends KubeObject> {
   /** The full state after a (re)list, with its resource version. */
   replace(items: readonly T[], resourceVersion: string): void;
-  /** An ADDED watch event. */
-  add(obj: T): void;
-  /** A MODIFIED watch event. */
-  update(obj: T): void;
-  /** A DELETED watch event. */
-  delete(obj: T): void;
+  /**
+   * An ADDED watch event. A returned promise holds the watch: the next event is not read
+   * until it settles (back-pressure, e.g. a handler's `maxPending`).
+   */
+  add(obj: T): void | Promise<void>;
+  /** A MODIFIED watch event (a returned promise holds the watch, as for {@link add}). */
+  update(obj: T): void | Promise<void>;
+  /** A DELETED watch event (a returned promise holds the watch, as for {@link add}). */
+  delete(obj: T): void | Promise<void>;
 }
 
 /** Context passed to a {@link WatchErrorHandler}. */
@@ -60,8 +63,11 @@ export interface ReflectorOptions {
    */
   readonly useWatchList?: boolean;
   /**
-   * Abort and restart a watch that delivered no bytes for this long, in ms. 0 disables.
-   * @default 120_000 (twice the API server's one-minute bookmark interval)
+   * Stall detection: abort and restart a watch that delivered nothing (no event, no
+   * bookmark, no byte) for this long, in ms. The reflector always asks for bookmarks
+   * (`allowWatchBookmarks=true`), which kube-apiserver sends about once a minute on a quiet
+   * watch, so the default is 1.5 × that interval. 0 disables.
+   * @default 90_000
    */
   readonly idleTimeoutMs?: number;
   /**
@@ -69,7 +75,12 @@ export interface ReflectorOptions {
    * @default 300
    */
   readonly minWatchTimeoutSeconds?: number;
-  /** Backoff between failed attempts. @default `{ initialMs: 800, capMs: 30_000, factor: 2, jitter: 1, resetAfterMs: 120_000 }` */
+  /**
+   * Backoff between failed attempts. It starts over (the next retry is a short probe) as
+   * soon as a watch proves healthy: it delivered an event or bookmark, or stayed open for
+   * at least {@link HEALTHY_WATCH_MS}. See the package README ("Recovery and back-off").
+   * @default `{ initialMs: 400, factor: 2, capMs: 30_000, jitter: 0.5, resetAfterMs: 120_000 }`
+   */
   readonly backoff?: BackoffOptions;
   /** Random source in [0, 1) for timeouts and backoff jitter. @default Math.random */
   readonly random?: () => number;
@@ -87,6 +98,25 @@ export interface ReflectorDeps<T extends KubeObject> extends ReflectorOptions {
   /** Reports objects that cannot be stored (e.g. no `metadata.name`); they are skipped. */
   readonly onBadObject?: (error: Error, obj: unknown) => void;
 }
+
+/** The default reflector backoff; see {@link ReflectorOptions.backoff}. */
+export const DEFAULT_REFLECTOR_BACKOFF: Readonly<Required<Omit<BackoffOptions, 'clock' | 'random'>>> = {
+  initialMs: 400,
+  factor: 2,
+  capMs: 30_000,
+  jitter: 0.5,
+  resetAfterMs: 120_000,
+};
+
+/** The default stall-detection timeout: 1.5 × kube-apiserver's one-minute bookmark interval. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 90_000;
+
+/**
+ * A watch open at least this long (or one that delivered an event or bookmark) proves the
+ * server healthy and resets the backoff; a shorter one without any event is a failure
+ * (client-go's "very short watch" threshold).
+ */
+export const HEALTHY_WATCH_MS = 1000;
 
 /** A watch ended cleanly; `events` counts what it delivered. */
 interface WatchOutcome {
@@ -107,8 +137,8 @@ export class Reflector<T extends KubeObject> {
   /** After a 410 the last RV may not be served any more: list with '' (consistent read). */
   #rvUnavailable = false;
   #watchListUnsupported = false;
-  /** Set when a watch delivered an event since the last failure (guards against hot relist loops). */
-  #progressSinceFailure = true;
+  /** 410s in a row without a healthy watch in between: only the first relists at once. */
+  #expiredStreak = 0;
   /** After a streaming-list fallback, the next cycle uses a plain list. */
   #listOnce = false;
   #phase: 'list' | 'watch' = 'list';
@@ -116,9 +146,14 @@ export class Reflector<T extends KubeObject> {
   constructor(deps: ReflectorDeps<T>) {
     this.#deps = deps;
     this.#random = deps.random ?? Math.random;
-    this.#backoff = new Backoff({ clock: deps.clock, random: this.#random, ...deps.backoff });
+    this.#backoff = new Backoff({
+      ...DEFAULT_REFLECTOR_BACKOFF,
+      clock: deps.clock,
+      random: this.#random,
+      ...deps.backoff,
+    });
     this.#pageSize = deps.pageSize ?? 500;
-    this.#idleTimeoutMs = deps.idleTimeoutMs ?? 120_000;
+    this.#idleTimeoutMs = deps.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   }
 
   /** The resource version of the last list, event or bookmark. */
@@ -169,12 +204,10 @@ export class Reflector<T extends KubeObject> {
         }
         if (phase === 'watch') this.#deps.metrics.watchRestart(restartReason(err));
         this.#report(err, { phase, willRelist: needList });
-        // A 410 relists at once, unless the previous attempt also failed without progress.
-        if (expired && this.#progressSinceFailure) {
-          this.#progressSinceFailure = false;
-          continue;
-        }
-        this.#progressSinceFailure = false;
+        // A 410 is a reason to relist now, not a failure: whatever failed before it. Only a
+        // second 410 with no healthy watch in between (a server that expires every watch at
+        // once) is backed off, so it cannot drive a hot relist loop.
+        if (expired && this.#expiredStreak++ === 0) continue;
         try {
           await this.#backoff.sleep(signal);
         } catch {
@@ -184,9 +217,14 @@ export class Reflector<T extends KubeObject> {
     }
   }
 
-  #afterWatch(outcome: WatchOutcome): void {
+  #afterWatch(_outcome: WatchOutcome): void {
     this.#deps.metrics.watchRestart('closed');
-    if (outcome.events > 0) this.#progressSinceFailure = true;
+  }
+
+  /** A watch proved the server healthy: the next failure starts the backoff over. */
+  #healthy(): void {
+    this.#backoff.reset();
+    this.#expiredStreak = 0;
   }
 
   #report(err: Error, context: WatchErrorContext): void {
@@ -339,7 +377,7 @@ export class Reflector<T extends KubeObject> {
   async #stream(
     signal: AbortSignal,
     extra: { resourceVersion: string; sendInitialEvents?: boolean; resourceVersionMatch?: string },
-    onEvent: (event: WatchEvent<T>) => void,
+    onEvent: (event: WatchEvent<T>) => void | Promise<void>,
   ): Promise<WatchOutcome> {
     const { clock, metrics } = this.#deps;
     // An abort during the list that preceded this watch has already fired its event.
@@ -350,19 +388,26 @@ export class Reflector<T extends KubeObject> {
     const started = clock.now();
     let lastActivity = started;
     let idleTimer: { cancel(): void } | undefined;
+    /** True while a sink holds the watch (back-pressure): silence is then ours, not a stall. */
+    let held = false;
     const touch = (): void => {
       lastActivity = clock.now();
     };
     const armIdle = (delayMs: number): void => {
       idleTimer = clock.setTimeout(() => {
         const idleFor = clock.now() - lastActivity;
-        if (idleFor >= this.#idleTimeoutMs) controller.abort(new WatchIdleTimeoutError(this.#idleTimeoutMs));
+        if (held) armIdle(this.#idleTimeoutMs);
+        else if (idleFor >= this.#idleTimeoutMs)
+          controller.abort(new WatchIdleTimeoutError(this.#idleTimeoutMs));
         else armIdle(this.#idleTimeoutMs - idleFor);
       }, delayMs);
       (idleTimer as { unref?: () => unknown }).unref?.();
     };
     if (this.#idleTimeoutMs > 0) armIdle(this.#idleTimeoutMs);
     let events = 0;
+    /** Events other than ERROR: proof that the watch works. */
+    let good = 0;
+    let establishedAt: number | undefined;
     try {
       const stream = await this.#deps.listerWatcher.watch(
         {
@@ -374,11 +419,22 @@ export class Reflector<T extends KubeObject> {
         controller.signal,
         touch,
       );
+      establishedAt = clock.now();
       for await (const event of stream) {
         touch();
         events++;
+        if (event.type !== 'ERROR') good++;
         metrics.event(event.type);
-        onEvent(event);
+        const pending = onEvent(event);
+        if (pending !== undefined) {
+          held = true;
+          try {
+            await pending;
+          } finally {
+            held = false;
+            touch();
+          }
+        }
       }
     } catch (err) {
       const reason: unknown = controller.signal.reason;
@@ -389,36 +445,42 @@ export class Reflector<T extends KubeObject> {
       signal.removeEventListener('abort', onAbort);
       controller.abort();
       metrics.observeWatch((clock.now() - started) / 1000);
+      if (good > 0 || (establishedAt !== undefined && clock.now() - establishedAt >= HEALTHY_WATCH_MS))
+        this.#healthy();
     }
     // A watch that closes at once without a single event is treated as a failure (client-go's
     // "very short watch"), so a misbehaving server cannot drive a hot reconnect loop.
-    if (events === 0 && clock.now() - started < 1000) {
+    if (events === 0 && clock.now() - started < HEALTHY_WATCH_MS) {
       throw new ShortWatchError(`watch closed after ${clock.now() - started} ms without any event`);
     }
     return { events };
   }
 
-  #handleEvent(event: WatchEvent<T>): void {
+  #handleEvent(event: WatchEvent<T>): void | Promise<void> {
     const obj = event.object;
     switch (event.type) {
       case 'ERROR':
         throw errorFromStatus(obj as Status);
       case 'BOOKMARK':
         this.#setRV(obj.metadata?.resourceVersion);
-        this.#progressSinceFailure = true;
         return;
       default:
         break;
     }
+    let held: Promise<void> | undefined;
     try {
-      if (event.type === 'ADDED') this.#deps.sink.add(obj);
-      else if (event.type === 'MODIFIED') this.#deps.sink.update(obj);
-      else this.#deps.sink.delete(obj);
+      const r =
+        event.type === 'ADDED'
+          ? this.#deps.sink.add(obj)
+          : event.type === 'MODIFIED'
+            ? this.#deps.sink.update(obj)
+            : this.#deps.sink.delete(obj);
+      if (r instanceof Promise) held = r;
     } catch (err) {
       this.#deps.onBadObject?.(err instanceof Error ? err : new Error(String(err)), obj);
     }
     this.#setRV(obj.metadata?.resourceVersion);
-    this.#progressSinceFailure = true;
+    return held;
   }
 }
 

@@ -7,15 +7,23 @@
  * Token rotation: client-node's `tokenFile` provider (what `loadFromCluster()` uses) keeps
  * a token for 60 s before reading the file again. Like client-go, which resets its cached
  * token on a 401, a 401 answer makes the next request take its credentials from a fresh
- * copy of the KubeConfig, so the rotated file is read at once.
+ * copy of the KubeConfig, so the rotated file is read at once. The same goes for exec
+ * credential plugins, whose token client-node keeps until its `expirationTimestamp`: like
+ * client-go, a 401 re-runs the plugin.
  *
  * @module
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { MetricsOptions } from '@nodeagent/core';
 import { StatusError, TlsVerificationError } from './errors.js';
 import type { ActivityCallback, ListerWatcher } from './lister-watcher.js';
+import {
+  createRestClientMetrics,
+  noopRestClientMetrics,
+  type RestClientMetrics,
+} from './rest-client-metrics.js';
 import type { KubeObject, ListOptions, ObjectList, Status, WatchEvent, WatchOptions } from './types.js';
 import { WatchDecoder } from './watch-decoder.js';
 
@@ -51,6 +59,11 @@ export interface RestListerWatcherOptions {
   readonly listTimeoutMs?: number;
   /** @default '@nodeagent/informer' */
   readonly userAgent?: string;
+  /**
+   * Where client-go's `rest_client_requests_total{code,method,host}` and
+   * `rest_client_request_duration_seconds{verb,host}` go; none when unset.
+   */
+  readonly metrics?: MetricsOptions;
 }
 
 interface Prepared {
@@ -70,8 +83,10 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
   /** Credentials source after a 401 with a token file: a copy without client-node's token cache. */
   #credentials: KubeConfig | undefined;
   #credentialsStale = false;
+  readonly #metrics: RestClientMetrics;
 
   constructor(options: RestListerWatcherOptions) {
+    this.#metrics = options.metrics ? createRestClientMetrics(options.metrics) : noopRestClientMetrics;
     this.#kc = options.kubeConfig;
     this.#path = options.path;
     this.#listTimeoutMs = options.listTimeoutMs ?? 60_000;
@@ -87,8 +102,17 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     if (options.limit !== undefined) query.set('limit', String(options.limit));
     setIf(query, 'continue', options.continue);
     const listSignal = AbortSignal.any([signal, AbortSignal.timeout(this.#listTimeoutMs)]);
-    const res = await this.#send(query, listSignal);
-    const body = await readBody(res);
+    const started = performance.now();
+    let res: http.IncomingMessage;
+    let body: string;
+    try {
+      ({ res } = await this.#send(query, listSignal));
+      body = await readBody(res);
+    } finally {
+      // Like client-go's Do(): the latency covers the whole response, body included, and
+      // failed requests too.
+      this.#metrics.requestLatency('GET', this.#host(), (performance.now() - started) / 1000);
+    }
     if (res.statusCode !== 200) throw this.#failed(res.statusCode ?? 0, body, `list ${this.#path}`);
     let parsed: unknown;
     try {
@@ -124,12 +148,24 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     if (options.sendInitialEvents !== undefined)
       query.set('sendInitialEvents', String(options.sendInitialEvents));
     if (options.timeoutSeconds !== undefined) query.set('timeoutSeconds', String(options.timeoutSeconds));
-    const res = await this.#send(query, signal);
+    // client-go counts a watch in rest_client_requests_total but observes no latency for it.
+    const { res } = await this.#send(query, signal);
     if (res.statusCode !== 200) {
       const body = await readBody(res);
       throw this.#failed(res.statusCode ?? 0, body, `watch ${this.#path}`);
     }
     return decodeStream<T>(res, onActivity);
+  }
+
+  /** The `host` label: the server URL's `host[:port]` (client-go's `base.Host`), `none` without one. */
+  #host(): string {
+    const server = this.#kc.getCurrentCluster()?.server;
+    if (!server) return 'none';
+    try {
+      return new URL(server).host;
+    } catch {
+      return 'none';
+    }
   }
 
   async #prepare(query: URLSearchParams): Promise<Prepared> {
@@ -160,12 +196,22 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
       if (v !== undefined) headers[k] = (Array.isArray(v) ? v.join(', ') : String(v)).trim();
     }
     if (applied.auth) headers.Authorization = `Basic ${Buffer.from(applied.auth).toString('base64')}`;
-    const options: https.RequestOptions = { method: 'GET', headers, agent: this.#agentFor(isHttps, applied) };
+    const proxyUrl = this.#kc.getCurrentCluster()?.proxyUrl ?? undefined;
+    const options: https.RequestOptions = {
+      method: 'GET',
+      headers,
+      agent: this.#agentFor(isHttps, applied, proxyUrl),
+    };
     return { url, options, transport: isHttps ? https : http };
   }
 
-  /** One keep-alive agent, rebuilt only when the TLS material changes (e.g. a rotated client cert). */
-  #agentFor(isHttps: boolean, applied: https.RequestOptions): http.Agent {
+  /**
+   * One keep-alive agent, rebuilt only when the TLS material or the proxy changes (e.g. a
+   * rotated client cert). With a kubeconfig `proxy-url`, the agent is the one client-node
+   * built for it (HTTP CONNECT for https servers, a forwarding proxy for http ones, SOCKS
+   * for `socks5://`), kept as long as the key does not change.
+   */
+  #agentFor(isHttps: boolean, applied: https.RequestOptions, proxyUrl: string | undefined): http.Agent {
     const tls = {
       ca: applied.ca,
       cert: applied.cert,
@@ -173,9 +219,14 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
       rejectUnauthorized: applied.rejectUnauthorized,
       servername: applied.servername,
     };
-    const key = `${isHttps}|${JSON.stringify(tls)}`;
+    const key = `${isHttps}|${proxyUrl ?? ''}|${JSON.stringify(tls)}`;
     if (this.#agent && this.#agentKey === key) return this.#agent;
     this.#agent?.destroy();
+    if (proxyUrl && applied.agent instanceof http.Agent) {
+      this.#agent = applied.agent;
+      this.#agentKey = key;
+      return this.#agent;
+    }
     const agentOptions: https.AgentOptions = { keepAlive: true, keepAliveMsecs: 30_000 };
     for (const [k, v] of Object.entries(tls)) if (v !== undefined) Object.assign(agentOptions, { [k]: v });
     this.#agent = isHttps ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
@@ -183,23 +234,38 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     return this.#agent;
   }
 
-  async #send(query: URLSearchParams, signal: AbortSignal): Promise<http.IncomingMessage> {
+  async #send(
+    query: URLSearchParams,
+    signal: AbortSignal,
+  ): Promise<{ readonly res: http.IncomingMessage; readonly host: string }> {
     const { url, options, transport } = await this.#prepare(query);
     signal.throwIfAborted();
-    return new Promise<http.IncomingMessage>((resolve, reject) => {
-      const req = transport.request(url, { ...options, signal }, (res) => resolve(res));
-      req.on('error', (err: NodeJS.ErrnoException) =>
-        reject(isTlsVerificationFailure(err) ? new TlsVerificationError(url.origin, err) : err),
-      );
+    const host = url.host;
+    let answered = false;
+    return new Promise<{ readonly res: http.IncomingMessage; readonly host: string }>((resolve, reject) => {
+      const req = transport.request(url, { ...options, signal }, (res) => {
+        answered = true;
+        this.#metrics.requestResult(res.statusCode, 'GET', host);
+        resolve({ res, host });
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // An error after the response arrived (e.g. a watch cut later) was counted already.
+        if (!answered) this.#metrics.requestResult(undefined, 'GET', host);
+        reject(isTlsVerificationFailure(err) ? new TlsVerificationError(url.origin, err) : err);
+      });
       // TCP keep-alive probes notice a dead peer even on a silent watch.
       req.on('socket', (socket) => socket.setKeepAlive(true, 30_000));
       req.end();
     });
   }
 
-  /** A StatusError for a non-200 answer; a 401 with a token file forces a re-read. */
+  /**
+   * A StatusError for a non-200 answer; a 401 for a user with a token file or an exec
+   * plugin forces fresh credentials (client-go resets its file token and re-runs the exec
+   * plugin on a 401 too).
+   */
   #failed(code: number, body: string, context: string): StatusError {
-    if (code === 401 && usesTokenFile(this.#kc)) this.#credentialsStale = true;
+    if (code === 401 && cachesCredentials(this.#kc)) this.#credentialsStale = true;
     return statusError(code, body, context);
   }
 
@@ -211,15 +277,22 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
   }
 }
 
-function usesTokenFile(kc: KubeConfig): boolean {
-  const config = kc.getCurrentUser()?.authProvider?.config as Record<string, unknown> | undefined;
-  return typeof config?.tokenFile === 'string' && config.tokenFile !== '';
+/**
+ * True for users whose credentials client-node caches: the `tokenFile` auth provider (60 s)
+ * and exec plugins (until the ExecCredential's `expirationTimestamp`).
+ */
+function cachesCredentials(kc: KubeConfig): boolean {
+  const user = kc.getCurrentUser();
+  const config = user?.authProvider?.config as Record<string, unknown> | undefined;
+  if (typeof config?.tokenFile === 'string' && config.tokenFile !== '') return true;
+  return Boolean(user?.exec) || Boolean(config?.exec);
 }
 
 /**
- * The same clusters, users and contexts in a new KubeConfig, whose token-file provider has
- * not read the file yet. Only used for users with a token file: that provider is built
- * in, so the copy authenticates exactly like the original.
+ * The same clusters, users and contexts in a new KubeConfig, whose built-in authenticators
+ * (token-file provider, exec plugin runner) have no cached credential yet. Only used for
+ * users of those built-in authenticators, so the copy authenticates exactly like the
+ * original.
  */
 function withoutCredentialCache(kc: KubeConfig): KubeConfig {
   // The caller's own class: no runtime import of client-node here, and no mix of copies.

@@ -178,12 +178,19 @@ export class SharedInformer<T extends KubeObject = KubeObject>
       options.resyncPeriodMs ?? 0,
       this.#clock,
       (err, h, kind) => this.#reportHandlerError(err, h, kind),
+      {
+        ...definedFields({ maxPending: options.maxPending }),
+        onPending: (h, n) => this.#metrics.handlerPending(h, n),
+      },
     );
     this.#handlerListeners.push(listener);
     if (this.#synced) for (const obj of this.#store.list()) listener.add({ kind: 'add', obj, initial: true });
     this.#updateResyncTimer();
     return {
       name,
+      get pending() {
+        return listener.pending;
+      },
       hasSynced: () => this.#synced && listener.initialDelivered(),
       remove: () => this.#removeHandlerListener(listener),
     };
@@ -312,9 +319,25 @@ export class SharedInformer<T extends KubeObject = KubeObject>
     this.#drain();
   }
 
-  #push(op: (obj: T) => void, obj: T): void {
+  /** Applies one watch event; returns a promise while a handler is at its `maxPending` bound. */
+  #push(op: (obj: T) => void, obj: T): void | Promise<void> {
     op(this.#transform ? this.#transform(obj) : obj);
     this.#drain();
+    return this.#roomForAll();
+  }
+
+  /** Resolves once every bounded handler is below its bound; undefined when none is full. */
+  #roomForAll(): Promise<void> | undefined {
+    let waits: Promise<void>[] | undefined;
+    for (const l of this.#handlerListeners) {
+      const room = l.roomFor();
+      if (!room) continue;
+      if (!waits) waits = [];
+      waits.push(room);
+    }
+    if (!waits) return undefined;
+    // Re-checked after each wait: a handler may fill up again while another drains.
+    return Promise.all(waits).then(() => this.#roomForAll());
   }
 
   /** Pops every pending key and applies it to the store and the handlers. */

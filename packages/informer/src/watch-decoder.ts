@@ -31,41 +31,59 @@ export interface DecodeResult {
  */
 export class WatchDecoder {
   readonly #utf8 = new StringDecoder('utf8');
-  #pending = '';
+  /**
+   * The text of the incomplete last line, as the pieces it arrived in: a large event split
+   * over many chunks is joined once, when its newline arrives, and only the new text of
+   * each chunk is searched for a newline, so decoding is linear in the size of the event.
+   */
+  #pieces: string[] = [];
   #failed: WatchDecodeError | undefined;
 
   /** Feeds one chunk of the body. */
   push(chunk: Buffer | string): DecodeResult {
     if (this.#failed) return { events: [], error: this.#failed };
     const text = typeof chunk === 'string' ? chunk : this.#utf8.write(chunk);
-    let buffer = this.#pending + text;
     const events: WatchEvent[] = [];
-    let start = 0;
-    for (;;) {
-      const nl = buffer.indexOf('\n', start);
-      if (nl < 0) break;
-      const line = buffer.slice(start, nl);
-      start = nl + 1;
-      if (line.trim() === '') continue;
-      const decoded = decodeLine(line);
-      if (decoded instanceof WatchDecodeError) {
-        this.#failed = decoded;
-        this.#pending = '';
-        return { events, error: decoded };
-      }
-      events.push(decoded);
+    let nl = text.indexOf('\n');
+    if (nl < 0) {
+      if (text !== '') this.#pieces.push(text);
+      return { events };
     }
-    buffer = start === 0 ? buffer : buffer.slice(start);
-    this.#pending = buffer;
-    return { events };
+    let line: string;
+    if (this.#pieces.length > 0) {
+      this.#pieces.push(text.slice(0, nl));
+      line = this.#pieces.join('');
+      this.#pieces = [];
+    } else {
+      line = text.slice(0, nl);
+    }
+    for (;;) {
+      if (!isBlank(line)) {
+        const decoded = decodeLine(line);
+        if (decoded instanceof WatchDecodeError) {
+          this.#failed = decoded;
+          this.#pieces = [];
+          return { events, error: decoded };
+        }
+        events.push(decoded);
+      }
+      const start = nl + 1;
+      nl = text.indexOf('\n', start);
+      if (nl < 0) {
+        if (start < text.length) this.#pieces.push(text.slice(start));
+        return { events };
+      }
+      line = text.slice(start, nl);
+    }
   }
 
   /** Ends the body: a final line without a newline is decoded too. */
   end(): DecodeResult {
     if (this.#failed) return { events: [], error: this.#failed };
-    const rest = this.#pending + this.#utf8.end();
-    this.#pending = '';
-    if (rest.trim() === '') return { events: [] };
+    this.#pieces.push(this.#utf8.end());
+    const rest = this.#pieces.join('');
+    this.#pieces = [];
+    if (isBlank(rest)) return { events: [] };
     const decoded = decodeLine(rest);
     if (decoded instanceof WatchDecodeError) {
       this.#failed = decoded;
@@ -73,6 +91,16 @@ export class WatchDecoder {
     }
     return { events: [decoded] };
   }
+}
+
+/** True for a line of whitespace only, without copying a long line (as `trim()` would). */
+function isBlank(line: string): boolean {
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    // space, \t, \r, \n, \v, \f
+    if (c !== 0x20 && (c < 0x09 || c > 0x0d)) return false;
+  }
+  return true;
 }
 
 /** Decodes one line, or returns (not throws) the error for a malformed one. */

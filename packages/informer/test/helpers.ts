@@ -13,6 +13,7 @@ export interface Recorded {
 export async function setup(options: SharedInformerOptions = {}, token?: string) {
   const server = await new ScriptedServer().start();
   const clock = new FakeClock();
+  server.clock = clock;
   const registry = new promClient.Registry();
   const lw = new RestListerWatcher({ kubeConfig: server.kubeConfig(token), path: '/api/v1/pods' });
   const informer = new SharedInformer(lw, {

@@ -12,6 +12,8 @@ export interface RecordedRequest {
   readonly path: string;
   readonly query: URLSearchParams;
   readonly headers: http.IncomingHttpHeaders;
+  /** `clock.now()` when the request arrived, if the server has a {@link ScriptedServer.clock}. */
+  readonly at?: number;
 }
 
 /** An open watch response the test writes to. */
@@ -54,8 +56,8 @@ export class WatchConn {
   }
 }
 
-type ListStep = (req: RecordedRequest, res: http.ServerResponse) => void;
-type WatchStep = (conn: WatchConn) => void;
+export type ListStep = (req: RecordedRequest, res: http.ServerResponse) => void;
+export type WatchStep = (conn: WatchConn) => void;
 
 export function pod(name: string, rv: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -76,6 +78,12 @@ export class ScriptedServer {
   /** Answered to lists when no step is scripted. */
   items: Record<string, unknown>[] = [];
   listRV = '1';
+  /** Time source for {@link RecordedRequest.at} (e.g. the informer's FakeClock). */
+  clock: { now(): number } | undefined;
+  /** Answers every list when no step is scripted (instead of `items`), e.g. a permanent failure. */
+  listDefault: ListStep | undefined;
+  /** Answers every watch when no step is scripted (instead of an open, silent stream). */
+  watchDefault: WatchStep | undefined;
   private readonly listSteps: ListStep[] = [];
   private readonly watchSteps: WatchStep[] = [];
   private readonly server = http.createServer((req, res) => this.handle(req, res));
@@ -123,6 +131,11 @@ export class ScriptedServer {
     return this.conns[n] as WatchConn;
   }
 
+  /** Watch responses not yet ended or cut. */
+  get openWatchCount(): number {
+    return this.conns.filter((c) => !c.closed).length;
+  }
+
   get watchCount(): number {
     return this.conns.length;
   }
@@ -160,7 +173,13 @@ export class ScriptedServer {
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://x');
     const kind = url.searchParams.get('watch') ? 'watch' : 'list';
-    const rec: RecordedRequest = { kind, path: url.pathname, query: url.searchParams, headers: req.headers };
+    const rec: RecordedRequest = {
+      kind,
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      ...(this.clock ? { at: this.clock.now() } : {}),
+    };
     this.requests.push(rec);
     const waiters = this.waiters;
     this.waiters = [];
@@ -168,6 +187,7 @@ export class ScriptedServer {
     if (kind === 'list') {
       const step =
         this.listSteps.shift() ??
+        this.listDefault ??
         listItems(
           () => this.items,
           () => this.listRV,
@@ -177,7 +197,7 @@ export class ScriptedServer {
     }
     const conn = new WatchConn(rec, res);
     this.conns.push(conn);
-    const step = this.watchSteps.shift();
+    const step = this.watchSteps.shift() ?? this.watchDefault;
     if (step) step(conn);
     else conn.open();
   }

@@ -46,4 +46,44 @@ describe('WatchDecoder', () => {
   ])('rejects %s', (_what, text) => {
     expect(new WatchDecoder().push(`${text}\n`).error).toBeInstanceOf(WatchDecodeError);
   });
+
+  it('decodes a 1 MiB event split into 16 KiB chunks, with events around it, for every split point', () => {
+    const big = {
+      type: 'MODIFIED',
+      object: { metadata: { name: 'big' }, data: { x: 'ż'.repeat(512 * 1024) } },
+    };
+    const text = `${line('before')}${JSON.stringify(big)}\n${line('after')}`;
+    const bytes = Buffer.from(text);
+    for (const size of [16 * 1024, 16 * 1024 + 1, 7]) {
+      const d = new WatchDecoder();
+      const out: string[] = [];
+      for (let i = 0; i < bytes.length; i += size) {
+        const r = d.push(bytes.subarray(i, i + size));
+        expect(r.error).toBeUndefined();
+        for (const e of r.events) out.push(e.object.metadata?.name ?? '');
+        if (out.includes('big')) {
+          const got = r.events.find((e) => e.object.metadata?.name === 'big');
+          if (got) expect(got).toEqual(big);
+        }
+      }
+      expect(out).toEqual(['before', 'big', 'after']);
+      expect(d.end().events).toEqual([]);
+    }
+  });
+
+  it('keeps a partial line across chunks without newlines and decodes it at end()', () => {
+    const d = new WatchDecoder();
+    const text = line('tail').trimEnd();
+    for (const ch of text) expect(d.push(ch).events).toEqual([]);
+    expect(d.end().events.map((e) => e.object.metadata?.name)).toEqual(['tail']);
+  });
+
+  it('a malformed line split across chunks is reported once its newline arrives', () => {
+    const d = new WatchDecoder();
+    expect(d.push('{"type":"ADDED",').error).toBeUndefined();
+    expect(d.push('"object":').error).toBeUndefined();
+    const r = d.push(`nope}\n${line('x')}`);
+    expect(r.events).toEqual([]);
+    expect(r.error).toBeInstanceOf(WatchDecodeError);
+  });
 });
