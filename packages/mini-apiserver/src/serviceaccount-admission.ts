@@ -129,8 +129,13 @@ export function admitPod(
         ? saFields.automountServiceAccountToken
         : true;
   if (options.mountServiceAccountToken && automount) mountToken(spec, options.random);
-  if (!Array.isArray(spec.imagePullSecrets) || spec.imagePullSecrets.length === 0) {
-    spec.imagePullSecrets = list(saFields.imagePullSecrets).map((s) => ({ name: s.name }));
+  const pullSecrets = list(saFields.imagePullSecrets);
+  // An empty list is omitted on the wire, as upstream's empty slice.
+  if (
+    (!Array.isArray(spec.imagePullSecrets) || spec.imagePullSecrets.length === 0) &&
+    pullSecrets.length > 0
+  ) {
+    spec.imagePullSecrets = pullSecrets.map((s) => ({ name: s.name }));
   }
 }
 
