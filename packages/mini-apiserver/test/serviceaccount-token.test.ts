@@ -78,7 +78,7 @@ describe('TokenRequest (serviceaccounts/token)', () => {
     const node = server.store.create('nodes', { metadata: { name: 'node-1' } });
     const p = server.store.create('pods', {
       ...pod('web', { nodeName: 'node-1' }),
-      spec: { ...pod('web').spec, nodeName: 'node-1', serviceAccountName: 'default' },
+      spec: { ...(pod('web').spec as object), nodeName: 'node-1', serviceAccountName: 'default' },
     } as any);
     const ref = { kind: 'Pod', apiVersion: 'v1', name: 'web', uid: p.metadata?.uid };
     const res = await requestToken(server, { boundObjectRef: ref, expirationSeconds: 3607 });
@@ -124,7 +124,7 @@ describe('TokenRequest (serviceaccounts/token)', () => {
     server.store.create('serviceaccounts', { metadata: { name: 'other', namespace: 'default' } });
     server.store.create('pods', {
       ...pod('web'),
-      spec: { ...pod('web').spec, serviceAccountName: 'other' },
+      spec: { ...(pod('web').spec as object), serviceAccountName: 'other' },
     } as any);
     const wrongSa = await requestToken(server, {
       boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'web' },
@@ -154,7 +154,7 @@ describe('TokenReview and bearer authentication with service account tokens', ()
     server = await start({ serviceAccountSigningKey: EC_KEY });
     const p = server.store.create('pods', {
       ...pod('web'),
-      spec: { ...pod('web').spec, serviceAccountName: 'default' },
+      spec: { ...(pod('web').spec as object), serviceAccountName: 'default' },
     } as any);
     const sa = server.store.get('serviceaccounts', 'default', 'default');
     const res = await requestToken(server, {
