@@ -55,9 +55,13 @@ export const SERVICE_ACCOUNT_EXTRA = {
 
 /** The user a token authenticates as (TokenReview's `status.user`). */
 export interface TokenUser {
+  /** `system:serviceaccount:<namespace>:<name>`. */
   readonly username: string;
+  /** The service account's UID. */
   readonly uid?: string;
+  /** `system:serviceaccounts`, `system:serviceaccounts:<namespace>`, `system:authenticated`. */
   readonly groups: readonly string[];
+  /** Pod, node and credential facts ({@link SERVICE_ACCOUNT_EXTRA} keys). */
   readonly extra?: Readonly<Record<string, readonly string[]>>;
 }
 
@@ -68,7 +72,9 @@ export type TokenAuthentication =
 
 /** Options of {@link ServiceAccountTokens}. */
 export interface ServiceAccountTokenOptions {
+  /** Where service accounts and bound objects are looked up. */
   readonly store: ObjectStore;
+  /** Time of `iat`/`nbf`/`exp` and of expiry checks. */
   readonly clock: Clock;
   /** `iss` of issued tokens, and the issuer accepted. */
   readonly issuer: string;
@@ -186,6 +192,7 @@ export class ServiceAccountTokens {
   readonly #o: ServiceAccountTokenOptions;
   #key: SigningKey | undefined;
 
+  /** @throws InvalidOptionsError for a signing key that is not a usable PEM private key. */
   constructor(options: ServiceAccountTokenOptions) {
     this.#o = options;
     if (options.signingKey !== undefined) this.#key = signingKey(options.signingKey);
