@@ -90,6 +90,24 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
       expect(payload.sub).toBe('system:serviceaccount:default:default');
       const review = server.serviceAccountTokens.authenticate(token, ['x']);
       expect(review).toMatchObject({ ok: true, audiences: ['x'] });
+      // Bound to a pod: the reference travels in the protobuf TokenRequest.
+      const p = server.store.create('pods', {
+        metadata: { name: 'web', namespace: 'default' },
+        spec: { serviceAccountName: 'default', containers: [{ name: 'app', image: 'busybox' }] },
+      });
+      const bound = (
+        await kubectl(
+          'create',
+          'token',
+          'default',
+          '--bound-object-kind',
+          'Pod',
+          '--bound-object-name',
+          'web',
+        )
+      ).trim();
+      const claims = JSON.parse(Buffer.from(bound.split('.')[1] as string, 'base64url').toString());
+      expect(claims['kubernetes.io'].pod).toEqual({ name: 'web', uid: p.metadata?.uid });
       const tooShort = kubectl('create', 'token', 'default', '--duration', '5m');
       await expect(tooShort).rejects.toThrow(/may not specify a duration less than 10 minutes/);
     });

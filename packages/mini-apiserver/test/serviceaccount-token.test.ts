@@ -341,3 +341,43 @@ describe('TokenReview and bearer authentication with service account tokens', ()
     expect(verify('sha256', Buffer.from(`${h}.${p}`), key, Buffer.from(s as string, 'base64url'))).toBe(true);
   });
 });
+
+describe('protobuf TokenReview (what a kubelet’s client-go sends)', () => {
+  function field(n: number, value: Buffer | string): Buffer {
+    const bytes = typeof value === 'string' ? Buffer.from(value) : value;
+    const len: number[] = [];
+    let l = bytes.length;
+    do {
+      len.push((l & 0x7f) | (l > 0x7f ? 0x80 : 0));
+      l >>>= 7;
+    } while (l > 0);
+    return Buffer.concat([Buffer.from([(n << 3) | 2, ...len]), bytes]);
+  }
+
+  test('decodes spec.token and spec.audiences and answers JSON', async () => {
+    server = await start({ serviceAccountSigningKey: EC_KEY });
+    const token: string = (await requestToken(server, { audiences: ['kubelet'] })).body.status.token;
+    // runtime.Unknown{typeMeta{apiVersion, kind}, raw: TokenReview{spec{token, audiences}}}
+    const spec = Buffer.concat([field(1, token), field(2, 'kubelet')]);
+    const reviewMsg = Buffer.concat([field(1, Buffer.alloc(0)), field(2, spec)]);
+    const typeMeta = Buffer.concat([field(1, 'authentication.k8s.io/v1'), field(2, 'TokenReview')]);
+    const body = Buffer.concat([Buffer.from('k8s\0'), field(1, typeMeta), field(2, reviewMsg)]);
+    const res = await fetch(server.url + REVIEWS, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/vnd.kubernetes.protobuf',
+        accept: 'application/vnd.kubernetes.protobuf, application/json',
+      },
+      body,
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    const json = (await res.json()) as any;
+    expect(json.spec).toEqual({ token, audiences: ['kubelet'] });
+    expect(json.status).toMatchObject({
+      authenticated: true,
+      audiences: ['kubelet'],
+      user: { username: 'system:serviceaccount:default:default' },
+    });
+  });
+});
