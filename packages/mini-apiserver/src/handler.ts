@@ -53,6 +53,7 @@ import { parseRoute, type ResourceRoute } from './routes.js';
 import { admitPod } from './serviceaccount-admission.js';
 import type { ServiceAccountTokens } from './serviceaccount-token.js';
 import type { ObjectStore } from './store.js';
+import { hasTable, tableVersion, toTable } from './table-output.js';
 import { tokenReview } from './token-review.js';
 import { type WatchStart, WatchStream } from './watch-stream.js';
 
@@ -345,6 +346,14 @@ async function handleResource(
           },
           store.currentRv,
         );
+        const asTable = hasTable(type) ? tableVersion(req.headers.accept) : undefined;
+        if (asTable) {
+          const meta: Record<string, unknown> = { resourceVersion: String(page.rv) };
+          if (page.continueToken !== undefined) meta.continue = page.continueToken;
+          if (page.remainingItemCount !== undefined) meta.remainingItemCount = page.remainingItemCount;
+          const objects = page.items.map((e) => JSON.parse(e.json) as KubeObject);
+          return sendJson(res, 200, toTable(type, asTable, objects, meta, ctx.clock.now()));
+        }
         writeListPage(res, type, page);
         return;
       }
@@ -386,6 +395,12 @@ async function handleResource(
     case 'GET': {
       if (subresource === 'binding' || subresource === 'token') throw methodNotAllowed();
       const obj = store.get(type.resource, namespace, name);
+      const asTable =
+        hasTable(type) && subresource === undefined ? tableVersion(req.headers.accept) : undefined;
+      if (asTable) {
+        const meta = { resourceVersion: obj.metadata?.resourceVersion ?? '' };
+        return sendJson(res, 200, toTable(type, asTable, [obj], meta, ctx.clock.now()));
+      }
       return sendJson(res, 200, obj);
     }
     case 'PUT': {

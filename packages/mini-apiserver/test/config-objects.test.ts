@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { base64ErrorOffset } from '../src/config-validation.js';
 import type { MiniApiServer } from '../src/index.js';
+import { humanDuration } from '../src/table-output.js';
 import { call, start } from './helpers.js';
 
 let server: MiniApiServer | undefined;
@@ -287,4 +288,45 @@ describe('the default ServiceAccount and kube-root-ca.crt in every namespace', (
     const authn = (await call(server, 'GET', '/apis/authentication.k8s.io/v1')).body;
     expect(authn.resources.map((r: any) => r.name)).toEqual(['tokenreviews']);
   });
+});
+
+test('ages as apimachinery’s HumanDuration prints them', () => {
+  const s = 1000;
+  const cases: Array<[number, string]> = [
+    [-2 * s, '<invalid>'],
+    [-1 * s, '0s'],
+    [0, '0s'],
+    [119 * s, '119s'],
+    [120 * s, '2m'],
+    [150 * s, '2m30s'],
+    [10 * 60 * s, '10m'],
+    [179 * 60 * s, '179m'],
+    [3 * 3600 * s, '3h'],
+    [(3 * 60 + 5) * 60 * s, '3h5m'],
+    [8 * 3600 * s, '8h'],
+    [47 * 3600 * s, '47h'],
+    [49 * 3600 * s, '2d1h'],
+    [8 * 24 * 3600 * s, '8d'],
+    [730 * 24 * 3600 * s, '2y'],
+    [731 * 24 * 3600 * s, '2y1d'],
+    [8 * 365 * 24 * 3600 * s, '8y'],
+  ];
+  for (const [ms, want] of cases) expect([ms, humanDuration(ms)]).toEqual([ms, want]);
+});
+
+test('a Table for these kinds when asked for one; plain JSON for the others', async () => {
+  server = await start();
+  await call(server, 'POST', CM, { metadata: { name: 'app' }, data: { a: '1' }, binaryData: { b: 'AA==' } });
+  const accept =
+    'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+  const res = await fetch(`${server.url}${CM}?limit=1`, { headers: { accept } });
+  const table = (await res.json()) as any;
+  expect(table.kind).toBe('Table');
+  expect(table.apiVersion).toBe('meta.k8s.io/v1');
+  expect(table.columnDefinitions.map((c: any) => c.name)).toEqual(['Name', 'Data', 'Age']);
+  expect(table.rows[0].cells.slice(0, 2)).toEqual(['app', 2]);
+  expect(table.rows[0].object).toMatchObject({ kind: 'PartialObjectMetadata', metadata: { name: 'app' } });
+  expect(typeof table.metadata.continue).toBe('string');
+  const pods = (await (await fetch(`${server.url}/api/v1/pods`, { headers: { accept } })).json()) as any;
+  expect(pods.kind).toBe('PodList');
 });

@@ -80,6 +80,22 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
       expect(json.data.password).toBe(Buffer.from('s3cr3t').toString('base64'));
     });
 
+    test('kubectl get prints the upstream columns: NAME DATA AGE, NAME TYPE DATA AGE, NAME SECRETS AGE', async () => {
+      await kubectl('create', 'secret', 'generic', 'two', '--from-literal=a=1', '--from-literal=b=2');
+      const cm = (await kubectl('get', 'configmap', 'app')).split('\n');
+      expect(cm[0]).toMatch(/^NAME\s+DATA\s+AGE$/);
+      expect(cm[1]).toMatch(/^app\s+2\s+\d+s$/);
+      const secrets = (await kubectl('get', 'secrets')).split('\n');
+      expect(secrets[0]).toMatch(/^NAME\s+TYPE\s+DATA\s+AGE$/);
+      expect(secrets).toContainEqual(expect.stringMatching(/^two\s+Opaque\s+2\s+\d+s$/));
+      const sa = (await kubectl('get', 'sa', '-n', 'kube-system', '--show-labels')).split('\n');
+      expect(sa[0]).toMatch(/^NAME\s+SECRETS\s+AGE\s+LABELS$/);
+      expect(sa).toContainEqual(expect.stringMatching(/^default\s+0\s+\d+s\s+<none>$/));
+      const all = await kubectl('get', 'cm', '-A');
+      expect(all.split('\n')[0]).toMatch(/^NAMESPACE\s+NAME\s+DATA\s+AGE$/);
+      expect(all).toMatch(/kube-system\s+kube-root-ca\.crt\s+1\s/);
+    });
+
     test('create token default --audience x, then TokenReview accepts it for that audience', async () => {
       const token = (
         await kubectl('create', 'token', 'default', '--audience', 'x', '--duration', '20m')
