@@ -75,19 +75,42 @@ function refusal(pod: KubeObject, message: string): never {
   throw forbidden('', 'pods', podName(pod), message);
 }
 
+/** Whether a pod names a Secret anywhere (`VisitPodSecretNames` over all containers). */
+function referencesSecrets(spec: Record<string, unknown>): boolean {
+  if (list(spec.imagePullSecrets).length > 0) return true;
+  for (const key of ['initContainers', 'containers', 'ephemeralContainers']) {
+    for (const c of list(spec[key])) {
+      for (const e of list(c.envFrom)) if (isPlainObject(e.secretRef)) return true;
+      for (const e of list(c.env)) {
+        if (isPlainObject(e.valueFrom) && isPlainObject(e.valueFrom.secretKeyRef)) return true;
+      }
+    }
+  }
+  for (const v of list(spec.volumes)) {
+    if (isPlainObject(v.secret)) return true;
+    if (isPlainObject(v.projected) && list(v.projected.sources).some((src) => isPlainObject(src.secret)))
+      return true;
+    if (isPlainObject(v.azureFile)) return true;
+    if (isPlainObject(v.csi) && isPlainObject(v.csi.nodePublishSecretRef)) return true;
+    for (const plugin of ['cephfs', 'cinder', 'flexVolume', 'iscsi', 'rbd', 'scaleIO', 'storageos']) {
+      const source = v[plugin];
+      if (isPlainObject(source) && isPlainObject(source.secretRef)) return true;
+    }
+  }
+  return false;
+}
+
 function validateMirrorPod(pod: KubeObject, spec: Record<string, unknown>): void {
   if (typeof spec.serviceAccountName === 'string' && spec.serviceAccountName !== '') {
     refusal(pod, 'a mirror pod may not reference service accounts');
   }
+  if (referencesSecrets(spec)) refusal(pod, 'a mirror pod may not reference secrets');
   for (const v of list(spec.volumes)) {
-    if (isPlainObject(v.secret)) refusal(pod, 'a mirror pod may not reference secrets');
-    if (isPlainObject(v.projected)) {
-      for (const s of list(v.projected.sources)) {
-        if (isPlainObject(s.secret)) refusal(pod, 'a mirror pod may not reference secrets');
-        if (isPlainObject(s.serviceAccountToken)) {
-          refusal(pod, 'a mirror pod may not use ServiceAccountToken volume projections');
-        }
-      }
+    if (
+      isPlainObject(v.projected) &&
+      list(v.projected.sources).some((src) => isPlainObject(src.serviceAccountToken))
+    ) {
+      refusal(pod, 'a mirror pod may not use ServiceAccountToken volume projections');
     }
   }
 }
