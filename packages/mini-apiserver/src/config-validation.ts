@@ -158,7 +158,7 @@ function tooLong(field: string): StatusCause {
   return {
     reason: 'FieldValueTooLong',
     message: `Too long: may not be more than ${MAX_SECRET_SIZE} bytes`,
-    ...(field === '' ? {} : { field }),
+    field,
   };
 }
 
@@ -216,7 +216,8 @@ export function validateConfigObject(resource: string, obj: KubeObject, causes: 
       }
       total += decodedSize(String(v));
     }
-    if (total > MAX_SECRET_SIZE) causes.push(tooLong(''));
+    // kube-apiserver reports the ConfigMap's size on the path `[]` (the whole object).
+    if (total > MAX_SECRET_SIZE) causes.push(tooLong('[]'));
   } else if (resource === 'secrets') {
     const data = rec(o.data);
     let total = 0;

@@ -70,9 +70,11 @@ describe('ConfigMaps', () => {
       data: { a: 'x'.repeat(600 * 1024), b: 'y'.repeat(500 * 1024) },
     });
     expect(big.code).toBe(422);
-    expect(big.body.message).toBe('ConfigMap "big" is invalid: Too long: may not be more than 1048576 bytes');
+    expect(big.body.message).toBe(
+      'ConfigMap "big" is invalid: []: Too long: may not be more than 1048576 bytes',
+    );
     expect(big.body.details.causes).toEqual([
-      { reason: 'FieldValueTooLong', message: 'Too long: may not be more than 1048576 bytes' },
+      { reason: 'FieldValueTooLong', message: 'Too long: may not be more than 1048576 bytes', field: '[]' },
     ]);
   });
 
@@ -128,6 +130,16 @@ describe('Secrets', () => {
     });
     const list = await call(server, 'GET', `${SECRETS}?fieldSelector=type%3DOpaque`);
     expect(list.body.items.map((i: any) => i.metadata.name)).toEqual(['s']);
+  });
+
+  test('1 MiB of decoded data at most', async () => {
+    server = await start();
+    const big = Buffer.alloc(1024 * 1024 + 1).toString('base64');
+    const res = await call(server, 'POST', SECRETS, { metadata: { name: 'big' }, data: { a: big } });
+    expect(res.code).toBe(422);
+    expect(res.body.message).toBe(
+      'Secret "big" is invalid: data: Too long: may not be more than 1048576 bytes',
+    );
   });
 
   test('data that is not base64 is refused with the decoder error', async () => {
