@@ -262,6 +262,24 @@ export class ServiceAccountTokens {
         'TokenRequest in version "v1" cannot be handled as a TokenRequest: json: cannot unmarshal into Go struct field TokenRequestSpec.spec.expirationSeconds of type int64',
       );
     }
+    const meta = rec(input.metadata);
+    for (const [key, want] of [
+      ['name', name],
+      ['namespace', namespace],
+    ] as const) {
+      const given = str(meta[key]);
+      if (given !== '' && given !== want) {
+        throw invalid('authentication.k8s.io', 'TokenRequest', name, [
+          {
+            reason: 'FieldValueInvalid',
+            message: `Invalid value: ${JSON.stringify(given)}: must match the service account ${key} if specified`,
+            field: `metadata.${key}`,
+          },
+        ]);
+      }
+    }
+    const store = this.#o.store;
+    const sa = store.get('serviceaccounts', namespace, name);
     const causes = [];
     if (requestedExp < MIN_TOKEN_AGE_SECONDS) {
       causes.push({
@@ -278,8 +296,6 @@ export class ServiceAccountTokens {
       });
     }
     if (causes.length > 0) throw invalid('authentication.k8s.io', 'TokenRequest', '', causes);
-    const store = this.#o.store;
-    const sa = store.get('serviceaccounts', namespace, name);
     let pod: KubeObject | undefined;
     let secret: KubeObject | undefined;
     let node: KubeObject | undefined;
@@ -300,7 +316,12 @@ export class ServiceAccountTokens {
         }
         uid = str(pod.metadata?.uid);
         const nodeName = str(rec(pod.spec).nodeName);
-        if (nodeName !== '') node = store.tryGet('nodes', undefined, nodeName);
+        // A missing Node still gives its name (without uid), as upstream.
+        if (nodeName !== '')
+          node = store.tryGet('nodes', undefined, nodeName) ?? { metadata: { name: nodeName } };
+      } else if (group === '' && kind === 'Node') {
+        node = store.get('nodes', undefined, refName);
+        uid = str(node.metadata?.uid);
       } else if (group === '' && kind === 'Secret') {
         secret = store.get('secrets', namespace, refName);
         uid = str(secret.metadata?.uid);
@@ -347,11 +368,18 @@ export class ServiceAccountTokens {
       namespace,
       serviceaccount: { name, uid: str(sa.metadata?.uid) },
     };
+    const ref2 = (o: KubeObject): Record<string, string> => {
+      const out: Record<string, string> = { name: str(o.metadata?.name) };
+      if (str(o.metadata?.uid) !== '') out.uid = str(o.metadata?.uid);
+      return out;
+    };
     if (pod) {
-      k8s.pod = { name: str(pod.metadata?.name), uid: str(pod.metadata?.uid) };
-      if (node) k8s.node = { name: str(node.metadata?.name), uid: str(node.metadata?.uid) };
+      k8s.pod = ref2(pod);
+      if (node) k8s.node = ref2(node);
     } else if (secret) {
-      k8s.secret = { name: str(secret.metadata?.name), uid: str(secret.metadata?.uid) };
+      k8s.secret = ref2(secret);
+    } else if (node) {
+      k8s.node = ref2(node);
     }
     if (warnAfter !== 0) k8s.warnafter = now + warnAfter;
     const claims = {
@@ -367,7 +395,7 @@ export class ServiceAccountTokens {
     return {
       kind: 'TokenRequest',
       apiVersion: 'authentication.k8s.io/v1',
-      metadata: { ...rec(input.metadata), name, namespace, creationTimestamp: null },
+      metadata: { ...meta, name, namespace, creationTimestamp: isoSeconds(nowMs) },
       spec,
       status: {
         token: this.sign(claims),
@@ -483,9 +511,17 @@ export class ServiceAccountTokens {
         extra[SERVICE_ACCOUNT_EXTRA.podUid] = [str(podRef.uid)];
       }
     }
+    if (!podRef && nodeRef) {
+      const node = store.tryGet('nodes', undefined, str(nodeRef.name));
+      if (!node) return 'service account token has been invalidated';
+      if (str(nodeRef.uid) !== str(node.metadata?.uid)) {
+        return `node UID (${str(node.metadata?.uid)}) does not match service account node ref claim (${str(nodeRef.uid)})`;
+      }
+      if (deletedBefore(node)) return 'service account token has been invalidated';
+    }
     const jti = str(payload.jti);
     if (jti !== '') extra[SERVICE_ACCOUNT_EXTRA.credentialId] = [`JTI=${jti}`];
-    if (podRef && nodeRef && str(nodeRef.name) !== '') {
+    if (nodeRef && str(nodeRef.name) !== '') {
       extra[SERVICE_ACCOUNT_EXTRA.nodeName] = [str(nodeRef.name)];
       if (str(nodeRef.uid) !== '') extra[SERVICE_ACCOUNT_EXTRA.nodeUid] = [str(nodeRef.uid)];
     }

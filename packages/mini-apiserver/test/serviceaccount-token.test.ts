@@ -149,6 +149,51 @@ describe('TokenRequest (serviceaccounts/token)', () => {
   });
 });
 
+describe('TokenRequest binding to a Node, and request metadata', () => {
+  test('a node-bound token names the node and dies with it; a pod on a missing node names the node only', async () => {
+    server = await start({ serviceAccountSigningKey: EC_KEY });
+    const node = server.store.create('nodes', { metadata: { name: 'node-1' } });
+    const res = await requestToken(server, {
+      boundObjectRef: { kind: 'Node', apiVersion: 'v1', name: 'node-1' },
+    });
+    expect(res.code).toBe(201);
+    const token = res.body.status.token;
+    expect(decode(token).payload['kubernetes.io'].node).toEqual({ name: 'node-1', uid: node.metadata?.uid });
+    const ok = await review(server, token);
+    expect(ok.user.extra['authentication.kubernetes.io/node-name']).toEqual(['node-1']);
+    expect(ok.user.extra['authentication.kubernetes.io/node-uid']).toEqual([node.metadata?.uid]);
+    server.store.delete('nodes', undefined, 'node-1');
+    expect(await review(server, token)).toEqual({
+      user: {},
+      error: 'service account token has been invalidated',
+    });
+    server.store.create('pods', {
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { nodeName: 'gone', serviceAccountName: 'default', containers: [{ name: 'c', image: 'i' }] },
+    });
+    const podBound = await requestToken(server, {
+      boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'web' },
+    });
+    expect(decode(podBound.body.status.token).payload['kubernetes.io'].node).toEqual({ name: 'gone' });
+  });
+
+  test('metadata must match the URL; the service account is looked up before the spec is validated', async () => {
+    server = await start({ serviceAccountSigningKey: EC_KEY });
+    const res = await call(server, 'POST', TOKEN('default', 'default'), {
+      metadata: { name: 'other' },
+      spec: {},
+    });
+    expect(res.code).toBe(422);
+    expect(res.body.message).toBe(
+      'TokenRequest.authentication.k8s.io "default" is invalid: metadata.name: Invalid value: "other": must match the service account name if specified',
+    );
+    expect((await requestToken(server, { expirationSeconds: 1 }, 'nobody')).code).toBe(404);
+    const ok = await requestToken(server);
+    expect(ok.body.metadata).toMatchObject({ name: 'default', namespace: 'default' });
+    expect(ok.body.metadata.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  });
+});
+
 describe('TokenReview and bearer authentication with service account tokens', () => {
   test('a valid token authenticates as the service account, with the pod and credential in extra', async () => {
     server = await start({ serviceAccountSigningKey: EC_KEY });
