@@ -96,6 +96,14 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
       expect(all).toMatch(/kube-system\s+kube-root-ca\.crt\s+1\s/);
     });
 
+    test('kubectl describe configmap, secret and serviceaccount', async () => {
+      expect(await kubectl('describe', 'configmap', 'app')).toMatch(/Name:\s+app[\s\S]*c\.txt:[\s\S]*line/);
+      expect(await kubectl('describe', 'secret', 'creds')).toMatch(
+        /Type:\s+Opaque[\s\S]*password:\s+6 bytes/,
+      );
+      expect(await kubectl('describe', 'serviceaccount', 'default')).toMatch(/Name:\s+default/);
+    });
+
     test('create token default --audience x, then TokenReview accepts it for that audience', async () => {
       const token = (
         await kubectl('create', 'token', 'default', '--audience', 'x', '--duration', '20m')
