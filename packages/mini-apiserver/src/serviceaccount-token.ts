@@ -382,13 +382,15 @@ export class ServiceAccountTokens {
       k8s.node = ref2(node);
     }
     if (warnAfter !== 0) k8s.warnafter = now + warnAfter;
+    // go-jose merges the claim sets through a Go map: every object's keys come out sorted.
+    const sorted = Object.fromEntries(Object.entries(k8s).sort(([a], [b]) => (a < b ? -1 : 1)));
     const claims = {
       aud: audiences,
       exp: now + exp,
       iat: now,
       iss: this.#o.issuer,
       jti: randomUUID(),
-      'kubernetes.io': k8s,
+      'kubernetes.io': sorted,
       nbf: now,
       sub: serviceAccountUsername(namespace, name),
     };

@@ -96,6 +96,15 @@ describe('TokenRequest (serviceaccounts/token)', () => {
       node: { name: 'node-1', uid: node.metadata?.uid },
       warnafter: 1_800_000_000 + 3607,
     });
+    // Serialized as go-jose does, keys sorted.
+    expect(Object.keys(payload['kubernetes.io'])).toEqual([
+      'namespace',
+      'node',
+      'pod',
+      'serviceaccount',
+      'warnafter',
+    ]);
+    expect(Object.keys(payload)).toEqual(['aud', 'exp', 'iat', 'iss', 'jti', 'kubernetes.io', 'nbf', 'sub']);
     // Another audience: no extension.
     const other = await requestToken(server, {
       boundObjectRef: ref,
