@@ -259,7 +259,7 @@ export class ServiceAccountTokens {
     const requestedExp = spec.expirationSeconds ?? DEFAULT_TOKEN_EXPIRATION_SECONDS;
     if (typeof requestedExp !== 'number' || !Number.isInteger(requestedExp)) {
       throw badRequest(
-        'TokenRequest in version "v1" cannot be handled as a TokenRequest: json: cannot unmarshal into Go struct field TokenRequestSpec.spec.expirationSeconds of type int64',
+        `TokenRequest in version "v1" cannot be handled as a TokenRequest: json: cannot unmarshal ${typeof requestedExp === 'number' ? 'number' : typeof requestedExp === 'boolean' ? 'bool' : Array.isArray(requestedExp) ? 'array' : typeof requestedExp === 'object' ? 'object' : 'string'} into Go struct field TokenRequestSpec.spec.expirationSeconds of type int64`,
       );
     }
     const meta = rec(input.metadata);
