@@ -231,7 +231,17 @@ async function start(
   const kubeConfig = new KubeConfig();
   if (kubeconfigPath === undefined) {
     kubeconfigPath = join(await tempDir(cleanups, 'nodeagent-kubeconfig-'), 'kubeconfig');
-    apiServer = await startMiniApiServer({ endpointSliceController: true, kubeconfigPath, clock });
+    apiServer = await startMiniApiServer({
+      endpointSliceController: true,
+      kubeconfigPath,
+      clock,
+      // --- service account admission hook (issue 10) ---
+      // The embedded server's ServiceAccount admission adds the projected kube-api-access
+      // volume to every pod; keep it off until this agent mounts projected volumes
+      // (@nodeagent/volumes wiring), then delete this line.
+      serviceAccountAdmission: false,
+      // --- end hook ---
+    });
     cleanups.push(() => apiServer?.stop());
     kubeConfig.loadFromString(apiServer.kubeconfig);
     log.info({ url: apiServer.url, kubeconfig: kubeconfigPath }, 'Embedded API server listening');

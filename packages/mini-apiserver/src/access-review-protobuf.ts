@@ -12,11 +12,14 @@ import { badRequest } from './errors.js';
 /** The protobuf media type. */
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 
-const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+/** The 4 bytes that start every Kubernetes protobuf body (`k8s\0`). */
+export const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 
-type Fields = Map<number, Array<Buffer | bigint>>;
+/** The fields of one decoded message, by field number, in order. */
+export type Fields = Map<number, Array<Buffer | bigint>>;
 
-function fail(): never {
+/** Throws the 400 of a body that is not a protobuf message. */
+export function fail(): never {
   throw badRequest('the body of the request could not be decoded as protobuf');
 }
 
@@ -33,7 +36,7 @@ function varint(buf: Buffer, pos: { i: number }): bigint {
 }
 
 /** Splits one message into its fields (length-delimited ones as bytes, varints as numbers). */
-function fields(buf: Buffer): Fields {
+export function fields(buf: Buffer): Fields {
   const out: Fields = new Map();
   const pos = { i: 0 };
   while (pos.i < buf.length) {
@@ -61,16 +64,19 @@ function fields(buf: Buffer): Fields {
   return out;
 }
 
-function bytes(f: Fields, n: number): Buffer | undefined {
+/** The first length-delimited value of field `n`. */
+export function bytes(f: Fields, n: number): Buffer | undefined {
   const v = f.get(n)?.[0];
   return Buffer.isBuffer(v) ? v : undefined;
 }
 
-function text(f: Fields, n: number): string {
+/** The first value of string field `n` (`''` when absent). */
+export function text(f: Fields, n: number): string {
   return bytes(f, n)?.toString('utf8') ?? '';
 }
 
-function strings(f: Fields, n: number): string[] {
+/** Every value of repeated string field `n`. */
+export function strings(f: Fields, n: number): string[] {
   return (f.get(n) ?? []).filter(Buffer.isBuffer).map((b) => b.toString('utf8'));
 }
 

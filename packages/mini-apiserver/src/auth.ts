@@ -1,6 +1,6 @@
 /**
  * Authentication of requests: bearer tokens (a set that can be replaced at runtime, for
- * token-rotation tests) and, on HTTPS, client certificates signed by the client CA, whose
+ * token-rotation tests), service account tokens the server issued, and, on HTTPS, client certificates signed by the client CA, whose
  * common name is the user name — the real server's x509 and token-file authenticators.
  *
  * @module
@@ -9,6 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { unauthorized } from './errors.js';
 import { SYSTEM_MASTERS, type UserInfo } from './rbac.js';
+import type { ServiceAccountTokens } from './serviceaccount-token.js';
 
 /** A bearer token and the user it authenticates. */
 export interface BearerToken {
@@ -75,10 +76,27 @@ export class Authenticator {
    * @param clientCertificates whether client certificates are verified and accepted
    */
   readonly #clientCertificates: boolean;
+  readonly #serviceAccounts: ServiceAccountTokens | undefined;
 
-  constructor(tokens: ReadonlyArray<string | BearerToken>, clientCertificates: boolean) {
+  /**
+   * @param tokens initial bearer tokens
+   * @param clientCertificates whether client certificates are verified and accepted
+   * @param serviceAccounts verifier of service account tokens (bound JWTs) also accepted
+   */
+  constructor(
+    tokens: ReadonlyArray<string | BearerToken>,
+    clientCertificates: boolean,
+    serviceAccounts?: ServiceAccountTokens,
+  ) {
     this.#clientCertificates = clientCertificates;
     this.#tokens = tokenMap(tokens);
+    this.#serviceAccounts = serviceAccounts;
+  }
+
+  /** The configured bearer token entry of `token` (the token-file authenticator), if any. */
+  staticToken(token: string): UserInfo | undefined {
+    const entry = this.#tokens.get(token);
+    return entry === undefined ? undefined : authenticated(entry.user, entry.groups ?? []);
   }
 
   /** Replaces the accepted bearer tokens (takes effect for the next request). */
@@ -115,14 +133,16 @@ export class Authenticator {
       }
     }
     const header = req.headers.authorization;
-    if (this.#tokens.size > 0) {
-      const token = bearerToken(header);
-      if (token !== undefined) {
-        const entry = this.#tokens.get(token);
-        if (entry !== undefined) return authenticated(entry.user, entry.groups ?? []);
-      }
-      throw unauthorized();
+    const token = bearerToken(header);
+    if (token !== undefined) {
+      const entry = this.#tokens.get(token);
+      if (entry !== undefined) return authenticated(entry.user, entry.groups ?? []);
+      const sa = this.#serviceAccounts?.authenticate(token);
+      if (sa?.ok) return { name: sa.user.username, groups: [...sa.user.groups] };
+      // A token of this issuer that does not verify is refused even when anonymous access is on.
+      if (sa !== undefined) throw unauthorized();
     }
+    if (this.#tokens.size > 0) throw unauthorized();
     if (this.#clientCertificates) throw unauthorized();
     return undefined;
   }

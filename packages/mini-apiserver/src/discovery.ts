@@ -42,6 +42,23 @@ const AUTHORIZATION_RESOURCES = [
   },
 ];
 
+/** Served by the token review handler: create only. */
+const AUTHENTICATION_RESOURCES = [
+  {
+    name: 'tokenreviews',
+    singularName: 'tokenreview',
+    namespaced: false,
+    kind: 'TokenReview',
+    verbs: ['create'],
+  },
+];
+
+/** Groups served by handlers rather than the store, with their resources. */
+const HANDLER_GROUPS: ReadonlyMap<string, readonly unknown[]> = new Map([
+  ['authentication.k8s.io', AUTHENTICATION_RESOURCES],
+  ['authorization.k8s.io', AUTHORIZATION_RESOURCES],
+]);
+
 function groups(): Map<string, ResourceType[]> {
   const out = new Map<string, ResourceType[]>();
   for (const t of RESOURCE_TYPES) {
@@ -74,14 +91,14 @@ export function apiGroupList(): unknown {
     apiVersion: 'v1',
     groups: [
       ...[...groups().entries()].map(([g, types]) => groupDoc(g, (types[0] as ResourceType).version)),
-      groupDoc('authorization.k8s.io', 'v1'),
+      ...[...HANDLER_GROUPS.keys()].map((g) => groupDoc(g, 'v1')),
     ],
   };
 }
 
 /** `/apis/<group>` (APIGroup), or `undefined` for an unknown group. */
 export function apiGroup(group: string): unknown {
-  if (group === 'authorization.k8s.io') {
+  if (HANDLER_GROUPS.has(group)) {
     return { kind: 'APIGroup', apiVersion: 'v1', ...(groupDoc(group, 'v1') as object) };
   }
   const types = groups().get(group);
@@ -95,13 +112,9 @@ export function apiGroup(group: string): unknown {
 
 /** `/api/v1` or `/apis/<group>/<version>` (APIResourceList), or `undefined` when unknown. */
 export function apiResourceList(group: string, version: string): unknown {
-  if (group === 'authorization.k8s.io' && version === 'v1') {
-    return {
-      kind: 'APIResourceList',
-      apiVersion: 'v1',
-      groupVersion: 'authorization.k8s.io/v1',
-      resources: AUTHORIZATION_RESOURCES,
-    };
+  const handled = HANDLER_GROUPS.get(group);
+  if (handled && version === 'v1') {
+    return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/v1`, resources: handled };
   }
   const types = RESOURCE_TYPES.filter((t) => t.group === group && t.version === version);
   if (types.length === 0) return undefined;
@@ -124,6 +137,17 @@ export function apiResourceList(group: string, version: string): unknown {
         namespaced: t.namespaced,
         kind: t.kind,
         verbs: ['get', 'patch', 'update'],
+      });
+    }
+    if (t.resource === 'serviceaccounts') {
+      resources.push({
+        name: 'serviceaccounts/token',
+        singularName: '',
+        namespaced: true,
+        group: 'authentication.k8s.io',
+        version: 'v1',
+        kind: 'TokenRequest',
+        verbs: ['create'],
       });
     }
   }

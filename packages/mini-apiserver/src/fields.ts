@@ -80,6 +80,7 @@ const EXTRA_FIELDS: Readonly<Record<string, readonly string[]>> = {
     'type',
   ],
   services: [],
+  secrets: ['type'],
   endpointslices: [],
   leases: [],
 };
@@ -116,6 +117,9 @@ export function fieldsOf(type: ResourceType, obj: KubeObject): FieldSet {
       break;
     case 'namespaces':
       out['status.phase'] = str(rec(o.status).phase);
+      break;
+    case 'secrets':
+      out.type = str(o.type);
       break;
     case 'events': {
       const io = rec(o.involvedObject);

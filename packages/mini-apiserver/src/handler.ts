@@ -14,7 +14,9 @@ import {
   readAccessReview,
   review,
 } from './access-review.js';
+import { PROTOBUF_MEDIA_TYPE } from './access-review-protobuf.js';
 import { ANONYMOUS_USER, type Authenticator } from './auth.js';
+import { decodeObject } from './core-protobuf.js';
 import {
   apiGroup,
   apiGroupList,
@@ -44,11 +46,15 @@ import { listPage, writeListPage } from './list.js';
 import { isPlainObject, type KubeObject } from './object.js';
 import { PATCH_MEDIA_TYPES, patchTypeOf } from './patch.js';
 import { forbiddenMessage, type UserInfo } from './rbac.js';
-import { checkBodyMediaType, readBody } from './request-body.js';
+import { checkBodyMediaType, mediaTypeOf, readBody, readRawBody } from './request-body.js';
 import { decodedPath, goQuery, hasBody, hasMalformedEscape, startRequestTimer } from './request-edges.js';
 import { requestInfo } from './request-info.js';
 import { parseRoute, type ResourceRoute } from './routes.js';
+import { admitPod } from './serviceaccount-admission.js';
+import type { ServiceAccountTokens } from './serviceaccount-token.js';
 import type { ObjectStore } from './store.js';
+import { hasTable, tableVersion, toTable } from './table-output.js';
+import { tokenReview } from './token-review.js';
 import { type WatchStart, WatchStream } from './watch-stream.js';
 
 /** A request the server handled, kept for test assertions. */
@@ -92,6 +98,19 @@ export interface HandlerContext {
   readonly maxRequestBodyBytes: number;
   /** Time a non-watch request may take before it is answered 504 (0 = never). */
   readonly requestTimeoutMs: number;
+  /** Issues and verifies service account tokens. */
+  readonly serviceAccountTokens: ServiceAccountTokens;
+  /** Whether new pods go through the ServiceAccount admission plugin. */
+  readonly serviceAccountAdmission: boolean;
+}
+
+/** Reads a create/update body: JSON, or the protobuf kubectl's typed clients send for some kinds. */
+async function readObjectBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+  checkBodyMediaType(req.headers['content-type']);
+  if (mediaTypeOf(req.headers['content-type']) === PROTOBUF_MEDIA_TYPE) {
+    return decodeObject(await readRawBody(req, limitBytes));
+  }
+  return readBody(req, limitBytes);
 }
 
 function sendJson(res: ServerResponse, code: number, body: unknown): void {
@@ -211,6 +230,32 @@ export async function handleRequest(
       const body = await readAccessReview(req, ctx.maxRequestBodyBytes);
       return sendJson(res, 201, review(info.resource, body, user, ctx.authorizer ?? ALWAYS_ALLOW));
     }
+    if (
+      info.isResourceRequest &&
+      info.apiGroup === 'authentication.k8s.io' &&
+      info.apiVersion === 'v1' &&
+      info.namespace === '' &&
+      info.name === '' &&
+      info.resource === 'tokenreviews'
+    ) {
+      if (method !== 'POST') throw methodNotAllowed();
+      const body = await readObjectBody(req, ctx.maxRequestBodyBytes);
+      if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+      return sendJson(res, 201, tokenReview(body, ctx.auth, ctx.serviceAccountTokens));
+    }
+    if (url.pathname === '/.well-known/openid-configuration' || url.pathname === '/openid/v1/jwks') {
+      if (method !== 'GET') throw methodNotAllowed();
+      const jwks = url.pathname === '/openid/v1/jwks';
+      const text = JSON.stringify(
+        jwks ? ctx.serviceAccountTokens.jwks() : ctx.serviceAccountTokens.openIdConfiguration(),
+      );
+      res.writeHead(200, {
+        'Content-Type': jwks ? 'application/jwk-set+json' : 'application/json',
+        'Cache-Control': 'public, max-age=3600',
+      });
+      res.end(text);
+      return;
+    }
     switch (route.kind) {
       case 'version':
         return sendJson(res, 200, VERSION_INFO);
@@ -271,7 +316,8 @@ async function handleResource(
   if (
     subresource !== undefined &&
     subresource !== 'status' &&
-    !(subresource === 'binding' && type.resource === 'pods')
+    !(subresource === 'binding' && type.resource === 'pods') &&
+    !(subresource === 'token' && type.resource === 'serviceaccounts')
   ) {
     throw pathNotFound();
   }
@@ -300,14 +346,27 @@ async function handleResource(
           },
           store.currentRv,
         );
+        const asTable = hasTable(type) ? tableVersion(req.headers.accept) : undefined;
+        if (asTable) {
+          const meta: Record<string, unknown> = { resourceVersion: String(page.rv) };
+          if (page.continueToken !== undefined) meta.continue = page.continueToken;
+          if (page.remainingItemCount !== undefined) meta.remainingItemCount = page.remainingItemCount;
+          const objects = page.items.map((e) => JSON.parse(e.json) as KubeObject);
+          return sendJson(res, 200, toTable(type, asTable, objects, meta, ctx.clock.now()));
+        }
         writeListPage(res, type, page);
         return;
       }
       case 'POST': {
-        checkBodyMediaType(req.headers['content-type']);
-        const body = await readBody(req, ctx.maxRequestBodyBytes);
+        const body = await readObjectBody(req, ctx.maxRequestBodyBytes);
         if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
         const obj = withNamespace(body as KubeObject, namespace, type.namespaced);
+        if (type.resource === 'pods' && ctx.serviceAccountAdmission) {
+          const ns = obj.metadata?.namespace;
+          if (typeof ns === 'string' && ns !== '' && store.tryGet('namespaces', undefined, ns)) {
+            admitPod(store, ns, obj, { mountServiceAccountToken: true });
+          }
+        }
         return sendJson(res, 201, store.create(type.resource, obj, { keepStatus: false }));
       }
       case 'DELETE': {
@@ -334,14 +393,19 @@ async function handleResource(
   }
   switch (method) {
     case 'GET': {
-      if (subresource === 'binding') throw methodNotAllowed();
+      if (subresource === 'binding' || subresource === 'token') throw methodNotAllowed();
       const obj = store.get(type.resource, namespace, name);
+      const asTable =
+        hasTable(type) && subresource === undefined ? tableVersion(req.headers.accept) : undefined;
+      if (asTable) {
+        const meta = { resourceVersion: obj.metadata?.resourceVersion ?? '' };
+        return sendJson(res, 200, toTable(type, asTable, [obj], meta, ctx.clock.now()));
+      }
       return sendJson(res, 200, obj);
     }
     case 'PUT': {
-      if (subresource === 'binding') throw methodNotAllowed();
-      checkBodyMediaType(req.headers['content-type']);
-      const body = await readBody(req, ctx.maxRequestBodyBytes);
+      if (subresource === 'binding' || subresource === 'token') throw methodNotAllowed();
+      const body = await readObjectBody(req, ctx.maxRequestBodyBytes);
       if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
       const obj = withNamespace(body as KubeObject, namespace, type.namespaced);
       const bodyName = obj.metadata?.name;
@@ -353,7 +417,7 @@ async function handleResource(
       return sendJson(res, 200, store.update(type.resource, obj, opts));
     }
     case 'PATCH': {
-      if (subresource === 'binding') throw methodNotAllowed();
+      if (subresource === 'binding' || subresource === 'token') throw methodNotAllowed();
       const ct = req.headers['content-type'];
       const patchType = patchTypeOf(ct);
       if (!patchType) throw unsupportedMediaType(PATCH_MEDIA_TYPES);
@@ -362,6 +426,13 @@ async function handleResource(
       return sendJson(res, 200, store.patch(type.resource, namespace, name, patchType, body, opts));
     }
     case 'POST': {
+      if (subresource === 'token') {
+        const body = await readObjectBody(req, ctx.maxRequestBodyBytes);
+        if (body !== undefined && !isPlainObject(body)) {
+          throw badRequest('the request body must be a JSON object');
+        }
+        return sendJson(res, 201, ctx.serviceAccountTokens.createToken(namespace ?? '', name, body));
+      }
       if (subresource !== 'binding') throw methodNotAllowed();
       checkBodyMediaType(req.headers['content-type']);
       const body = await readBody(req, ctx.maxRequestBodyBytes);

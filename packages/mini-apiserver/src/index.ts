@@ -75,6 +75,32 @@ export {
   type ServerTls,
 } from './server-options.js';
 export {
+  admitPod,
+  DEFAULT_SERVICE_ACCOUNT_NAME,
+  MIRROR_POD_ANNOTATION,
+  type PodAdmissionOptions,
+  ROOT_CA_CONFIG_MAP,
+  SERVICE_ACCOUNT_MOUNT_PATH,
+  SERVICE_ACCOUNT_VOLUME_NAME,
+  tokenVolumeSource,
+} from './serviceaccount-admission.js';
+export {
+  DEFAULT_SERVICE_ACCOUNT_ISSUER,
+  DEFAULT_TOKEN_EXPIRATION_SECONDS,
+  EXPIRATION_EXTENSION_SECONDS,
+  MAX_TOKEN_AGE_SECONDS,
+  MIN_TOKEN_AGE_SECONDS,
+  SERVICE_ACCOUNT_EXTRA,
+  type ServiceAccountTokenOptions,
+  ServiceAccountTokens,
+  serviceAccountGroups,
+  serviceAccountUsername,
+  type TokenAuthentication,
+  type TokenUser,
+  WARN_ONLY_BOUND_TOKEN_EXPIRATION_SECONDS,
+} from './serviceaccount-token.js';
+export { ROOT_CA_DESCRIPTION, ServiceAccountsController } from './serviceaccounts-controller.js';
+export {
   type CreateOptions,
   DEFAULT_HISTORY_MAX_BYTES,
   DEFAULT_MAX_OBJECT_BYTES,

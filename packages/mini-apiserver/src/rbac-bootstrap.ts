@@ -1,8 +1,10 @@
 /**
  * The part of kube-apiserver's bootstrap RBAC policy every cluster has and clients rely on:
  * discovery and health paths for everyone authenticated (`system:discovery`,
- * `system:public-info-viewer`) and self access reviews (`system:basic-user`, which `kubectl
- * auth can-i` needs). Created in the store when the server starts in RBAC mode.
+ * `system:public-info-viewer`), self access reviews (`system:basic-user`, which `kubectl
+ * auth can-i` needs), the issuer discovery documents for service accounts
+ * (`system:service-account-issuer-discovery`) and the unbound `system:auth-delegator`
+ * (token and access reviews, for servers that delegate authentication). Created in the store when the server starts in RBAC mode.
  *
  * @module
  * @internal
@@ -63,6 +65,21 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
         },
         { verbs: ['create'], apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'] },
       ]),
+      clusterRole('system:service-account-issuer-discovery', [
+        {
+          verbs: ['get'],
+          nonResourceURLs: [
+            '/.well-known/openid-configuration',
+            '/.well-known/openid-configuration/',
+            '/openid/v1/jwks',
+            '/openid/v1/jwks/',
+          ],
+        },
+      ]),
+      clusterRole('system:auth-delegator', [
+        { verbs: ['create'], apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'] },
+        { verbs: ['create'], apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'] },
+      ]),
       clusterRole('system:public-info-viewer', [
         { verbs: ['get'], nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'] },
       ]),
@@ -70,6 +87,7 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
     clusterRoleBindings: [
       bindingToGroups('system:discovery', ['system:authenticated']),
       bindingToGroups('system:basic-user', ['system:authenticated']),
+      bindingToGroups('system:service-account-issuer-discovery', ['system:serviceaccounts']),
       bindingToGroups('system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
     ],
   };

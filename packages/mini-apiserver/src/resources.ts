@@ -64,6 +64,9 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   rt('', 'v1', 'services', 'service', 'Service', true, ['svc'], true, ['all']),
   rt('', 'v1', 'events', 'event', 'Event', true, ['ev'], false),
   rt('', 'v1', 'namespaces', 'namespace', 'Namespace', false, ['ns'], true),
+  rt('', 'v1', 'configmaps', 'configmap', 'ConfigMap', true, ['cm'], false),
+  rt('', 'v1', 'secrets', 'secret', 'Secret', true, [], false),
+  rt('', 'v1', 'serviceaccounts', 'serviceaccount', 'ServiceAccount', true, ['sa'], false),
   rt('discovery.k8s.io', 'v1', 'endpointslices', 'endpointslice', 'EndpointSlice', true, [], false),
   rt('coordination.k8s.io', 'v1', 'leases', 'lease', 'Lease', true, ['lease'], false),
   rt('rbac.authorization.k8s.io', 'v1', 'roles', 'role', 'Role', true, [], false),
@@ -100,6 +103,9 @@ export type ResourceName =
   | 'services'
   | 'events'
   | 'namespaces'
+  | 'configmaps'
+  | 'secrets'
+  | 'serviceaccounts'
   | 'endpointslices'
   | 'leases'
   | 'roles'

@@ -32,6 +32,13 @@ const USAGE = `Usage: mini-apiserver [options]
   --bookmark-interval-ms <n>   interval of watch BOOKMARK events (default: 60000)
   --watch-buffer-max-events <n>  close a watch whose client lags by more events (default: 10000, 0 = never)
   --auto-create-namespaces     create missing namespaces instead of answering 404
+  --service-account-issuer <url>  iss of service account tokens (default:
+                               https://kubernetes.default.svc.cluster.local)
+  --api-audiences <a,b>        API audiences (default: the issuer)
+  --service-account-signing-key-file <file>  PEM key signing service account tokens
+                               (default: an RSA key generated on first use)
+  --disable-admission-plugins ServiceAccount  store pods as sent (no default service
+                               account, no kube-api-access volume)
   -v, --version                print the version
   -h, --help                   show this help
 `;
@@ -122,6 +129,19 @@ async function serverOptions(values: Values): Promise<MiniApiServerOptions> {
   const watchBufferMaxEvents = nonNegative(values, 'watch-buffer-max-events');
   const tls = await tlsOption(values);
   const tokens = (values.token as string[] | undefined) ?? [];
+  const disabled =
+    typeof values['disable-admission-plugins'] === 'string'
+      ? values['disable-admission-plugins'].split(',')
+      : [];
+  for (const plugin of disabled) {
+    if (plugin !== 'ServiceAccount') {
+      throw new CliUsageError(
+        `--disable-admission-plugins: the only plugin is ServiceAccount, got "${plugin}"`,
+      );
+    }
+  }
+  const keyFile = values['service-account-signing-key-file'];
+  const audiences = values['api-audiences'];
   const mode = values['authorization-mode'];
   if (mode !== undefined && mode !== 'AlwaysAllow' && mode !== 'RBAC')
     throw new CliUsageError(`--authorization-mode accepts AlwaysAllow or RBAC, got "${String(mode)}"`);
@@ -139,6 +159,11 @@ async function serverOptions(values: Values): Promise<MiniApiServerOptions> {
       bookmarkIntervalMs,
       watchBufferMaxEvents,
       authorization: mode as MiniApiServerOptions['authorization'],
+      serviceAccountIssuer:
+        typeof values['service-account-issuer'] === 'string' ? values['service-account-issuer'] : undefined,
+      apiAudiences: typeof audiences === 'string' ? audiences.split(',').filter((a) => a !== '') : undefined,
+      serviceAccountSigningKey: typeof keyFile === 'string' ? await readFile(keyFile, 'utf8') : undefined,
+      serviceAccountAdmission: disabled.includes('ServiceAccount') ? false : undefined,
     }),
     endpointSliceController: values['endpointslice-controller'] === true,
     autoCreateNamespaces: values['auto-create-namespaces'] === true,
@@ -181,6 +206,10 @@ export async function runMiniApiServerCli(argv: readonly string[], io: MiniApiSe
         'bookmark-interval-ms': { type: 'string' },
         'watch-buffer-max-events': { type: 'string' },
         'auto-create-namespaces': { type: 'boolean' },
+        'service-account-issuer': { type: 'string' },
+        'api-audiences': { type: 'string' },
+        'service-account-signing-key-file': { type: 'string' },
+        'disable-admission-plugins': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },

@@ -8,6 +8,7 @@ import type { BearerToken } from './auth.js';
 import type { EndpointSliceController } from './endpointslice-controller.js';
 import type { Faults } from './faults.js';
 import type { RequestRecord } from './handler.js';
+import type { ServiceAccountTokens } from './serviceaccount-token.js';
 import type { ObjectStore } from './store.js';
 import type { CertificateAndKey, TlsMaterial } from './tls.js';
 
@@ -152,6 +153,48 @@ export interface MiniApiServerOptions {
    */
   readonly endpointSliceController?: boolean;
   /**
+   * The issuer of service account tokens (kube-apiserver's `--service-account-issuer`): the
+   * `iss` of the tokens the `serviceaccounts/<name>/token` subresource issues, and the only
+   * issuer accepted. Also the base of the `jwks_uri` in `/.well-known/openid-configuration`.
+   * @default 'https://kubernetes.default.svc.cluster.local'
+   */
+  readonly serviceAccountIssuer?: string;
+  /**
+   * The API audiences (`--api-audiences`): the audiences of tokens requested without any, and
+   * those a token must carry one of to authenticate a request to this server.
+   * @default [serviceAccountIssuer]
+   */
+  readonly apiAudiences?: readonly string[];
+  /**
+   * PEM private key that signs service account tokens (`--service-account-signing-key-file`):
+   * RSA (RS256) or EC P-256/P-384/P-521 (ES256/ES384/ES512).
+   * @default an RSA 2048 key generated on first use
+   */
+  readonly serviceAccountSigningKey?: string;
+  /**
+   * `--service-account-extend-token-expiration`: a pod-bound token requested for 3607 s (what
+   * the admission plugin puts in projected volumes) lives a year, with a `warnafter` claim at
+   * the requested time.
+   * @default true
+   */
+  readonly serviceAccountExtendTokenExpiration?: boolean;
+  /**
+   * Run pods created through the HTTP API through the ServiceAccount admission plugin: the
+   * `default` service account when none is named, 403 when the named one does not exist, and
+   * the projected `kube-api-access-<random>` token volume mounted in every container, as a
+   * real cluster sends pods to nodes. Pods written through {@link MiniApiServer.store} are
+   * stored as given (as objects written to etcd directly).
+   * @default true
+   */
+  readonly serviceAccountAdmission?: boolean;
+  /**
+   * Keep a `default` ServiceAccount and a `kube-root-ca.crt` ConfigMap (the server's CA as
+   * `ca.crt`; empty on plain HTTP) in every namespace, as kube-controller-manager's
+   * `serviceaccount` and `root-ca-cert-publisher` controllers do.
+   * @default true
+   */
+  readonly serviceAccountControllers?: boolean;
+  /**
    * How many handled requests {@link MiniApiServer.requests} keeps.
    * @default 1000
    */
@@ -195,6 +238,8 @@ export interface MiniApiServer {
   readonly tls: ServerTls | undefined;
   /** The accepted bearer tokens. */
   readonly tokens: readonly BearerToken[];
+  /** Issues and verifies service account tokens (what the token subresource and TokenReview use). */
+  readonly serviceAccountTokens: ServiceAccountTokens;
   /**
    * Replaces the accepted bearer tokens; the next request is checked against the new set
    * (open watches stay open, like the real server). The kubeconfig is not rewritten.

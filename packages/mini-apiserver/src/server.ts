@@ -24,6 +24,8 @@ import {
   type MiniApiServerOptions,
   type ServerTls,
 } from './server-options.js';
+import { DEFAULT_SERVICE_ACCOUNT_ISSUER, ServiceAccountTokens } from './serviceaccount-token.js';
+import { ServiceAccountsController } from './serviceaccounts-controller.js';
 import { ObjectStore } from './store.js';
 import {
   type CertificateAndKey,
@@ -48,6 +50,8 @@ class RunningServer implements MiniApiServer {
   readonly http: Server;
   readonly tls: ServerTls | undefined;
   readonly #auth: Authenticator;
+  readonly serviceAccountTokens: ServiceAccountTokens;
+  readonly #saController: ServiceAccountsController | undefined;
   readonly #once = new StartOnce('MiniApiServer');
   readonly #generated: SelfSignedTls | undefined;
   #slowClosed = 0;
@@ -93,9 +97,21 @@ class RunningServer implements MiniApiServer {
     const logSize = options.requestLogSize ?? 1000;
     const logger = options.logger ?? noopLogger;
     const requestCert = options.requestCert === true;
+    const issuer = options.serviceAccountIssuer ?? DEFAULT_SERVICE_ACCOUNT_ISSUER;
+    if (issuer === '')
+      throw new InvalidOptionsError('MiniApiServer', 'serviceAccountIssuer must not be empty');
+    this.serviceAccountTokens = new ServiceAccountTokens({
+      store: this.store,
+      clock,
+      issuer,
+      apiAudiences: [...(options.apiAudiences ?? [issuer])],
+      signingKey: options.serviceAccountSigningKey,
+      extendExpiration: options.serviceAccountExtendTokenExpiration ?? true,
+    });
     this.#auth = new Authenticator(
       [...(options.token !== undefined ? [options.token] : []), ...(options.tokens ?? [])],
       requestCert,
+      this.serviceAccountTokens,
     );
     this.#generated = tls && 'caKey' in tls ? tls : undefined;
     this.tls = tls && {
@@ -116,7 +132,14 @@ class RunningServer implements MiniApiServer {
       for (const r of policy.clusterRoles) this.store.create('clusterroles', r);
       for (const b of policy.clusterRoleBindings) this.store.create('clusterrolebindings', b);
     }
+    this.#saController =
+      options.serviceAccountControllers === false
+        ? undefined
+        : new ServiceAccountsController(this.store, tls?.ca ?? '', logger);
+    this.#saController?.start();
     const ctx = {
+      serviceAccountTokens: this.serviceAccountTokens,
+      serviceAccountAdmission: options.serviceAccountAdmission ?? true,
       authorizer: authorization === 'RBAC' ? new RbacAuthorizer(this.store) : undefined,
       store: this.store,
       faults: this.faults,
@@ -278,6 +301,7 @@ class RunningServer implements MiniApiServer {
     if (this.#stopped) return;
     this.#stopped = true;
     await this.endpointSlices?.stop();
+    this.#saController?.stop();
     for (const w of [...this.watches]) w.end();
     const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
     this.http.closeAllConnections();

@@ -8,6 +8,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { type Clock, InvalidOptionsError } from '@nodeagent/core';
+import { prepareConfigObject } from './config-validation.js';
 import {
   alreadyExists,
   badRequest,
@@ -250,6 +251,7 @@ export class ObjectStore {
       meta.name = meta.generateName + randomSuffix(5);
     }
     if (!type.namespaced) delete meta.namespace;
+    prepareConfigObject(type.resource, obj);
     const bad = validateObject(type, obj);
     if (bad) throw bad;
     const name = meta.name as string;
@@ -479,7 +481,8 @@ export class ObjectStore {
       else (meta as Record<string, unknown>)[k] = oldMeta[k];
     }
     delete meta.resourceVersion;
-    const bad = validateObject(type, next);
+    prepareConfigObject(type.resource, next);
+    const bad = validateObject(type, next, old);
     if (bad) throw bad;
     if (next.spec !== undefined && specPart(next) !== specPart(old))
       meta.generation = (oldMeta.generation ?? 0) + 1;

@@ -4,6 +4,8 @@
  *
  * @module
  */
+
+import { validateConfigObject, validateConfigUpdate } from './config-validation.js';
 import { type ApiStatusError, invalid, type StatusCause } from './errors.js';
 import { validateAnnotations, validateLabels } from './meta-validation.js';
 import { isPlainObject, type KubeObject } from './object.js';
@@ -181,6 +183,10 @@ function validateSpecific(type: ResourceType, obj: KubeObject, causes: StatusCau
       }
       break;
     }
+    case 'configmaps':
+    case 'secrets':
+      validateConfigObject(type.resource, obj, causes);
+      break;
     case 'events': {
       const io = isPlainObject(o.involvedObject) ? o.involvedObject : undefined;
       if (!io) causes.push(required('involvedObject'));
@@ -190,10 +196,15 @@ function validateSpecific(type: ResourceType, obj: KubeObject, causes: StatusCau
 }
 
 /**
- * Validates an object about to be stored.
+ * Validates an object about to be stored (`old`: the stored version it replaces, for the
+ * rules of an update).
  * @returns the 422 error to throw, or `undefined` when the object is valid.
  */
-export function validateObject(type: ResourceType, obj: KubeObject): ApiStatusError | undefined {
+export function validateObject(
+  type: ResourceType,
+  obj: KubeObject,
+  old?: KubeObject,
+): ApiStatusError | undefined {
   const causes: StatusCause[] = [];
   const meta = obj.metadata ?? {};
   const name = typeof meta.name === 'string' ? meta.name : '';
@@ -217,6 +228,7 @@ export function validateObject(type: ResourceType, obj: KubeObject): ApiStatusEr
   }
   validateLabels(meta.labels, 'metadata.labels', causes);
   validateAnnotations(meta.annotations, 'metadata.annotations', causes);
+  if (old !== undefined) validateConfigUpdate(type.resource, obj, old, causes);
   validateSpecific(type, obj, causes);
   return causes.length > 0 ? invalid(type.group, type.kind, name, causes) : undefined;
 }

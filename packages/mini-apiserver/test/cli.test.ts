@@ -75,6 +75,58 @@ describe('runMiniApiServerCli (in process)', () => {
     await expect(fetch(`${url}/version`)).rejects.toThrow();
   });
 
+  test('service account flags: issuer, API audiences, signing key file, ServiceAccount admission off', async () => {
+    const { generateKeyPairSync } = await import('node:crypto');
+    const { writeFile } = await import('node:fs/promises');
+    const key = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({
+      format: 'pem',
+      type: 'pkcs8',
+    });
+    await writeFile(join(dir, 'sa.key'), key);
+    const ac = new AbortController();
+    let server: MiniApiServer | undefined;
+    const done = runMiniApiServerCli(
+      [
+        '--port',
+        '0',
+        '--service-account-issuer',
+        'https://issuer.test',
+        '--api-audiences',
+        'api,https://issuer.test',
+        '--service-account-signing-key-file',
+        join(dir, 'sa.key'),
+        '--disable-admission-plugins',
+        'ServiceAccount',
+      ],
+      { stdout: sink(), stderr: sink(), signal: ac.signal, signals: null, onListening: (s) => (server = s) },
+    );
+    for (let i = 0; i < 100 && server === undefined; i++) await new Promise((r) => setTimeout(r, 20));
+    if (!server) throw new Error('the CLI did not start');
+    expect(server.serviceAccountTokens.issuer).toBe('https://issuer.test');
+    expect(server.serviceAccountTokens.apiAudiences).toEqual(['api', 'https://issuer.test']);
+    expect(server.serviceAccountTokens.algorithm).toBe('ES256');
+    const res = await fetch(`${server.url}/api/v1/namespaces/default/pods`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'i' }] } }),
+    });
+    expect(((await res.json()) as { spec: object }).spec).toEqual({
+      containers: [{ name: 'c', image: 'i' }],
+    });
+    ac.abort();
+    expect(await done).toBe(0);
+    const stderr = sink();
+    expect(
+      await runMiniApiServerCli(['--disable-admission-plugins', 'NodeRestriction'], {
+        stdout: sink(),
+        stderr,
+      }),
+    ).toBe(2);
+    expect(stderr.text()).toMatch(
+      /^--disable-admission-plugins: the only plugin is ServiceAccount, got "NodeRestriction"/,
+    );
+  });
+
   test('--authorization-mode RBAC: --token users are admins, other users get 403', async () => {
     const ac = new AbortController();
     let server: MiniApiServer | undefined;

@@ -296,6 +296,7 @@ describe('CRUD over HTTP', () => {
       'discovery.k8s.io',
       'coordination.k8s.io',
       'rbac.authorization.k8s.io',
+      'authentication.k8s.io',
       'authorization.k8s.io',
     ]);
     const coord = (await call(server, 'GET', '/apis/coordination.k8s.io/v1')).body;
