@@ -138,7 +138,11 @@ export class RequestAuthenticator {
   async authenticate(req: IncomingMessage, signal?: AbortSignal): Promise<AuthenticationResult> {
     let error: Error | undefined;
     const socket = req.socket as Partial<TLSSocket>;
-    if (this.options.x509 === true && socket.authorized === true && typeof socket.getPeerCertificate === 'function') {
+    if (
+      this.options.x509 === true &&
+      socket.authorized === true &&
+      typeof socket.getPeerCertificate === 'function'
+    ) {
       const cert = socket.getPeerCertificate();
       const subject = cert?.subject as Record<string, string | string[]> | undefined;
       const cn = subject?.CN;

@@ -87,12 +87,14 @@ export async function readContainerLog(
   const statePeriodMs = deps.statePeriodMs ?? 1_000;
   const signal = deps.signal;
   let remaining = options.limitBytes ?? Number.POSITIVE_INFINITY;
-  const stopped = (): boolean => signal?.aborted === true || out.destroyed || out.writableEnded || remaining <= 0;
+  const stopped = (): boolean =>
+    signal?.aborted === true || out.destroyed || out.writableEnded || remaining <= 0;
 
   let fh: FileHandle = await open(path, 'r');
   let ino = (await fh.stat()).ino;
   try {
-    let position = options.tailLines === undefined ? 0 : await findTailLineStart(randomAccessFile(fh), options.tailLines);
+    let position =
+      options.tailLines === undefined ? 0 : await findTailLineStart(randomAccessFile(fh), options.tailLines);
     const chunk = Buffer.alloc(CHUNK_BYTES);
     let pending: Buffer[] = [];
     let pendingBytes = 0;

@@ -14,7 +14,12 @@ import { ContainerState, isNotFound } from '@nodeagent/cri';
 import { readContainerLog } from './container-log-reader.js';
 import type { KubeletServerHost, KubeletServerRuntime } from './kubelet-server-options.js';
 import { containerSpec, KubeletRequestError, logContainerId } from './pod-containers.js';
-import { PodLogOptionsDecodeError, parsePodLogOptions, rfc3339ToNs, validatePodLogOptions } from './pod-log-options.js';
+import {
+  PodLogOptionsDecodeError,
+  parsePodLogOptions,
+  rfc3339ToNs,
+  validatePodLogOptions,
+} from './pod-log-options.js';
 
 /** One followed or read log, for diagnostics. */
 export interface LogStreamInfo {
@@ -49,10 +54,12 @@ export async function serveContainerLogs(
   try {
     opts = parsePodLogOptions(query);
   } catch (err) {
-    if (err instanceof PodLogOptionsDecodeError) throw new KubeletRequestError(400, '{"message": "Unable to decode query."}');
+    if (err instanceof PodLogOptionsDecodeError)
+      throw new KubeletRequestError(400, '{"message": "Unable to decode query."}');
     throw err;
   }
-  if (validatePodLogOptions(opts).length > 0) throw new KubeletRequestError(422, '{"message": "Invalid request."}');
+  if (validatePodLogOptions(opts).length > 0)
+    throw new KubeletRequestError(422, '{"message": "Invalid request."}');
   const pod = ctx.host.getPodByName(namespace, podName);
   if (pod === undefined) throw new KubeletRequestError(404, `pod "${podName}" does not exist`);
   if (containerSpec(pod, containerName) === undefined) {
@@ -63,14 +70,17 @@ export async function serveContainerLogs(
   try {
     logPath = (await ctx.runtime.containerStatus({ containerId: id })).status?.logPath ?? '';
   } catch (err) {
-    if (isNotFound(err)) throw new KubeletRequestError(400, `failed to get container status "${id}": ${err.message}`);
+    if (isNotFound(err))
+      throw new KubeletRequestError(400, `failed to get container status "${id}": ${err.message}`);
     throw err;
   }
-  if (logPath === '') throw new KubeletRequestError(400, `container "${containerName}" in pod "${podName}" has no log file`);
+  if (logPath === '')
+    throw new KubeletRequestError(400, `container "${containerName}" in pod "${podName}" has no log file`);
   const clock = ctx.clock ?? realClock;
   let sinceNs: bigint | undefined;
   if (opts.sinceTime !== undefined) sinceNs = rfc3339ToNs(opts.sinceTime);
-  else if (opts.sinceSeconds !== undefined) sinceNs = BigInt(clock.now() - opts.sinceSeconds * 1000) * 1_000_000n;
+  else if (opts.sinceSeconds !== undefined)
+    sinceNs = BigInt(clock.now() - opts.sinceSeconds * 1000) * 1_000_000n;
   try {
     await access(logPath);
   } catch (err) {

@@ -46,7 +46,14 @@ export {
   readContainerLog,
 } from './container-log-reader.js';
 export type { LogStreamInfo } from './container-logs-handler.js';
-export { type HealthCheck, type HealthzResponse, logHealthz, pingHealthz, renderHealthz, serveHealthz } from './healthz.js';
+export {
+  type HealthCheck,
+  type HealthzResponse,
+  logHealthz,
+  pingHealthz,
+  renderHealthz,
+  serveHealthz,
+} from './healthz.js';
 export { KubeletServer } from './kubelet-server.js';
 export type {
   KubeletPod,
@@ -79,4 +86,4 @@ export {
   type ServingCertificateOptions,
 } from './serving-cert.js';
 export { isUpgradeRequest, proxyUpgrade, upgradeRequestHead } from './stream-proxy.js';
-export { type StreamOptions, type StreamingKind, streamOptionsOf } from './streaming-handler.js';
+export { type StreamingKind, type StreamOptions, streamOptionsOf } from './streaming-handler.js';

@@ -5,14 +5,19 @@
  *
  * @module
  */
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Lifecycle, type Logger, noopLogger, StartOnce } from '@nodeagent/core';
 import { ContainerState, PodSandboxState } from '@nodeagent/cri';
 import { RequestAuthenticator } from './authn.js';
-import { alwaysAllowAuthorizer, type Authorizer } from './authz.js';
+import { type Authorizer, alwaysAllowAuthorizer } from './authz.js';
 import { type LogStreamInfo, serveContainerLogs } from './container-logs-handler.js';
 import { type HealthCheck, logHealthz, pingHealthz, serveHealthz } from './healthz.js';
 import type { KubeletPod, KubeletServerOptions, MetricsTextProvider } from './kubelet-server-options.js';
@@ -34,19 +39,21 @@ const STREAMING: Readonly<Record<string, StreamingKind>> = {
 
 function statusText(code: number): string {
   return (
-    {
-      200: 'OK',
-      400: 'Bad Request',
-      401: 'Unauthorized',
-      403: 'Forbidden',
-      404: 'Not Found',
-      422: 'Unprocessable Entity',
-      500: 'Internal Server Error',
-      501: 'Not Implemented',
-      503: 'Service Unavailable',
-      504: 'Gateway Timeout',
-    } as Record<number, string>
-  )[code] ?? 'Error';
+    (
+      {
+        200: 'OK',
+        400: 'Bad Request',
+        401: 'Unauthorized',
+        403: 'Forbidden',
+        404: 'Not Found',
+        422: 'Unprocessable Entity',
+        500: 'Internal Server Error',
+        501: 'Not Implemented',
+        503: 'Service Unavailable',
+        504: 'Gateway Timeout',
+      } as Record<number, string>
+    )[code] ?? 'Error'
+  );
 }
 
 /** Writes a plain-text HTTP answer on a raw socket (an upgrade request that was refused). */
@@ -57,7 +64,12 @@ function writeRaw(socket: Duplex, code: number, body: string): void {
   );
 }
 
-function sendText(res: ServerResponse, code: number, body: string, contentType = 'text/plain; charset=utf-8'): void {
+function sendText(
+  res: ServerResponse,
+  code: number,
+  body: string,
+  contentType = 'text/plain; charset=utf-8',
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
@@ -97,7 +109,8 @@ export class KubeletServer implements Lifecycle {
     this.#options = options;
     this.#log = options.logger ?? noopLogger;
     this.#authenticator =
-      options.authenticator ?? new RequestAuthenticator({ x509: options.clientCa !== undefined, anonymous: true });
+      options.authenticator ??
+      new RequestAuthenticator({ x509: options.clientCa !== undefined, anonymous: true });
     this.#authorizer = options.authorizer ?? alwaysAllowAuthorizer;
     this.#checks = { ping: pingHealthz, log: logHealthz, ...(options.healthChecks ?? {}) };
   }
@@ -139,25 +152,43 @@ export class KubeletServer implements Lifecycle {
       signal,
       async () => {
         const o = this.#options;
-        const tls = o.tls ?? (await loadOrGenerateServingCertificate({ ...(o.certDir !== undefined ? { certDir: o.certDir } : {}) }));
+        const tls =
+          o.tls ??
+          (await loadOrGenerateServingCertificate({
+            ...(o.certDir !== undefined ? { certDir: o.certDir } : {}),
+          }));
         const main = createHttpsServer({
           cert: tls.cert,
           key: tls.key,
-          ...(o.clientCa !== undefined ? { requestCert: true, rejectUnauthorized: false, ca: o.clientCa } : {}),
+          ...(o.clientCa !== undefined
+            ? { requestCert: true, rejectUnauthorized: false, ca: o.clientCa }
+            : {}),
         });
         await this.#listen('main', main, o.address ?? '0.0.0.0', o.port ?? 10250, 'https');
         if (o.readOnlyPort !== undefined) {
           await this.#listen('readOnly', createHttpServer(), o.address ?? '0.0.0.0', o.readOnlyPort, 'http');
         }
         if (o.healthzPort !== undefined) {
-          await this.#listen('healthz', createHttpServer(), o.healthzBindAddress ?? '127.0.0.1', o.healthzPort, 'http');
+          await this.#listen(
+            'healthz',
+            createHttpServer(),
+            o.healthzBindAddress ?? '127.0.0.1',
+            o.healthzPort,
+            'http',
+          );
         }
       },
       () => this.stop(),
     );
   }
 
-  async #listen(kind: ServerKind, server: Server, address: string, port: number, scheme: string): Promise<void> {
+  async #listen(
+    kind: ServerKind,
+    server: Server,
+    address: string,
+    port: number,
+    scheme: string,
+  ): Promise<void> {
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       void this.#handle(kind, req, res);
     });
@@ -174,7 +205,12 @@ export class KubeletServer implements Lifecycle {
       });
     });
     const a = server.address() as AddressInfo;
-    const hostPart = address === '0.0.0.0' || address === '::' ? '127.0.0.1' : address.includes(':') ? `[${address}]` : address;
+    const hostPart =
+      address === '0.0.0.0' || address === '::'
+        ? '127.0.0.1'
+        : address.includes(':')
+          ? `[${address}]`
+          : address;
     this.#servers.push({ kind, server, url: `${scheme}://${hostPart}:${a.port}` });
     this.#log.info({ kind, url: `${scheme}://${hostPart}:${a.port}` }, 'Kubelet server listening');
   }
@@ -266,8 +302,12 @@ export class KubeletServer implements Lifecycle {
     }
     if (kind !== 'main') return sendText(res, 404, '404 page not found\n');
     // Debugging handlers: the authenticated server only.
-    if (path === '/runningpods/' || path === '/runningpods') return sendJson(res, podList(await this.#runningPods()));
-    const segments = path.split('/').filter((s) => s !== '').map(decodeURIComponent);
+    if (path === '/runningpods/' || path === '/runningpods')
+      return sendJson(res, podList(await this.#runningPods()));
+    const segments = path
+      .split('/')
+      .filter((s) => s !== '')
+      .map(decodeURIComponent);
     if (segments[0] === 'containerLogs') {
       return serveContainerLogs(
         {
@@ -295,10 +335,19 @@ export class KubeletServer implements Lifecycle {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const admitted = await this.#admit(req, url.pathname);
       if ('code' in admitted) return writeRaw(socket, admitted.code, admitted.body);
-      const segments = url.pathname.split('/').filter((s) => s !== '').map(decodeURIComponent);
+      const segments = url.pathname
+        .split('/')
+        .filter((s) => s !== '')
+        .map(decodeURIComponent);
       const kind = STREAMING[segments[0] ?? ''];
       if (kind === undefined || !isUpgradeRequest(req)) return writeRaw(socket, 404, '404 page not found\n');
-      const target = await streamingUrl(kind, segments.slice(1), url.searchParams, this.#options.host, this.#options.runtime);
+      const target = await streamingUrl(
+        kind,
+        segments.slice(1),
+        url.searchParams,
+        this.#options.host,
+        this.#options.runtime,
+      );
       await proxyToRuntime(req, socket, head, target);
     } catch (err) {
       if (err instanceof KubeletRequestError) return writeRaw(socket, err.code, err.message);
@@ -314,7 +363,11 @@ export class KubeletServer implements Lifecycle {
       rt.listContainers({ filter: { state: { state: ContainerState.CONTAINER_RUNNING } } }),
     ]);
     return items.map((s) => ({
-      metadata: { name: s.metadata?.name ?? '', namespace: s.metadata?.namespace ?? '', uid: s.metadata?.uid ?? '' },
+      metadata: {
+        name: s.metadata?.name ?? '',
+        namespace: s.metadata?.namespace ?? '',
+        uid: s.metadata?.uid ?? '',
+      },
       spec: {
         containers: containers
           .filter((c) => c.podSandboxId === s.id)

@@ -6,7 +6,12 @@
  * @module
  */
 import { ContainerState, PodSandboxState } from '@nodeagent/cri';
-import type { KubeletPod, KubeletPodContainer, KubeletPodContainerStatus, KubeletServerRuntime } from './kubelet-server-options.js';
+import type {
+  KubeletPod,
+  KubeletPodContainer,
+  KubeletPodContainerStatus,
+  KubeletServerRuntime,
+} from './kubelet-server-options.js';
 
 /** A request the kubelet refuses with an HTTP status and a plain-text message, as upstream writes it. */
 export class KubeletRequestError extends Error {
@@ -101,9 +106,16 @@ export async function runningContainerId(
 }
 
 /** The ready sandbox of the pod with `uid`. */
-export async function readySandboxId(runtime: KubeletServerRuntime, uid: string, podName: string): Promise<string> {
+export async function readySandboxId(
+  runtime: KubeletServerRuntime,
+  uid: string,
+  podName: string,
+): Promise<string> {
   const { items } = await runtime.listPodSandbox({
-    filter: { state: { state: PodSandboxState.SANDBOX_READY }, labelSelector: { 'io.kubernetes.pod.uid': uid } },
+    filter: {
+      state: { state: PodSandboxState.SANDBOX_READY },
+      labelSelector: { 'io.kubernetes.pod.uid': uid },
+    },
   });
   const found = items[0];
   if (found === undefined) throw new KubeletRequestError(404, `pod not found ("${podName}")`);

@@ -52,14 +52,16 @@ function bool(q: URLSearchParams, name: string): boolean {
   const v = q.get(name);
   if (v === null || v === '') return false;
   const b = GO_BOOL[v];
-  if (b === undefined) throw new PodLogOptionsDecodeError(`strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax`);
+  if (b === undefined)
+    throw new PodLogOptionsDecodeError(`strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax`);
   return b;
 }
 
 function int(q: URLSearchParams, name: string): number | undefined {
   const v = q.get(name);
   if (v === null || v === '') return undefined;
-  if (!/^[+-]?[0-9]+$/.test(v)) throw new PodLogOptionsDecodeError(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
+  if (!/^[+-]?[0-9]+$/.test(v))
+    throw new PodLogOptionsDecodeError(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
   return Number(v);
 }
 

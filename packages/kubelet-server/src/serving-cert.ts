@@ -9,8 +9,8 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { hostname as osHostname, tmpdir } from 'node:os';
 import { isIP } from 'node:net';
+import { hostname as osHostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** A PEM certificate and its key. */
@@ -45,7 +45,11 @@ export class ServingCertificateError extends Error {
 function run(openssl: string, args: readonly string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     execFile(openssl, [...args], { timeout: 30_000 }, (err, _out, stderr) =>
-      err ? reject(new ServingCertificateError(`openssl ${args[0]} failed: ${String(stderr).trim() || err.message}`)) : resolve(),
+      err
+        ? reject(
+            new ServingCertificateError(`openssl ${args[0]} failed: ${String(stderr).trim() || err.message}`),
+          )
+        : resolve(),
     );
   });
 }

@@ -23,7 +23,10 @@ export function isUpgradeRequest(req: IncomingMessage): boolean {
 
 /** The raw request head replayed to `target`. */
 export function upgradeRequestHead(req: IncomingMessage, target: URL): string {
-  const lines = [`${req.method ?? 'GET'} ${target.pathname}${target.search} HTTP/1.1`, `Host: ${target.host}`];
+  const lines = [
+    `${req.method ?? 'GET'} ${target.pathname}${target.search} HTTP/1.1`,
+    `Host: ${target.host}`,
+  ];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] ?? '';
     if (DROPPED_HEADERS.has(name.toLowerCase())) continue;

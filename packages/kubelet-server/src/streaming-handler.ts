@@ -62,7 +62,11 @@ export async function streamingUrl(
   try {
     if (kind === 'portForward') {
       const sandboxId = await readySandboxId(runtime, uid, podName);
-      const port = query.getAll('port').flatMap((p) => p.split(',')).filter((p) => p !== '').map(Number);
+      const port = query
+        .getAll('port')
+        .flatMap((p) => p.split(','))
+        .filter((p) => p !== '')
+        .map(Number);
       return new URL((await runtime.portForward({ podSandboxId: sandboxId, port })).url);
     }
     const containerName = segments.length >= 4 ? (segments[3] ?? '') : (segments[2] ?? '');
@@ -83,7 +87,12 @@ export async function streamingUrl(
 }
 
 /** Splices an upgrade request to `url`; failures to connect are written as 500 on the socket. */
-export async function proxyToRuntime(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
+export async function proxyToRuntime(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  url: URL,
+): Promise<void> {
   try {
     await proxyUpgrade(req, socket, head, url);
   } catch (err) {

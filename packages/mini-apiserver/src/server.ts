@@ -8,11 +8,12 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { definedFields, InvalidOptionsError, noopLogger, realClock, StartOnce } from '@nodeagent/core';
 import { Authenticator, type BearerToken } from './auth.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
 import { Faults } from './faults.js';
-import { handleRequest, type RequestRecord } from './handler.js';
+import { handleRequest, handleUpgrade, type RequestRecord } from './handler.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { RbacAuthorizer } from './rbac.js';
 import { bootstrapPolicy } from './rbac-bootstrap.js';
@@ -138,6 +139,7 @@ class RunningServer implements MiniApiServer {
         options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       ),
       watchTimeoutSeconds: () => options.watchTimeoutSeconds ?? 0,
+      kubeletClient: options.kubeletClient,
       serverAddress: () => (this.#port > 0 ? `${options.host ?? '127.0.0.1'}:${this.#port}` : 'localhost'),
       watches: this.watches,
       record: (r: RequestRecord) => {
@@ -174,6 +176,10 @@ class RunningServer implements MiniApiServer {
         )
       : createServer(serverOptions, onRequest);
     this.http.keepAliveTimeout = 65_000;
+    // pods/exec, pods/attach, pods/portforward (pod-node-proxy.ts).
+    this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      void handleUpgrade(ctx, req, socket, head);
+    });
   }
 
   get url(): string {
