@@ -210,15 +210,16 @@ export async function servePodLog(
   await new Promise<void>((resolve, reject) => {
     const req = httpsRequest(url, { method: 'GET', ...tlsOptions(client) });
     res.on('close', () => req.destroy());
-    req.on('error', (err) =>
-      res.headersSent
-        ? (res.destroy(), resolve())
-        : reject(
-            new ApiStatusError(
-              failureStatus(500, 'InternalError', `Internal error occurred: ${err.message}`),
-            ),
-          ),
-    );
+    req.on('error', (err) => {
+      if (!res.headersSent) {
+        reject(
+          new ApiStatusError(failureStatus(500, 'InternalError', `Internal error occurred: ${err.message}`)),
+        );
+        return;
+      }
+      res.destroy();
+      resolve();
+    });
     req.on('response', (kres) => {
       const code = kres.statusCode ?? 500;
       if (code < 200 || code > 206) {
