@@ -43,7 +43,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
       const post = createApiPoster({
         server: api.url,
         token: 'admin-token',
-        ...(api.tls ? { ca: api.tls.ca } : {}),
+        ...(api.tls?.ca !== undefined ? { ca: api.tls.ca } : {}),
       });
       f = await startFixture({
         clientCa: kubeletCa.ca,
