@@ -90,6 +90,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         podsRoot: flags.podsRoot,
         podLogsRoot: flags.podLogsRoot,
         healthPort: flags.healthPort,
+        kubeletServer: flags.kubeletServer,
         podManifestPath: flags.podManifestPath ?? demoManifests,
         manifestUrl: flags.manifestUrl,
         manifestUrlHeaders: flags.manifestUrlHeaders,
@@ -115,6 +116,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       `container runtime: ${agent.fakeRuntime ? 'in-process fake (@nodeagent/cri/testing FakeRuntime)' : flags.runtimeEndpoint}`,
     );
     if (agent.healthUrl) lines.push(`health: ${agent.healthUrl}/healthz`);
+    if (agent.kubeletServer) {
+      lines.push(
+        `kubelet API: ${agent.kubeletServer.url}`,
+        `  try: KUBECONFIG=${agent.kubeconfigPath} kubectl logs <pod> / kubectl exec <pod> -- sh -c 'echo hi'`,
+      );
+    }
     io.stdout.write(`${lines.join('\n')}\n`);
     try {
       if (flags.demo && !done.signal.aborted) {

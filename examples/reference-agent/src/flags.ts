@@ -10,6 +10,13 @@ import { SysctlAllowlist } from '@nodeagent/admission';
 import { type LogLevel, parseGoDuration, parseIP } from '@nodeagent/core';
 import { parseNodeLabels, parseReservation, parseTaints, type ResourceList } from '@nodeagent/status';
 import { EMBEDDED_BUSYBOX_IMAGE } from './embedded-runtime.js';
+import {
+  KUBELET_SERVER_BOOL_FLAGS,
+  KUBELET_SERVER_FLAG_OPTIONS,
+  KUBELET_SERVER_USAGE,
+  type KubeletServerSettings,
+  parseKubeletServerFlags,
+} from './kubelet-server-wiring.js';
 
 /** A bad command line; the bin prints it with the usage and exits with 2. */
 export class FlagError extends Error {
@@ -66,6 +73,8 @@ export interface AgentFlags {
   readonly manifestUrlHeaders: readonly (readonly [string, string])[];
   /** `--allowed-unsafe-sysctls a,b*` */
   readonly allowedUnsafeSysctls: readonly string[];
+  /** The kubelet API flags (`--port`, `--read-only-port`, `--healthz-port`, ...; kubelet-server-wiring.ts). */
+  readonly kubeletServer: KubeletServerSettings;
   /** `--help`. */
   readonly help: boolean;
   /** `--version`. */
@@ -104,7 +113,7 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --manifest-url URL             static pods from this URL (a Pod or PodList), polled every 20 s
   --manifest-url-header 'K:V'    header of the manifest URL requests (repeatable)
   --allowed-unsafe-sysctls LIST  comma-separated sysctls or prefix* patterns pods may set besides the safe ones
-  -h, --help                     this text
+${KUBELET_SERVER_USAGE}  -h, --help                     this text
   --version                      print the agent's version and exit
 `;
 
@@ -124,7 +133,8 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
-      args: [...argv],
+      // Go bool flags given bare mean true.
+      args: argv.map((a) => (KUBELET_SERVER_BOOL_FLAGS.includes(a) ? `${a}=true` : a)),
       strict: true,
       allowPositionals: false,
       options: {
@@ -152,6 +162,7 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
         'system-reserved': { type: 'string' },
         'max-pods': { type: 'string' },
         'node-status-update-frequency': { type: 'string' },
+        ...KUBELET_SERVER_FLAG_OPTIONS,
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -204,8 +215,15 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   if (maxPods !== undefined && !Number.isInteger(maxPods)) {
     throw new FlagError(`--max-pods: expected an integer >= 1, got "${str('max-pods')}"`);
   }
+  let kubeletServer: KubeletServerSettings;
+  try {
+    kubeletServer = parseKubeletServerFlags(values);
+  } catch (err) {
+    throw new FlagError((err as Error).message);
+  }
   return {
     ...statusFlags(str),
+    kubeletServer,
     maxPods,
     kubeconfig: str('kubeconfig'),
     runtimeEndpoint: endpoint,

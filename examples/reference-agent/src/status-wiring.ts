@@ -45,6 +45,8 @@ export interface StatusWiringDeps {
   readonly mirrorPods: MirrorPodTranslator;
   /** Records an event about this Node (NodeReady, NodeHasSufficientMemory, ...). */
   readonly recordNodeEvent: (type: 'Normal' | 'Warning', reason: string, message: string) => void;
+  /** `daemonEndpoints.kubeletEndpoint.Port`: the kubelet server's port. @default 10250 */
+  readonly kubeletPort?: number | undefined;
   readonly clock: Clock;
   readonly logger: Logger;
 }
@@ -110,6 +112,7 @@ export function createStatusParts(d: StatusWiringDeps): StatusParts {
       maxPods: d.maxPods,
       statusUpdateFrequencyMs: d.statusUpdateFrequencyMs,
       pressure: d.pressure,
+      kubeletPort: d.kubeletPort,
     }),
   });
   const lease = new NodeLease({

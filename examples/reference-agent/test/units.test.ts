@@ -1,8 +1,9 @@
 // The agent's own small pieces: flags and the healthz body (node status,
 // Lease and pod status writing are @nodeagent/status's, tested there).
+
+import { renderHealthz } from '@nodeagent/kubelet-server';
 import { describe, expect, it } from 'vitest';
 import { FlagError, parseFlags } from '../src/flags.js';
-import { renderHealthz } from '../src/health-server.js';
 
 describe('parseFlags', () => {
   it('defaults to the embedded setup with the host name as node name', () => {

@@ -54,6 +54,7 @@ export {
   renderHealthz,
   serveHealthz,
 } from './healthz.js';
+export { HealthzServer, type HealthzServerOptions } from './healthz-server.js';
 export { KubeletServer } from './kubelet-server.js';
 export type {
   KubeletPod,
