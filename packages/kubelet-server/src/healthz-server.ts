@@ -33,9 +33,15 @@ export class HealthzServer implements Lifecycle {
     const checks = { ping: pingHealthz, log: logHealthz, ...(options.checks ?? {}) };
     this.#server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://localhost');
-      const answer = serveHealthz(checks, url.pathname, url.searchParams) ?? { code: 404, body: '404 page not found\n' };
+      const answer = serveHealthz(checks, url.pathname, url.searchParams) ?? {
+        code: 404,
+        body: '404 page not found\n',
+      };
       res
-        .writeHead(answer.code, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' })
+        .writeHead(answer.code, {
+          'Content-Type': 'text/plain; charset=utf-8',
+          'X-Content-Type-Options': 'nosniff',
+        })
         .end(answer.body);
     });
   }
