@@ -86,5 +86,11 @@ export {
   ServingCertificateError,
   type ServingCertificateOptions,
 } from './serving-cert.js';
-export { isUpgradeRequest, proxyUpgrade, upgradeRequestHead } from './stream-proxy.js';
+export {
+  dialStreamingServer,
+  isUpgradeRequest,
+  proxyUpgrade,
+  type StreamingDialer,
+  upgradeRequestHead,
+} from './stream-proxy.js';
 export { type StreamingKind, type StreamOptions, streamOptionsOf } from './streaming-handler.js';

@@ -12,6 +12,7 @@ import type { RequestAuthenticator } from './authn.js';
 import type { Authorizer } from './authz.js';
 import type { HealthCheck } from './healthz.js';
 import type { ServingCertificate } from './serving-cert.js';
+import type { StreamingDialer } from './stream-proxy.js';
 
 /** A container as the kubelet server reads it from a pod spec. */
 export interface KubeletPodContainer {
@@ -119,6 +120,11 @@ export interface KubeletServerOptions {
   readonly probeMetrics?: MetricsTextProvider;
   /** `/stats/summary`. */
   readonly summary?: SummaryProvider;
+  /**
+   * Opens connections to the runtime's streaming server (e.g. into another network
+   * namespace). @default TCP/TLS to the URL's host and port
+   */
+  readonly streamingDialer?: StreamingDialer;
   /** How often a followed log is checked for new lines, ms. @default 250 */
   readonly logPollMs?: number;
   /** @default realClock */

@@ -348,7 +348,7 @@ export class KubeletServer implements Lifecycle {
         this.#options.host,
         this.#options.runtime,
       );
-      await proxyToRuntime(req, socket, head, target);
+      await proxyToRuntime(req, socket, head, target, this.#options.streamingDialer);
     } catch (err) {
       if (err instanceof KubeletRequestError) return writeRaw(socket, err.code, err.message);
       this.#log.error({ err }, 'Kubelet server: streaming request failed');

@@ -35,37 +35,49 @@ export function upgradeRequestHead(req: IncomingMessage, target: URL): string {
   return `${lines.join('\r\n')}\r\n\r\n`;
 }
 
-/**
- * Connects to `target`, replays the upgrade request and splices `client` with it. Resolves
- * once the connection to `target` is open (rejects when it cannot be opened; the caller then
- * answers the client). Either side closing closes the other.
- */
-export function proxyUpgrade(req: IncomingMessage, client: Duplex, head: Buffer, target: URL): Promise<void> {
-  return new Promise((resolve, reject) => {
+/** Opens the connection to a streaming URL; resolves once connected. */
+export type StreamingDialer = (target: URL) => Promise<Duplex>;
+
+/** The default {@link StreamingDialer}: TCP, or TLS (unverified, as the kubelet's) for `https:`. */
+export const dialStreamingServer: StreamingDialer = (target) =>
+  new Promise((resolve, reject) => {
     const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80));
     const host = target.hostname.replace(/^\[|\]$/g, '');
-    let upstream: Socket;
     const onConnect = (): void => {
-      upstream.off('error', onEarlyError);
-      upstream.write(upgradeRequestHead(req, target));
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-      const close = (): void => {
-        upstream.destroy();
-        client.destroy();
-      };
-      upstream.on('error', close);
-      upstream.on('close', close);
-      client.on('error', close);
-      client.on('close', close);
-      resolve();
+      upstream.off('error', reject);
+      resolve(upstream);
     };
-    const onEarlyError = (err: Error): void => reject(err);
-    upstream =
+    const upstream: Socket =
       target.protocol === 'https:'
         ? tlsConnect({ host, port, servername: host, rejectUnauthorized: false }, onConnect)
         : netConnect({ host, port }, onConnect);
-    upstream.once('error', onEarlyError);
+    upstream.once('error', reject);
+  });
+
+/**
+ * Connects to `target` (with `dial`), replays the upgrade request and splices `client` with
+ * it. Resolves once the connection is open (rejects when it cannot be opened; the caller then
+ * answers the client). Either side closing closes the other.
+ */
+export function proxyUpgrade(
+  req: IncomingMessage,
+  client: Duplex,
+  head: Buffer,
+  target: URL,
+  dial: StreamingDialer = dialStreamingServer,
+): Promise<void> {
+  return dial(target).then((upstream) => {
+    upstream.write(upgradeRequestHead(req, target));
+    if (head.length > 0) upstream.write(head);
+    upstream.pipe(client);
+    client.pipe(upstream);
+    const close = (): void => {
+      upstream.destroy();
+      client.destroy();
+    };
+    upstream.on('error', close);
+    upstream.on('close', close);
+    client.on('error', close);
+    client.on('close', close);
   });
 }

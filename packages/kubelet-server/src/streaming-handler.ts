@@ -11,7 +11,7 @@ import type { Duplex } from 'node:stream';
 import { CriError } from '@nodeagent/cri';
 import type { KubeletServerHost, KubeletServerRuntime } from './kubelet-server-options.js';
 import { containerSpec, KubeletRequestError, readySandboxId, runningContainerId } from './pod-containers.js';
-import { proxyUpgrade } from './stream-proxy.js';
+import { proxyUpgrade, type StreamingDialer } from './stream-proxy.js';
 
 /** The three streaming endpoints. */
 export type StreamingKind = 'exec' | 'attach' | 'portForward';
@@ -92,9 +92,10 @@ export async function proxyToRuntime(
   socket: Duplex,
   head: Buffer,
   url: URL,
+  dial?: StreamingDialer,
 ): Promise<void> {
   try {
-    await proxyUpgrade(req, socket, head, url);
+    await proxyUpgrade(req, socket, head, url, dial);
   } catch (err) {
     throw new KubeletRequestError(500, `error dialing backend: ${(err as Error).message}`);
   }
