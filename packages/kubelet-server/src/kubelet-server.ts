@@ -102,6 +102,8 @@ export class KubeletServer implements Lifecycle {
   readonly #checks: Readonly<Record<string, HealthCheck>>;
   readonly #servers: { kind: ServerKind; server: Server; url: string }[] = [];
   readonly #streams = new Set<{ path: string; bytesRead: number }>();
+  /** Upgraded connections: detached from their server, so closed by {@link KubeletServer.stop} itself. */
+  readonly #upgraded = new Set<Duplex>();
   readonly #lifetime = new AbortController();
 
   /** @param options see {@link KubeletServerOptions}. */
@@ -331,6 +333,8 @@ export class KubeletServer implements Lifecycle {
 
   async #handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
+    this.#upgraded.add(socket);
+    socket.once('close', () => this.#upgraded.delete(socket));
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const admitted = await this.#admit(req, url.pathname);
@@ -380,6 +384,8 @@ export class KubeletServer implements Lifecycle {
   /** Closes every listener and ends open log streams and proxied connections. Idempotent. */
   async stop(): Promise<void> {
     this.#lifetime.abort();
+    for (const s of this.#upgraded) s.destroy();
+    this.#upgraded.clear();
     const servers = this.#servers.splice(0);
     await Promise.all(
       servers.map(

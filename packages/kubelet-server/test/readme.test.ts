@@ -9,7 +9,12 @@ const printed = readmeSnippets(README, 'text');
 
 it('has the quick start and the auth example, and they type-check', async () => {
   expect(snippets.map((s) => s.heading)).toEqual(['Quick start', 'Authentication and authorization']);
-  expect(await typecheckSnippets('kubelet-server-readme', snippets.map((s) => s.code))).toBe('');
+  expect(
+    await typecheckSnippets(
+      'kubelet-server-readme',
+      snippets.map((s) => s.code),
+    ),
+  ).toBe('');
 }, 120_000);
 
 it('prints what the README says it prints', async () => {

@@ -52,6 +52,8 @@ class RunningServer implements MiniApiServer {
   readonly #once = new StartOnce('MiniApiServer');
   readonly #generated: SelfSignedTls | undefined;
   #slowClosed = 0;
+  /** Upgraded (exec/attach/port-forward) connections, detached from `http`: closed by stop(). */
+  readonly #upgraded = new Set<Duplex>();
   #stopped = false;
 
   constructor(
@@ -178,6 +180,8 @@ class RunningServer implements MiniApiServer {
     this.http.keepAliveTimeout = 65_000;
     // pods/exec, pods/attach, pods/portforward (pod-node-proxy.ts).
     this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      this.#upgraded.add(socket);
+      socket.once('close', () => this.#upgraded.delete(socket));
       void handleUpgrade(ctx, req, socket, head);
     });
   }
@@ -285,6 +289,7 @@ class RunningServer implements MiniApiServer {
     this.#stopped = true;
     await this.endpointSlices?.stop();
     for (const w of [...this.watches]) w.end();
+    for (const s of this.#upgraded) s.destroy();
     const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
     this.http.closeAllConnections();
     await closed;
