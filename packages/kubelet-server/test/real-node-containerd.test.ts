@@ -1,10 +1,10 @@
-// Real containerd 1.6 in a private node sandbox: `kubectl logs` and `kubectl exec` of a
+// Real containerd 1.6 in a private node sandbox: `kubectl logs`, `kubectl exec` and `kubectl port-forward` of a
 // busybox container through the mini-apiserver and the KubeletServer. containerd's streaming
 // server refuses kubectl's WebSocket v5 request (it speaks v4 and older), so kubectl falls back
 // to SPDY, which both proxies pass through unchanged. The streaming server listens on
 // 127.0.0.1 inside the sandbox's network namespace: the test reaches it through a small
 // forwarder process in that namespace, over a unix socket (the KubeletServer's dialer option).
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -88,7 +88,11 @@ describeRealNode('kubectl logs and exec on a real containerd', [...NODE_SANDBOX_
             name: 'app',
             image: node.imageRef,
             imagePullPolicy: 'IfNotPresent',
-            command: ['sh', '-c', 'echo hello real; echo line two; sleep 600'],
+            command: [
+              'sh',
+              '-c',
+              'echo hello real; echo line two; mkdir -p /www; echo pf-ok > /www/index.html; httpd -f -p 8080 -h /www',
+            ],
           },
         ],
       },
@@ -165,6 +169,31 @@ describeRealNode('kubectl logs and exec on a real containerd', [...NODE_SANDBOX_
   it('kubectl logs reads the container log containerd wrote', async () => {
     expect(await kubectl('logs', 'bb')).toMatchObject({ code: 0, stdout: 'hello real\nline two\n' });
     expect((await kubectl('logs', 'bb', '--tail=1')).stdout).toBe('line two\n');
+  });
+
+  it('kubectl port-forward reaches the pod port through CRI PortForward', async () => {
+    const child = spawn('kubectl', ['port-forward', 'pod/bb', ':8080'], {
+      env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir },
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    try {
+      let port = 0;
+      for (let i = 0; i < 400 && port === 0; i++) {
+        port = Number(/Forwarding from 127\.0\.0\.1:(\d+)/.exec(out)?.[1] ?? 0);
+        if (port === 0) await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(port, out).toBeGreaterThan(0);
+      const body = await (await fetch(`http://127.0.0.1:${port}/index.html`)).text();
+      expect(body).toBe('pf-ok\n');
+    } finally {
+      child.kill();
+    }
   });
 
   it('kubectl exec runs in the container (SPDY after the WebSocket refusal) with its exit code', async () => {
