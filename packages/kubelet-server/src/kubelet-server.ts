@@ -10,6 +10,7 @@ import {
   type IncomingMessage,
   type Server,
   type ServerResponse,
+  STATUS_CODES,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -37,30 +38,11 @@ const STREAMING: Readonly<Record<string, StreamingKind>> = {
   portForward: 'portForward',
 };
 
-function statusText(code: number): string {
-  return (
-    (
-      {
-        200: 'OK',
-        400: 'Bad Request',
-        401: 'Unauthorized',
-        403: 'Forbidden',
-        404: 'Not Found',
-        422: 'Unprocessable Entity',
-        500: 'Internal Server Error',
-        501: 'Not Implemented',
-        503: 'Service Unavailable',
-        504: 'Gateway Timeout',
-      } as Record<number, string>
-    )[code] ?? 'Error'
-  );
-}
-
 /** Writes a plain-text HTTP answer on a raw socket (an upgrade request that was refused). */
 function writeRaw(socket: Duplex, code: number, body: string): void {
   const bytes = Buffer.from(body, 'utf8');
   socket.end(
-    `HTTP/1.1 ${code} ${statusText(code)}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${code} ${STATUS_CODES[code] ?? 'Error'}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 

@@ -5,7 +5,7 @@
  * @module
  * @internal
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Clock, Logger } from '@nodeagent/core';
 import {
@@ -580,7 +580,7 @@ export async function handleUpgrade(
   const refuse = (status: StatusBody): void => {
     const body = JSON.stringify(status);
     socket.end(
-      `HTTP/1.1 ${status.code} ${status.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${status.code} ${STATUS_CODES[status.code] ?? status.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   };
   try {

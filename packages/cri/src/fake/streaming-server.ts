@@ -9,7 +9,7 @@
  * @module
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ExecDeps } from './exec.js';
@@ -120,7 +120,7 @@ export class FakeStreamingServer {
   async #serve(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const refuse = (code: number, text: string): void => {
       socket.end(
-        `HTTP/1.1 ${code} ${code === 404 ? 'Not Found' : code === 403 ? 'Forbidden' : 'Bad Request'}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+        `HTTP/1.1 ${code} ${STATUS_CODES[code] ?? 'Error'}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
       );
     };
     const token = /^\/exec\/([^/?]+)/.exec(req.url ?? '')?.[1];
