@@ -228,6 +228,16 @@ export async function startKubeletServer(deps: KubeletServerDeps): Promise<Kubel
       ? { tokens: new TokenReviewAuthenticator({ post, clock: deps.clock }) }
       : {}),
   });
+  if (
+    settings.anonymousAuth &&
+    settings.authorizationMode === 'AlwaysAllow' &&
+    !/^127\./.test(settings.address)
+  ) {
+    deps.logger.warn(
+      { address: settings.address, port: settings.port },
+      'Kubelet API: anonymous requests are allowed everything (--anonymous-auth=true, --authorization-mode=AlwaysAllow, the kubelet flag defaults): anyone who reaches this address can read logs and exec into containers',
+    );
+  }
   const pods = withReportedStatus(deps);
   const make = (free: boolean): KubeletServer =>
     new KubeletServer({
