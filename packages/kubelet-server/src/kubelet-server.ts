@@ -10,18 +10,17 @@ import {
   type IncomingMessage,
   type Server,
   type ServerResponse,
-  STATUS_CODES,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Lifecycle, type Logger, noopLogger, StartOnce } from '@nodeagent/core';
-import { ContainerState, PodSandboxState } from '@nodeagent/cri';
 import { RequestAuthenticator } from './authn.js';
 import { type Authorizer, alwaysAllowAuthorizer } from './authz.js';
 import { type LogStreamInfo, serveContainerLogs } from './container-logs-handler.js';
 import { type HealthCheck, logHealthz, pingHealthz, serveHealthz } from './healthz.js';
-import type { KubeletPod, KubeletServerOptions, MetricsTextProvider } from './kubelet-server-options.js';
+import { podList, runningPods, sendJson, sendText, writeRaw } from './http-responses.js';
+import type { KubeletServerOptions, MetricsTextProvider } from './kubelet-server-options.js';
 import { KubeletRequestError } from './pod-containers.js';
 import { requestAttributes, type UserInfo } from './request-attributes.js';
 import { loadOrGenerateServingCertificate } from './serving-cert.js';
@@ -37,31 +36,6 @@ const STREAMING: Readonly<Record<string, StreamingKind>> = {
   attach: 'attach',
   portForward: 'portForward',
 };
-
-/** Writes a plain-text HTTP answer on a raw socket (an upgrade request that was refused). */
-function writeRaw(socket: Duplex, code: number, body: string): void {
-  const bytes = Buffer.from(body, 'utf8');
-  socket.end(
-    `HTTP/1.1 ${code} ${STATUS_CODES[code] ?? 'Error'}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n${body}`,
-  );
-}
-
-function sendText(
-  res: ServerResponse,
-  code: number,
-  body: string,
-  contentType = 'text/plain; charset=utf-8',
-): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  res.writeHead(code, { 'Content-Type': contentType, 'X-Content-Type-Options': 'nosniff' }).end(body);
-}
-
-function sendJson(res: ServerResponse, body: unknown): void {
-  res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-}
 
 /**
  * The kubelet's servers. Create, {@link KubeletServer.start}, read the URLs, and
@@ -287,7 +261,7 @@ export class KubeletServer implements Lifecycle {
     if (kind !== 'main') return sendText(res, 404, '404 page not found\n');
     // Debugging handlers: the authenticated server only.
     if (path === '/runningpods/' || path === '/runningpods')
-      return sendJson(res, podList(await this.#runningPods()));
+      return sendJson(res, podList(await runningPods(this.#options.runtime)));
     const segments = path
       .split('/')
       .filter((s) => s !== '')
@@ -342,27 +316,6 @@ export class KubeletServer implements Lifecycle {
     }
   }
 
-  async #runningPods(): Promise<KubeletPod[]> {
-    const rt = this.#options.runtime;
-    const [{ items }, { containers }] = await Promise.all([
-      rt.listPodSandbox({ filter: { state: { state: PodSandboxState.SANDBOX_READY } } }),
-      rt.listContainers({ filter: { state: { state: ContainerState.CONTAINER_RUNNING } } }),
-    ]);
-    return items.map((s) => ({
-      metadata: {
-        name: s.metadata?.name ?? '',
-        namespace: s.metadata?.namespace ?? '',
-        uid: s.metadata?.uid ?? '',
-      },
-      spec: {
-        containers: containers
-          .filter((c) => c.podSandboxId === s.id)
-          .map((c) => ({ name: c.metadata?.name ?? '', image: c.image?.image ?? c.imageRef, resources: {} })),
-      },
-      status: {},
-    }));
-  }
-
   /** Closes every listener and ends open log streams and proxied connections. Idempotent. */
   async stop(): Promise<void> {
     this.#lifetime.abort();
@@ -379,8 +332,4 @@ export class KubeletServer implements Lifecycle {
       ),
     );
   }
-}
-
-function podList(items: readonly KubeletPod[]): unknown {
-  return { kind: 'PodList', apiVersion: 'v1', metadata: {}, items };
 }

@@ -166,7 +166,7 @@ describeRealNode('kubectl logs and exec on a real containerd', [...NODE_SANDBOX_
     if (dir) await rm(dir, { recursive: true, force: true });
   }, 60_000);
 
-  it('kubectl logs reads the container log containerd wrote', async () => {
+  it('kubectl logs reads the container log containerd wrote', { timeout: 45_000 }, async () => {
     expect(await kubectl('logs', 'bb')).toMatchObject({ code: 0, stdout: 'hello real\nline two\n' });
     expect((await kubectl('logs', 'bb', '--tail=1')).stdout).toBe('line two\n');
   });
@@ -184,7 +184,7 @@ describeRealNode('kubectl logs and exec on a real containerd', [...NODE_SANDBOX_
     });
     try {
       let port = 0;
-      for (let i = 0; i < 400 && port === 0; i++) {
+      for (let i = 0; i < 1200 && port === 0; i++) {
         port = Number(/Forwarding from 127\.0\.0\.1:(\d+)/.exec(out)?.[1] ?? 0);
         if (port === 0) await new Promise((r) => setTimeout(r, 25));
       }
@@ -194,9 +194,11 @@ describeRealNode('kubectl logs and exec on a real containerd', [...NODE_SANDBOX_
     } finally {
       child.kill();
     }
-  });
+  }, 45_000);
 
-  it('kubectl exec runs in the container (SPDY after the WebSocket refusal) with its exit code', async () => {
+  it('kubectl exec runs in the container (SPDY after the WebSocket refusal) with its exit code', {
+    timeout: 45_000,
+  }, async () => {
     expect(await kubectl('exec', 'bb', '--', 'sh', '-c', 'echo hi from $(hostname)')).toMatchObject({
       code: 0,
       stdout: expect.stringMatching(/^hi from \S+\n$/),
