@@ -100,10 +100,12 @@ export async function readContainerLog(
     let pendingBytes = 0;
     let lastStateCheckMs = clock.now();
 
-    const emit = async (line: Buffer): Promise<void> => {
+    // The lines of one read chunk are formatted into `batch` and written with one write.
+    let batch: string[] = [];
+    const format = (line: string): void => {
       let entry: ReturnType<typeof parseCriLogEntry>;
       try {
-        entry = parseCriLogEntry(line.toString('utf8'));
+        entry = parseCriLogEntry(line);
       } catch {
         return;
       }
@@ -111,12 +113,23 @@ export async function readContainerLog(
         const ns = rfc3339ToNs(entry.timestamp);
         if (ns !== undefined && ns < options.sinceNs) return;
       }
-      let text = entry.partial ? entry.content : `${entry.content}\n`;
-      if (options.timestamps === true) text = `${formatLogTimestamp(entry.timestamp)} ${text}`;
-      let bytes = Buffer.from(text, 'utf8');
+      if (options.timestamps === true) batch.push(formatLogTimestamp(entry.timestamp), ' ');
+      batch.push(entry.content);
+      if (!entry.partial) batch.push('\n');
+    };
+    const flush = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      let bytes = Buffer.from(batch.join(''), 'utf8');
+      batch = [];
       if (bytes.length > remaining) bytes = bytes.subarray(0, remaining);
       remaining -= bytes.length;
       if (!out.write(bytes)) await waitDrain(out, signal);
+    };
+    const emitRest = async (): Promise<void> => {
+      if (pendingBytes > 0) format(Buffer.concat(pending, pendingBytes).toString('utf8'));
+      pending = [];
+      pendingBytes = 0;
+      await flush();
     };
 
     for (;;) {
@@ -127,23 +140,26 @@ export async function readContainerLog(
         deps.onRead?.(n);
         let start = 0;
         for (let nl = chunk.indexOf(0x0a, start); nl >= 0 && nl < n; nl = chunk.indexOf(0x0a, start)) {
-          const piece = Buffer.from(chunk.subarray(start, nl));
-          const line = pendingBytes > 0 ? Buffer.concat([...pending, piece]) : piece;
-          pending = [];
-          pendingBytes = 0;
+          if (pendingBytes > 0) {
+            pending.push(chunk.subarray(start, nl));
+            format(Buffer.concat(pending).toString('utf8'));
+            pending = [];
+            pendingBytes = 0;
+          } else {
+            format(chunk.toString('utf8', start, nl));
+          }
           start = nl + 1;
-          await emit(line);
-          if (stopped()) return;
         }
         if (start < n) {
           pending.push(Buffer.from(chunk.subarray(start, n)));
           pendingBytes += n - start;
         }
+        await flush();
         continue;
       }
       // End of the file.
       if (options.follow !== true) {
-        if (pendingBytes > 0) await emit(Buffer.concat(pending));
+        await emitRest();
         return;
       }
       // A rotation put a new file at `path`: drain this one (done: at EOF), then switch.
@@ -161,7 +177,7 @@ export async function readContainerLog(
           // One last look: lines written just before the container stopped.
           const size = (await fh.stat()).size;
           if (size > position) continue;
-          if (pendingBytes > 0) await emit(Buffer.concat(pending));
+          await emitRest();
           return;
         }
       }
