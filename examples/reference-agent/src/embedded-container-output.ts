@@ -93,10 +93,12 @@ export class EmbeddedContainerOutput {
     const logPath = this.#deps.runtime.containers().find((c) => c.id === e.containerId)?.logPath ?? '';
     if (script === undefined || logPath === '') return;
     const timers: Timer[] = [];
+    // One append at a time, in script order: two echoes due at once must not race.
+    let written: Promise<void> = mkdir(dirname(logPath), { recursive: true }).then(() => undefined);
     for (const o of scriptOutput(script)) {
       const write = (): void => {
         const line = `${rfc3339Nano(this.#deps.clock.now())} stdout F ${o.text}\n`;
-        void mkdir(dirname(logPath), { recursive: true })
+        written = written
           .then(() => appendFile(logPath, line))
           .catch((err: unknown) => this.#deps.logger.warn({ err, logPath }, 'Embedded container output'));
       };
