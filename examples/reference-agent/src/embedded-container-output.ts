@@ -94,8 +94,13 @@ export class EmbeddedContainerOutput {
     if (script === undefined || logPath === '') return;
     const timers: Timer[] = [];
     // One append at a time, in script order: two echoes due at once must not race.
-    let written: Promise<void> = mkdir(dirname(logPath), { recursive: true }).then(() => undefined);
-    for (const o of scriptOutput(script)) {
+    const outputs = scriptOutput(script);
+    if (outputs.length === 0) return;
+    let written: Promise<void> = mkdir(dirname(logPath), { recursive: true }).then(
+      () => undefined,
+      (err: unknown) => this.#deps.logger.warn({ err, logPath }, 'Embedded container output'),
+    );
+    for (const o of outputs) {
       const write = (): void => {
         const line = `${rfc3339Nano(this.#deps.clock.now())} stdout F ${o.text}\n`;
         written = written
