@@ -165,11 +165,14 @@ export async function readContainerLog(
       // A rotation put a new file at `path`: drain this one (done: at EOF), then switch.
       const current = await stat(path).catch(() => undefined);
       if (current !== undefined && current.ino !== ino) {
-        await fh.close();
-        fh = await open(path, 'r');
-        ino = (await fh.stat()).ino;
-        position = 0;
-        continue;
+        const next = await open(path, 'r').catch(() => undefined);
+        if (next !== undefined) {
+          await fh.close();
+          fh = next;
+          ino = (await fh.stat()).ino;
+          position = 0;
+          continue;
+        }
       }
       if (clock.now() - lastStateCheckMs >= statePeriodMs) {
         lastStateCheckMs = clock.now();
