@@ -34,6 +34,7 @@ net.createServer((c) => {
     const nl = buf.indexOf(10);
     if (nl < 0) return;
     c.off('data', onData);
+    c.pause(); // keep what arrives while connecting: pipe() resumes
     const port = Number(buf.subarray(0, nl).toString());
     const rest = buf.subarray(nl + 1);
     const up = net.connect(port, '127.0.0.1', () => { if (rest.length) up.write(rest); up.pipe(c); c.pipe(up); });
@@ -224,11 +225,13 @@ describeRealNode('kubectl logs and exec on a real containerd', [...NODE_SANDBOX_
   it('kubectl exec runs in the container (SPDY after the WebSocket refusal) with its exit code', {
     timeout: 45_000,
   }, async () => {
-    expect(await kubectl('exec', 'bb', '--', 'sh', '-c', 'echo hi from $(hostname)')).toMatchObject({
+    const hi = await kubectl('exec', 'bb', '--', 'sh', '-c', 'echo hi from $(hostname)');
+    expect(hi, hi.stderr).toMatchObject({
       code: 0,
       stdout: expect.stringMatching(/^hi from \S+\n$/),
     });
-    expect((await kubectl('exec', 'bb', '--', 'sh', '-c', 'exit 3')).code).toBe(3);
+    const three = await kubectl('exec', 'bb', '--', 'sh', '-c', 'exit 3');
+    expect(three.code, three.stderr).toBe(3);
     // kubectl tried WebSocket first (GET), then SPDY (POST), for each exec.
     const execs = api.requests
       .filter((r) => r.path === '/api/v1/namespaces/default/pods/bb/exec')
