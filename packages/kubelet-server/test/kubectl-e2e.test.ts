@@ -3,6 +3,8 @@
 // KubeletServer (x509 authn, SubjectAccessReview authz against the mini-apiserver) → fake
 // CRI runtime (log files; Exec over its WebSocket streaming server).
 import { execFile, spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   createSelfSignedTls,
@@ -24,6 +26,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
     let f: Fixture;
     let api: MiniApiServer;
     let env: NodeJS.ProcessEnv;
+    let dir: string | undefined;
 
     beforeAll(async () => {
       if (kubectlMissing) throw new Error('kubectl is required under CI=true');
@@ -31,9 +34,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
       const apiClientCert = await issueClientCertificate(kubeletCa, {
         commonName: 'kube-apiserver-kubelet-client',
       });
-      const { mkdtemp } = await import('node:fs/promises');
-      const { tmpdir } = await import('node:os');
-      const dir = await mkdtemp(join(tmpdir(), 'kubelet-kubectl-'));
+      dir = await mkdtemp(join(tmpdir(), 'kubelet-kubectl-'));
       api = await startMiniApiServer({
         tls: 'self-signed',
         token: 'admin-token',
@@ -67,6 +68,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
     afterAll(async () => {
       await f?.stop();
       await api?.stop();
+      if (dir !== undefined) await rm(dir, { recursive: true, force: true });
     });
 
     function kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
