@@ -29,6 +29,7 @@ import {
 } from '@nodeagent/events';
 import { type ApiObject, SharedInformerFactory } from '@nodeagent/informer';
 import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
+import { HealthzServer, type KubeletServer } from '@nodeagent/kubelet-server';
 import { KubeRuntimeManager } from '@nodeagent/kuberuntime';
 import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
 import { type CachedPodStatus, GenericPLEG } from '@nodeagent/pleg';
@@ -55,7 +56,12 @@ import {
 } from './cgroups-wiring.js';
 import { startEmbeddedRuntime } from './embedded-runtime.js';
 import { createEvictionParts, type EvictionSettings } from './eviction-wiring.js';
-import { HealthServer } from './health-server.js';
+import {
+  createEmbeddedKubeletClient,
+  type EmbeddedKubeletClient,
+  type KubeletServerSettings,
+  startKubeletServer,
+} from './kubelet-server-wiring.js';
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
 import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
@@ -108,8 +114,10 @@ export interface AgentOptions {
   readonly volumeMemoryMedium?: 'tmpfs' | 'directory' | undefined;
   /** Pod log directories. @default a temp dir removed at stop */
   readonly podLogsRoot?: string | undefined;
-  /** Serve `/healthz` on 127.0.0.1:port (0: any free port). @default off */
+  /** Serve `/healthz` on 127.0.0.1:port (0: any free port); overrides the kubelet server's healthz port. @default off */
   readonly healthPort?: number | undefined;
+  /** Serve the kubelet API (`@nodeagent/kubelet-server`, kubelet-server-wiring.ts). @default off */
+  readonly kubeletServer?: KubeletServerSettings | undefined;
   /** CrashLoopBackOff cap, ms (`maxContainerRestartPeriod`; below 10 s it also lowers the first delay). @default 300_000 */
   readonly crashLoopBackOffMaxMs?: number | undefined;
   /** PLEG relist period, ms. @default 1000 */
@@ -182,6 +190,8 @@ export interface RunningAgent {
   readonly volumes: VolumeManager;
   /** `/healthz` base URL, when enabled. */
   readonly healthUrl: string | undefined;
+  /** The kubelet API server, when enabled. */
+  readonly kubeletServer: KubeletServer | undefined;
   /** Stops everything; idempotent. */
   stop(): Promise<void>;
 }
@@ -227,20 +237,18 @@ async function start(
 
   // API: a kubeconfig, or the embedded server with its kubeconfig in a temp dir.
   let apiServer: MiniApiServer | undefined;
+  let embeddedKubeletClient: EmbeddedKubeletClient | undefined;
   let kubeconfigPath = options.kubeconfigPath;
   const kubeConfig = new KubeConfig();
   if (kubeconfigPath === undefined) {
     kubeconfigPath = join(await tempDir(cleanups, 'nodeagent-kubeconfig-'), 'kubeconfig');
+    // --- kubelet server hook: the embedded API server reaches the kubelet with a client certificate ---
+    embeddedKubeletClient = options.kubeletServer ? await createEmbeddedKubeletClient() : undefined;
     apiServer = await startMiniApiServer({
       endpointSliceController: true,
       kubeconfigPath,
       clock,
-      // --- service account admission hook (issue 10) ---
-      // The embedded server's ServiceAccount admission adds the projected kube-api-access
-      // volume to every pod; keep it off until this agent mounts projected volumes
-      // (@nodeagent/volumes wiring), then delete this line.
-      serviceAccountAdmission: false,
-      // --- end hook ---
+      ...(embeddedKubeletClient ? { kubeletClient: embeddedKubeletClient.client } : {}),
     });
     cleanups.push(() => apiServer?.stop());
     kubeConfig.loadFromString(apiServer.kubeconfig);
@@ -339,6 +347,45 @@ async function start(
     logger: log,
   });
   // --- end eviction ---
+  let podsRef: { hasSynced(): boolean } | undefined;
+  // --- kubelet server hook: the API (and /healthz) listens before the node registers its port ---
+  let podStatusRef: PodStatusManager | undefined;
+  const healthChecks = {
+    pleg: () => {
+      const h = pleg.healthy();
+      return h.ok ? undefined : h.message;
+    },
+    syncloop: () => {
+      const lifecycle = lifecycleRef;
+      if (lifecycle === undefined) return 'sync loop has not started yet';
+      const last = lifecycle.lastHousekeepingAt;
+      if (last === undefined) return podsRef?.hasSynced() ? undefined : 'pod source has not synced yet';
+      const age = clock.now() - last;
+      return age > SYNC_LOOP_HEALTH_MS ? `sync loop last ran ${Math.round(age / 1000)}s ago` : undefined;
+    },
+  };
+  let kubeletServer: KubeletServer | undefined;
+  if (options.kubeletServer !== undefined) {
+    const settings =
+      options.healthPort === undefined
+        ? options.kubeletServer
+        : { ...options.kubeletServer, healthzPort: options.healthPort };
+    const server = await startKubeletServer({
+      settings: { ...settings, fallbackToFreePort: apiServer !== undefined },
+      nodeName,
+      kubeConfig,
+      cri,
+      pods: () => podSourcesRef?.config.pods() ?? [],
+      podStatus: (uid) => podStatusRef?.getPodStatus(uid),
+      healthChecks,
+      clientCa: embeddedKubeletClient?.clientCa,
+      clock,
+      logger: log,
+    });
+    kubeletServer = server;
+    cleanups.push(() => server.stop());
+  }
+  // --- end kubelet server hook ---
   const { podStatus, nodeStatus, lease } = createStatusParts({
     api,
     cri,
@@ -364,9 +411,11 @@ async function start(
       staticPodUid: (uid) => podSourcesRef?.mirrorPodTranslator.staticPodUid(uid),
     },
     recordNodeEvent: (type, reason, message) => events.event(nodeReference(nodeName), type, reason, message),
+    kubeletPort: kubeletServer?.port,
     clock,
     logger: log,
   });
+  podStatusRef = podStatus;
   // The prober reads what the agent last reported (container IDs, states, `started`, pod IP),
   // as upstream's reads the status manager; exec probes go through CRI ExecSync.
   const prober = new ProbeManager({
@@ -442,6 +491,7 @@ async function start(
 
   const informers = new SharedInformerFactory({ kubeConfig, defaults: { logger: log, clock } });
   const pods = informers.pods<PodObject>({ fieldSelector: `spec.nodeName=${nodeName}` });
+  podsRef = pods;
   const node = informers.nodes<ApiObject<V1Node>>({ fieldSelector: `metadata.name=${nodeName}` });
   nodeRef = () => node.lister.list()[0];
   // Admission as the kubelet orders it (the eviction manager's pressure check joins first
@@ -527,28 +577,14 @@ async function start(
   await pressureParts.start(lifetime.signal);
   log.info({ node: nodeName }, 'Pod sources started, node agent running');
 
-  let health: HealthServer | undefined;
-  if (options.healthPort !== undefined) {
-    health = new HealthServer({
-      checks: {
-        ping: () => undefined,
-        pleg: () => {
-          const h = pleg.healthy();
-          return h.ok ? undefined : h.message;
-        },
-        syncloop: () => {
-          const last = lifecycle.lastHousekeepingAt;
-          if (last === undefined) return pods.hasSynced() ? undefined : 'pod source has not synced yet';
-          const age = clock.now() - last;
-          return age > SYNC_LOOP_HEALTH_MS ? `sync loop last ran ${Math.round(age / 1000)}s ago` : undefined;
-        },
-      },
-      port: options.healthPort,
-    });
+  let health: HealthzServer | undefined;
+  if (options.healthPort !== undefined && kubeletServer === undefined) {
+    health = new HealthzServer({ checks: healthChecks, port: options.healthPort });
     cleanups.push(() => health?.stop());
     await health.start(lifetime.signal);
     log.info({ url: `${health.url}/healthz` }, 'Health server listening');
   }
+  const healthUrl = kubeletServer?.healthzUrl ?? health?.url;
 
   return {
     nodeName,
@@ -569,7 +605,8 @@ async function start(
     prober,
     events,
     volumes: volumes.manager,
-    healthUrl: health?.url,
+    healthUrl,
+    kubeletServer,
     stop,
   };
 }

@@ -94,6 +94,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         volumeMemoryMedium: flags.volumeMemoryMedium,
         podLogsRoot: flags.podLogsRoot,
         healthPort: flags.healthPort,
+        kubeletServer: flags.kubeletServer,
         podManifestPath: flags.podManifestPath ?? demoManifests,
         manifestUrl: flags.manifestUrl,
         manifestUrlHeaders: flags.manifestUrlHeaders,
@@ -119,6 +120,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       `container runtime: ${agent.fakeRuntime ? 'in-process fake (@nodeagent/cri/testing FakeRuntime)' : flags.runtimeEndpoint}`,
     );
     if (agent.healthUrl) lines.push(`health: ${agent.healthUrl}/healthz`);
+    if (agent.kubeletServer) {
+      lines.push(
+        `kubelet API: ${agent.kubeletServer.url}`,
+        `  try: KUBECONFIG=${agent.kubeconfigPath} kubectl logs <pod> / kubectl exec <pod> -- sh -c 'echo hi'`,
+      );
+    }
     io.stdout.write(`${lines.join('\n')}\n`);
     try {
       if (flags.demo && !done.signal.aborted) {

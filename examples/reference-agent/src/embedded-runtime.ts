@@ -7,8 +7,9 @@
  * the container's script on its files: `touch F`, `rm [-f] F` and `sleep N` steps happen at the
  * time they would since the container started (`echo … > F` creates `F` too; a foreground
  * `httpd -f` step blocks the rest), so `cat F` / `test -e F` / `ls F` succeed only while `F`
- * exists; `true`, `false` and `exit N` exit as they say; other commands succeed silently (the
- * fake's default).
+ * exists; `true`, `false` and `exit N` exit as they say; `echo` prints its words (also through
+ * `kubectl exec`, over the fake's streaming server); other commands succeed silently (the
+ * fake's default). A container's own `echo` steps go to its log ({@link EmbeddedContainerOutput}).
  *
  * Pod IPs come from a loopback sub-range (`127.88.0.0/16` by default), which Linux routes
  * locally without any setup, and every container really listens on its declared TCP
@@ -20,6 +21,7 @@
 import { type Clock, definedFields, type Logger, noopLogger, realClock } from '@nodeagent/core';
 import type { CreateContainerRequest } from '@nodeagent/cri';
 import { type BehaviourRule, type ExecResult, FakeRuntime } from '@nodeagent/cri/testing';
+import { EmbeddedContainerOutput } from './embedded-container-output.js';
 import { EmbeddedContainerPorts } from './embedded-container-ports.js';
 
 /** The busybox-like image the embedded runtime has (the same reference as the real-node sandbox's). */
@@ -101,6 +103,8 @@ export function busyboxLikeExec(argv: readonly string[], files: ReadonlySet<stri
   switch (cmd) {
     case 'true':
       return ok();
+    case 'echo':
+      return words.slice(1).some((w) => /^[<>|]/.test(w)) ? ok() : ok(`${echoArgs(rest)}\n`);
     case 'false':
       return fail(1);
     case 'exit':
@@ -115,6 +119,11 @@ export function busyboxLikeExec(argv: readonly string[], files: ReadonlySet<stri
     default:
       return ok();
   }
+}
+
+/** The text `echo` prints for its words, shell quotes removed. */
+function echoArgs(words: readonly string[]): string {
+  return words.map((w) => w.replace(/^(['"])(.*)\1$/, '$2')).join(' ');
 }
 
 /** Options of {@link startEmbeddedRuntime}. */
@@ -168,9 +177,17 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
     logger,
   });
   ports.start();
+  const output = new EmbeddedContainerOutput({
+    runtime,
+    script: (id) => containerScript(runtime, id)?.script,
+    clock,
+    logger,
+  });
+  output.start();
   try {
     await runtime.start();
   } catch (error) {
+    output.stop();
     await ports.stop();
     throw error;
   }
@@ -178,6 +195,7 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
     runtime,
     endpoint: runtime.endpoint,
     stop: async () => {
+      output.stop();
       await ports.stop();
       await runtime.stop();
     },

@@ -23,6 +23,13 @@ import {
   type EvictionSettings,
   parseEvictionFlags,
 } from './eviction-wiring.js';
+import {
+  KUBELET_SERVER_BOOL_FLAGS,
+  KUBELET_SERVER_FLAG_OPTIONS,
+  KUBELET_SERVER_USAGE,
+  type KubeletServerSettings,
+  parseKubeletServerFlags,
+} from './kubelet-server-wiring.js';
 
 /** A bad command line; the bin prints it with the usage and exits with 2. */
 export class FlagError extends Error {
@@ -87,6 +94,8 @@ export interface AgentFlags {
   readonly allowedUnsafeSysctls: readonly string[];
   /** `--cgroup-driver`, `--cgroup-root`, `--cgroups-per-qos`, `--enforce-node-allocatable`. */
   readonly cgroups: CgroupFlags;
+  /** The kubelet API flags (`--port`, `--read-only-port`, `--healthz-port`, ...; kubelet-server-wiring.ts). */
+  readonly kubeletServer: KubeletServerSettings;
   /** `--help`. */
   readonly help: boolean;
   /** `--version`. */
@@ -130,7 +139,7 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --manifest-url URL             static pods from this URL (a Pod or PodList), polled every 20 s
   --manifest-url-header 'K:V'    header of the manifest URL requests (repeatable)
   --allowed-unsafe-sysctls LIST  comma-separated sysctls or prefix* patterns pods may set besides the safe ones
-${CGROUP_FLAGS_USAGE}${EVICTION_USAGE}  -h, --help                     this text
+${CGROUP_FLAGS_USAGE}${EVICTION_USAGE}${KUBELET_SERVER_USAGE}  -h, --help                     this text
   --version                      print the agent's version and exit
 `;
 
@@ -150,7 +159,8 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
-      args: normalizeCgroupArgv(argv),
+      // Go bool flags given bare mean true.
+      args: normalizeCgroupArgv(argv).map((a) => (KUBELET_SERVER_BOOL_FLAGS.includes(a) ? `${a}=true` : a)),
       strict: true,
       allowPositionals: false,
       options: {
@@ -182,6 +192,7 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
         'node-status-update-frequency': { type: 'string' },
         ...CGROUP_FLAG_OPTIONS,
         ...EVICTION_FLAG_OPTIONS,
+        ...KUBELET_SERVER_FLAG_OPTIONS,
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -248,8 +259,15 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
+  let kubeletServer: KubeletServerSettings;
+  try {
+    kubeletServer = parseKubeletServerFlags(values);
+  } catch (err) {
+    throw new FlagError((err as Error).message);
+  }
   return {
     ...statusFlags(str),
+    kubeletServer,
     rootDir: str('root-dir'),
     volumeMemoryMedium,
     eviction,

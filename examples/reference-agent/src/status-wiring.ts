@@ -47,6 +47,8 @@ export interface StatusWiringDeps {
   readonly mirrorPods: MirrorPodTranslator;
   /** Records an event about this Node (NodeReady, NodeHasSufficientMemory, ...). */
   readonly recordNodeEvent: (type: 'Normal' | 'Warning', reason: string, message: string) => void;
+  /** `daemonEndpoints.kubeletEndpoint.Port`: the kubelet server's port. @default 10250 */
+  readonly kubeletPort?: number | undefined;
   readonly clock: Clock;
   readonly logger: Logger;
 }
@@ -113,6 +115,7 @@ export function createStatusParts(d: StatusWiringDeps): StatusParts {
       statusUpdateFrequencyMs: d.statusUpdateFrequencyMs,
       pressure: d.pressure,
       evictionHard: d.evictionHard,
+      kubeletPort: d.kubeletPort,
     }),
   });
   const lease = new NodeLease({

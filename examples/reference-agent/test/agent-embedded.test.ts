@@ -210,6 +210,6 @@ describe('reference agent with embedded defaults', () => {
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('ok');
     const verbose = await (await fetch(`${agent.healthUrl}/healthz?verbose`)).text();
-    expect(verbose).toBe('[+]ping ok\n[+]pleg ok\n[+]syncloop ok\nhealthz check passed\n');
+    expect(verbose).toBe('[+]ping ok\n[+]log ok\n[+]pleg ok\n[+]syncloop ok\nhealthz check passed\n');
   });
 });

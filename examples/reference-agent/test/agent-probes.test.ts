@@ -124,7 +124,7 @@ describe('reference agent probes (embedded defaults)', () => {
     expect(restarted.restartCount).toBe(1);
     expect(restarted.containerID).not.toBe(running.containerID);
     expect(restarted.lastState?.terminated).toBeDefined();
-    const firstId = running.containerID?.replace(/^[a-z]+:\/\//, '');
+    const firstId = running.containerID?.replace(/^[A-Za-z0-9.-]+:\/\//, '');
     const stop = agent.fakeRuntime
       ?.calls('StopContainer')
       .map((c) => c.request as { containerId: string; timeout: bigint })

@@ -87,8 +87,13 @@ describeRealNode(
         async () => (await seen()) === 'app="dapi"\nversion="one"',
         20_000,
       );
+      const access = running.spec?.volumes?.find((v) => v.name.startsWith('kube-api-access-'))?.name ?? '';
       expect((await mountPoints(podsRoot)).sort()).toEqual(
-        [scratch, join(podsRoot, uid, 'volumes/kubernetes.io~downward-api/info')].sort(),
+        [
+          scratch,
+          join(podsRoot, uid, 'volumes/kubernetes.io~downward-api/info'),
+          join(podsRoot, uid, 'volumes/kubernetes.io~projected', access),
+        ].sort(),
       );
 
       await agent.api.patch('/api/v1/namespaces/default/pods/dapi', 'merge', {

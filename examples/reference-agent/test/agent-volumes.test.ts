@@ -88,8 +88,18 @@ function suite(memoryMedium: 'tmpfs' | 'directory') {
       ['/v/mem', paths.mem, false],
       ['/v/info', paths.info, true],
     ]);
+    // The embedded API server's ServiceAccount admission added the kube-api-access projected
+    // volume a real cluster adds: token, CA and namespace, set up like any other volume.
+    const access = running.spec?.volumes?.find((v) => v.name.startsWith('kube-api-access-'))?.name ?? '';
+    expect(access).toMatch(/^kube-api-access-[a-z0-9]{5}$/);
+    const accessPath = join(base, 'kubernetes.io~projected', access);
+    expect((await readFile(join(accessPath, 'token'), 'utf8')).split('.')).toHaveLength(3);
+    expect(await readFile(join(accessPath, 'namespace'), 'utf8')).toBe('default');
+    expect(
+      container?.mounts.find((m) => m.containerPath === '/var/run/secrets/kubernetes.io/serviceaccount'),
+    ).toMatchObject({ hostPath: accessPath, readonly: true });
     const mounts = await mountPoints(rootDir);
-    expect(mounts.sort()).toEqual(memoryMedium === 'tmpfs' ? [paths.mem, paths.info].sort() : []);
+    expect(mounts.sort()).toEqual(memoryMedium === 'tmpfs' ? [paths.mem, paths.info, accessPath].sort() : []);
 
     await agent.api.delete('/api/v1/namespaces/default/pods/with-volumes', { gracePeriodSeconds: 0 });
     await waitFor('pod gone', () => getPod('with-volumes') === undefined, 20_000);
@@ -139,6 +149,8 @@ function suite(memoryMedium: 'tmpfs' | 'directory') {
     ).toEqual([]);
     await agent.api.delete('/api/v1/namespaces/default/pods/bad-volumes', { gracePeriodSeconds: 0 });
     await waitFor('pod gone', () => getPod('bad-volumes') === undefined, 20_000);
+    // The volumes that were set up (the kube-api-access one) are torn down too.
+    await waitFor('no mounts left', async () => (await mountPoints(rootDir)).length === 0, 10_000);
   }, 60_000);
 }
 

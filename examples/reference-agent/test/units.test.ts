@@ -1,8 +1,9 @@
 // The agent's own small pieces: flags and the healthz body (node status,
 // Lease and pod status writing are @nodeagent/status's, tested there).
+
+import { renderHealthz } from '@nodeagent/kubelet-server';
 import { describe, expect, it } from 'vitest';
 import { FlagError, parseFlags } from '../src/flags.js';
-import { renderHealthz } from '../src/health-server.js';
 
 describe('parseFlags', () => {
   it('defaults to the embedded setup with the host name as node name', () => {
@@ -89,9 +90,60 @@ describe('parseFlags', () => {
     [['--system-reserved=memory=lots'], /--system-reserved/],
     [['--node-ip=10.0.0.1,nonsense'], /--node-ip: "nonsense" is not an IP address/],
     [['--node-status-update-frequency=10'], /--node-status-update-frequency/],
+    [['--port=65536'], /--port: expected a port/],
+    [['--authorization-mode=RBAC'], /--authorization-mode: expected AlwaysAllow or Webhook/],
+    [['--anonymous-auth=maybe'], /--anonymous-auth: expected true or false/],
+    [['--tls-cert-file=/c'], /--tls-cert-file and --tls-private-key-file go together/],
   ])('rejects %j', (argv, message) => {
     expect(() => parseFlags(argv)).toThrow(FlagError);
     expect(() => parseFlags(argv)).toThrow(message);
+  });
+});
+
+describe('kubelet server flags', () => {
+  it('defaults as the kubelet: 10250, read-only off, healthz 10248 on 127.0.0.1, anonymous, AlwaysAllow', () => {
+    expect(parseFlags([]).kubeletServer).toEqual({
+      address: '0.0.0.0',
+      port: 10250,
+      readOnlyPort: 0,
+      healthzPort: 10248,
+      healthzBindAddress: '127.0.0.1',
+      tlsCertFile: undefined,
+      tlsPrivateKeyFile: undefined,
+      clientCaFile: undefined,
+      authenticationTokenWebhook: false,
+      anonymousAuth: true,
+      authorizationMode: 'AlwaysAllow',
+    });
+  });
+  it('parses every flag, bare Go bools included', () => {
+    expect(
+      parseFlags([
+        '--address=10.0.0.5',
+        '--port=11250',
+        '--read-only-port=10255',
+        '--healthz-port=0',
+        '--healthz-bind-address=0.0.0.0',
+        '--tls-cert-file=/c',
+        '--tls-private-key-file=/k',
+        '--client-ca-file=/ca',
+        '--authentication-token-webhook',
+        '--anonymous-auth=false',
+        '--authorization-mode=Webhook',
+      ]).kubeletServer,
+    ).toEqual({
+      address: '10.0.0.5',
+      port: 11250,
+      readOnlyPort: 10255,
+      healthzPort: 0,
+      healthzBindAddress: '0.0.0.0',
+      tlsCertFile: '/c',
+      tlsPrivateKeyFile: '/k',
+      clientCaFile: '/ca',
+      authenticationTokenWebhook: true,
+      anonymousAuth: false,
+      authorizationMode: 'Webhook',
+    });
   });
 });
 
@@ -104,5 +156,28 @@ describe('renderHealthz', () => {
       code: 500,
       body: '[+]ping ok\n[-]pleg failed: pleg was last seen active 3m0.1s ago\nhealthz check failed\n',
     });
+  });
+});
+
+describe('embedded container output', () => {
+  it('prints the echo steps of a script, each after the sleeps before it, until a blocking step', async () => {
+    const { scriptOutput } = await import('../src/embedded-container-output.js');
+    expect(
+      scriptOutput(
+        `echo 'hello world'; sleep 2; echo "second" && echo x > /tmp/f; sleep 1; echo three; httpd -f; echo never`,
+      ),
+    ).toEqual([
+      { atMs: 0, text: 'hello world' },
+      { atMs: 2000, text: 'second' },
+      { atMs: 3000, text: 'three' },
+    ]);
+  });
+  it('answers exec echo with its words', async () => {
+    const { busyboxLikeExec } = await import('../src/embedded-runtime.js');
+    expect(busyboxLikeExec(['sh', '-c', 'echo hi there'], new Set())).toMatchObject({
+      stdout: 'hi there\n',
+      exitCode: 0,
+    });
+    expect(busyboxLikeExec(['echo', "'quoted'"], new Set()).stdout).toBe('quoted\n');
   });
 });

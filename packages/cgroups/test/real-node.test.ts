@@ -157,7 +157,7 @@ describeRealNode('cgroups on a real node with containerd', NODE_SANDBOX_REQUIREM
       expect(file('cpu', `${rootName}/kubepods/burstable`, 'cpu.shares')).toBe('256');
     }
     // containerd put each container (and the sandbox) below its pod cgroup, with the container values.
-    const [gId, bId, eId] = ids.map((id) => id.replace(/^[a-z]+:\/\//, ''));
+    const [gId, bId, eId] = ids.map((id) => id.replace(/^[A-Za-z0-9.-]+:\/\//, ''));
     const procs = (rel: string) => file('pids', rel, 'cgroup.procs').split('\n').filter(Boolean);
     expect(procs(`${gPath}/${gId}`).length).toBeGreaterThan(0);
     expect(procs(`${bPath}/${bId}`).length).toBeGreaterThan(0);

@@ -75,7 +75,7 @@ describe('FakeRuntime fault injection and call log', () => {
   });
 
   it('answers UNIMPLEMENTED for what it does not model', async () => {
-    await expect(h.cri.runtime.exec({ containerId: 'x', cmd: ['sh'] })).rejects.toSatisfy(isUnimplemented);
+    await expect(h.cri.runtime.attach({ containerId: 'x', stdout: true })).rejects.toSatisfy(isUnimplemented);
     await expect(h.cri.runtime.checkpointContainer({ containerId: 'x' })).rejects.toSatisfy(isUnimplemented);
     await expect(h.cri.runtime.listMetricDescriptors({})).rejects.toSatisfy(isUnimplemented);
   });

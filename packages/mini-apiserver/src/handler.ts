@@ -5,7 +5,8 @@
  * @module
  * @internal
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Clock, Logger } from '@nodeagent/core';
 import {
   ALWAYS_ALLOW,
@@ -45,6 +46,12 @@ import { parseLabelSelector } from './labels.js';
 import { listPage, writeListPage } from './list.js';
 import { isPlainObject, type KubeObject } from './object.js';
 import { PATCH_MEDIA_TYPES, patchTypeOf } from './patch.js';
+import {
+  type KubeletClientOptions,
+  NODE_PROXIED_POD_SUBRESOURCES,
+  proxyPodStream,
+  servePodLog,
+} from './pod-node-proxy.js';
 import { forbiddenMessage, type UserInfo } from './rbac.js';
 import { checkBodyMediaType, mediaTypeOf, readBody, readRawBody } from './request-body.js';
 import { decodedPath, goQuery, hasBody, hasMalformedEscape, startRequestTimer } from './request-edges.js';
@@ -102,6 +109,8 @@ export interface HandlerContext {
   readonly serviceAccountTokens: ServiceAccountTokens;
   /** Whether new pods go through the ServiceAccount admission plugin. */
   readonly serviceAccountAdmission: boolean;
+  /** How pod subresources reach kubelets (pod-node-proxy.ts). */
+  readonly kubeletClient?: KubeletClientOptions | undefined;
 }
 
 /** Reads a create/update body: JSON, or the protobuf kubectl's typed clients send for some kinds. */
@@ -312,6 +321,19 @@ async function handleResource(
 ): Promise<void> {
   const { type, namespace, name, subresource } = route;
   const store = ctx.store;
+  // --- pod subresources served by the pod's kubelet (pod-node-proxy.ts) ---
+  if (
+    type.resource === 'pods' &&
+    name !== undefined &&
+    subresource !== undefined &&
+    NODE_PROXIED_POD_SUBRESOURCES.has(subresource)
+  ) {
+    if (subresource !== 'log') throw badRequest('Upgrade request required');
+    if (method !== 'GET') throw methodNotAllowed();
+    await servePodLog(store, ctx.kubeletClient, namespace ?? '', name, q, res);
+    return;
+  }
+  // --- end pod subresources ---
   if (q.get('dryRun')) throw badRequest('dryRun is not supported by mini-apiserver');
   if (
     subresource !== undefined &&
@@ -612,4 +634,76 @@ function startWatch(
     stream.start(start, table.currentSnapshot(), undefined);
   }
   if (ctx.faults.takeStall()) stream.stall();
+}
+
+/**
+ * Handles an HTTP upgrade (`pods/exec`, `pods/attach`, `pods/portforward` over SPDY or
+ * WebSocket): authentication and authorization as any request, then the splice to the
+ * pod's kubelet; anything else is refused with a Status. Never throws.
+ */
+export async function handleUpgrade(
+  ctx: HandlerContext,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): Promise<void> {
+  socket.on('error', () => socket.destroy());
+  const refuse = (status: StatusBody): void => {
+    const body = JSON.stringify(status);
+    socket.end(
+      `HTTP/1.1 ${status.code} ${STATUS_CODES[status.code] ?? status.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  };
+  try {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const method = (req.method ?? 'GET').toUpperCase();
+    const q = goQuery(url.search);
+    const authenticated = ctx.auth.authenticate(req);
+    ctx.record({
+      method,
+      path: url.pathname,
+      query: Object.fromEntries(q),
+      watch: false,
+      ...(authenticated !== undefined ? { user: authenticated.name } : {}),
+    });
+    const user = authenticated ?? ANONYMOUS_USER;
+    const info = requestInfo(method, decodedPath(url.pathname), q);
+    if (ctx.authorizer) {
+      const decision = ctx.authorizer.authorize(user, info);
+      if (!decision.allowed) {
+        throw forbiddenStatus(
+          info.apiGroup,
+          info.resource,
+          info.name,
+          forbiddenMessage(user, info, decision.reason),
+        );
+      }
+    }
+    const route = parseRoute(url.pathname);
+    if (
+      route.kind !== 'resource' ||
+      route.type.resource !== 'pods' ||
+      route.name === undefined ||
+      route.subresource === undefined ||
+      !NODE_PROXIED_POD_SUBRESOURCES.has(route.subresource) ||
+      route.subresource === 'log'
+    ) {
+      throw pathNotFound();
+    }
+    await proxyPodStream(
+      ctx.store,
+      ctx.kubeletClient,
+      route.namespace ?? '',
+      route.name,
+      route.subresource,
+      q,
+      req,
+      socket,
+      head,
+    );
+  } catch (err) {
+    if (err instanceof ApiStatusError) return refuse(err.status);
+    ctx.log.error({ err }, 'mini-apiserver: upgrade failed');
+    refuse(failureStatus(500, 'InternalError', `Internal error occurred: ${(err as Error).message}`));
+  }
 }

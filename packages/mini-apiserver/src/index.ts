@@ -46,6 +46,7 @@ export { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
 export { type LabelRequirement, type LabelSelector, parseLabelSelector } from './labels.js';
 export type { JsonValue, KubeObject, ObjectMeta } from './object.js';
 export { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, type PatchType } from './patch.js';
+export type { KubeletClientOptions } from './pod-node-proxy.js';
 export {
   type Decision,
   forbiddenMessage,

@@ -3,11 +3,13 @@
  *
  * @module
  */
+
 import type { Clock, Logger } from '@nodeagent/core';
 import type { BearerToken } from './auth.js';
 import type { EndpointSliceController } from './endpointslice-controller.js';
 import type { Faults } from './faults.js';
 import type { RequestRecord } from './handler.js';
+import type { KubeletClientOptions } from './pod-node-proxy.js';
 import type { ServiceAccountTokens } from './serviceaccount-token.js';
 import type { ObjectStore } from './store.js';
 import type { CertificateAndKey, TlsMaterial } from './tls.js';
@@ -199,6 +201,12 @@ export interface MiniApiServerOptions {
    * @default 1000
    */
   readonly requestLogSize?: number;
+  /**
+   * How `pods/log`, `pods/exec`, `pods/attach` and `pods/portforward` reach the pod's kubelet
+   * (client certificate, CA). Without it those subresources answer 400.
+   * @default none
+   */
+  readonly kubeletClient?: KubeletClientOptions;
 }
 
 /** Default of {@link MiniApiServerOptions.requestTimeoutMs}: kube-apiserver's `--request-timeout` of 1 minute. */

@@ -8,11 +8,12 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { definedFields, InvalidOptionsError, noopLogger, realClock, StartOnce } from '@nodeagent/core';
 import { Authenticator, type BearerToken } from './auth.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
 import { Faults } from './faults.js';
-import { handleRequest, type RequestRecord } from './handler.js';
+import { handleRequest, handleUpgrade, type RequestRecord } from './handler.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { RbacAuthorizer } from './rbac.js';
 import { bootstrapPolicy } from './rbac-bootstrap.js';
@@ -55,6 +56,8 @@ class RunningServer implements MiniApiServer {
   readonly #once = new StartOnce('MiniApiServer');
   readonly #generated: SelfSignedTls | undefined;
   #slowClosed = 0;
+  /** Upgraded (exec/attach/port-forward) connections, detached from `http`: closed by stop(). */
+  readonly #upgraded = new Set<Duplex>();
   #stopped = false;
 
   constructor(
@@ -161,6 +164,7 @@ class RunningServer implements MiniApiServer {
         options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       ),
       watchTimeoutSeconds: () => options.watchTimeoutSeconds ?? 0,
+      kubeletClient: options.kubeletClient,
       serverAddress: () => (this.#port > 0 ? `${options.host ?? '127.0.0.1'}:${this.#port}` : 'localhost'),
       watches: this.watches,
       record: (r: RequestRecord) => {
@@ -197,6 +201,12 @@ class RunningServer implements MiniApiServer {
         )
       : createServer(serverOptions, onRequest);
     this.http.keepAliveTimeout = 65_000;
+    // pods/exec, pods/attach, pods/portforward (pod-node-proxy.ts).
+    this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      this.#upgraded.add(socket);
+      socket.once('close', () => this.#upgraded.delete(socket));
+      void handleUpgrade(ctx, req, socket, head);
+    });
   }
 
   get url(): string {
@@ -303,6 +313,7 @@ class RunningServer implements MiniApiServer {
     await this.endpointSlices?.stop();
     this.#saController?.stop();
     for (const w of [...this.watches]) w.end();
+    for (const s of this.#upgraded) s.destroy();
     const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
     this.http.closeAllConnections();
     await closed;

@@ -41,6 +41,7 @@ import {
   runtimeServiceHandlers,
 } from './runtime-service.js';
 import { RuntimeState } from './runtime-state.js';
+import { FakeStreamingServer } from './streaming-server.js';
 import { toContainerStatus, toImage, toSandboxStatus } from './wire.js';
 
 /** The name of a CRI RPC, as in the proto (`"StartContainer"`, `"PullImage"`). */
@@ -116,6 +117,7 @@ export class FakeRuntime implements Lifecycle {
   readonly #state: RuntimeState;
   readonly #conditions = new Map<string, RuntimeCondition>();
   readonly #eventStreams = new Set<ServerWritableStream<GetEventsRequest, ContainerEventResponse>>();
+  #streamingServer: FakeStreamingServer | undefined;
   #pool: IpPool;
   #server: Server | undefined;
   #socketPath: string | undefined;
@@ -201,12 +203,8 @@ export class FakeRuntime implements Lifecycle {
         ...common,
         streamChunkSize,
         state: this.#state,
-        exec: {
-          state: this.#state,
-          clock: this.#clock,
-          scripts: this.#execScripts,
-          defaultExec: this.#options.defaultExec ?? succeedSilently,
-        },
+        exec: this.#streaming.deps,
+        streaming: this.#streaming,
         version: {
           runtimeName: 'fakeRuntime',
           runtimeVersion: '0.1.0',
@@ -263,8 +261,20 @@ export class FakeRuntime implements Lifecycle {
     this.#server = undefined;
     for (const call of this.#eventStreams) call.end();
     this.#eventStreams.clear();
+    await this.#streamingServer?.stop();
     server.forceShutdown();
     await this.#removeSocket();
+  }
+
+  /** The streaming server of `Exec` (created on first use). */
+  get #streaming(): FakeStreamingServer {
+    this.#streamingServer ??= new FakeStreamingServer({
+      state: this.#state,
+      clock: this.#clock,
+      scripts: this.#execScripts,
+      defaultExec: this.#options.defaultExec ?? succeedSilently,
+    });
+    return this.#streamingServer;
   }
 
   async #removeSocket(): Promise<void> {

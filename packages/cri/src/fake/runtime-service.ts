@@ -1,6 +1,6 @@
 /**
  * The fake's `runtime.v1.RuntimeService` handlers: decode, call the state machine,
- * encode. RPCs it does not model (streaming exec/attach/port-forward, checkpoint,
+ * encode. `Exec` answers with a URL on {@link FakeStreamingServer}; RPCs it does not model (attach/port-forward, checkpoint,
  * metrics) answer UNIMPLEMENTED.
  *
  * @module
@@ -38,6 +38,7 @@ import {
 } from './rpc-handlers.js';
 import type { ContainerListFilter, RuntimeState, SandboxListFilter } from './runtime-state.js';
 import { containerStatsOf, sandboxStatsOf } from './stats.js';
+import type { FakeStreamingServer } from './streaming-server.js';
 import { toContainerStatus, toSandboxStatus } from './wire.js';
 
 /** The version strings the fake reports. */
@@ -54,6 +55,8 @@ export interface FakeVersionInfo {
 export interface RuntimeServiceContext extends HandlerContext {
   readonly state: RuntimeState;
   readonly exec: ExecDeps;
+  /** Serves `Exec` sessions. */
+  readonly streaming: FakeStreamingServer;
   readonly version: FakeVersionInfo;
   readonly conditions: () => RuntimeCondition[];
   readonly cgroupDriver: CgroupDriver;
@@ -206,7 +209,21 @@ export function runtimeServiceHandlers(ctx: RuntimeServiceContext): RuntimeServi
         exitCode: result.exitCode,
       };
     }),
-    exec: unimplementedUnary(ctx, 'Exec'),
+    exec: unary(ctx, 'Exec', async (req) => {
+      if (req.cmd.length === 0) throw invalidArgument('exec command must not be empty');
+      if (!req.stdin && !req.stdout && !req.stderr) {
+        throw invalidArgument('one of stdin, stdout, or stderr must be set');
+      }
+      state.requireContainer(req.containerId);
+      return {
+        url: await ctx.streaming.execUrl({
+          containerId: req.containerId,
+          cmd: req.cmd,
+          stdout: req.stdout,
+          stderr: req.stderr,
+        }),
+      };
+    }),
     attach: unimplementedUnary(ctx, 'Attach'),
     portForward: unimplementedUnary(ctx, 'PortForward'),
     checkpointContainer: unimplementedUnary(ctx, 'CheckpointContainer'),
