@@ -65,6 +65,7 @@ import {
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
 import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
+import { createAgentStats } from './stats-wiring.js';
 import { createStatusParts } from './status-wiring.js';
 import { TrackedSyncer } from './tracked-syncer.js';
 import { createVolumeParts } from './volumes-wiring.js';
@@ -324,11 +325,25 @@ async function start(
   // --- end cgroups
 
   const nodeIps = options.nodeIp?.split(',').map((ip) => ip.trim()) ?? [];
+  // --- stats (stats-wiring.ts): the Summary for eviction and the kubelet server ---
+  const stats = createAgentStats({
+    nodeName,
+    cri,
+    embedded: fakeRuntime !== undefined,
+    cgroupRoot: options.cgroups?.cgroupRoot,
+    podLogsRoot,
+    rootDir: options.rootDir,
+    clock,
+    logger: log,
+  });
+  await stats.provider.start();
+  cleanups.push(() => stats.provider.stop());
+  // --- end stats ---
   // --- eviction manager and container/image GC (eviction-wiring.ts) ---
   let admitterRef: PodAdmitter | undefined;
   const pressureParts = createEvictionParts({
     settings: options.eviction,
-    summaryProvider: options.summaryProvider,
+    summaryProvider: options.summaryProvider ?? stats.provider,
     cri,
     podLogsRoot,
     nodeName,
@@ -378,6 +393,9 @@ async function start(
       pods: () => podSourcesRef?.config.pods() ?? [],
       podStatus: (uid) => podStatusRef?.getPodStatus(uid),
       healthChecks,
+      summary: stats.provider,
+      resourceMetrics: stats.resourceMetrics,
+      cadvisorMetrics: stats.cadvisorMetrics,
       clientCa: embeddedKubeletClient?.clientCa,
       clock,
       logger: log,

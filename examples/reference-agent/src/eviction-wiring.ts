@@ -2,8 +2,8 @@
  * The agent's node-pressure pieces: the eviction manager (`@nodeagent/eviction`) and the
  * container and image garbage collectors (`@nodeagent/kuberuntime`), with the kubelet's flags.
  * GC always runs (container GC every minute, image GC every 5 minutes). Eviction needs a
- * Summary source (`@nodeagent/stats`); without one (`summaryProvider` unset) it stays off,
- * so no pressure is reported and no pod is evicted.
+ * Summary source (`@nodeagent/stats`, see stats-wiring.ts); without one (`summaryProvider`
+ * unset) it stays off, so no pressure is reported and no pod is evicted.
  *
  * @module
  */

@@ -31,6 +31,7 @@ import {
   issueClientCertificate,
   type KubeletClientOptions,
 } from '@nodeagent/mini-apiserver';
+import type { SummaryProvider } from '@nodeagent/stats';
 
 /** The kubelet server flags, parsed. */
 export interface KubeletServerSettings {
@@ -198,6 +199,12 @@ export interface KubeletServerDeps {
   readonly clientCa?: string | undefined;
   /** `/metrics`. */
   readonly metrics?: MetricsTextProvider | undefined;
+  /** `/stats/summary`. */
+  readonly summary?: SummaryProvider | undefined;
+  /** `/metrics/resource`. */
+  readonly resourceMetrics?: MetricsTextProvider | undefined;
+  /** `/metrics/cadvisor`. */
+  readonly cadvisorMetrics?: MetricsTextProvider | undefined;
   readonly clock: Clock;
   readonly logger: Logger;
 }
@@ -266,6 +273,9 @@ export async function startKubeletServer(deps: KubeletServerDeps): Promise<Kubel
       authorizer,
       healthChecks: deps.healthChecks,
       ...(deps.metrics !== undefined ? { metrics: deps.metrics } : {}),
+      ...(deps.summary !== undefined ? { summary: deps.summary } : {}),
+      ...(deps.resourceMetrics !== undefined ? { resourceMetrics: deps.resourceMetrics } : {}),
+      ...(deps.cadvisorMetrics !== undefined ? { cadvisorMetrics: deps.cadvisorMetrics } : {}),
       clock: deps.clock,
       logger: deps.logger,
     });

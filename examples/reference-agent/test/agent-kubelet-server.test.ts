@@ -3,6 +3,7 @@
 // KubeletServer (client certificate of the embedded API server) → fake runtime. The
 // container's `echo` steps are its log; `kubectl exec -- sh -c 'echo hi'` prints hi.
 import { execFile, spawnSync } from 'node:child_process';
+import { get as httpsGet } from 'node:https';
 import type { V1Node } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
@@ -52,6 +53,54 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
     });
     afterAll(async () => {
       await agent?.stop();
+    });
+
+    it('serves /stats/summary, /metrics/resource and /metrics/cadvisor from the stats provider', async () => {
+      const port = agent.kubeletServer?.port ?? 0;
+      const get = async (path: string) => {
+        const r = await kubectl('get', '--raw', `/api/v1/nodes/${NODE}/proxy${path}`);
+        if (r.code === 0) return r.stdout;
+        // Without the API server's nodes/proxy, ask the kubelet directly (anonymous, AlwaysAllow).
+        const res = await new Promise<string>((resolve, reject) => {
+          const req = httpsGet({ host: '127.0.0.1', port, path, rejectUnauthorized: false }, (rs) => {
+            let body = '';
+            rs.setEncoding('utf8');
+            rs.on('data', (d: string) => (body += d));
+            rs.on('end', () => resolve(body));
+          });
+          req.on('error', reject);
+        });
+        return res;
+      };
+      await agent.api.create(
+        '/api/v1/namespaces/default/pods',
+        makePod('measured', NODE, [shContainer('app', EMBEDDED_BUSYBOX_IMAGE, 'sleep 600')]),
+      );
+      await waitFor(
+        'measured Running',
+        () => podNamed(agent, 'measured')?.status?.phase === 'Running',
+        20_000,
+      );
+      const summary = await waitFor('a summary with the pod', async () => {
+        const s = JSON.parse(await get('/stats/summary')) as {
+          node: { nodeName: string; memory?: { availableBytes?: number } };
+          pods: { podRef: { name: string }; containers: { name: string }[] }[];
+        };
+        return s.pods.some((p) => p.podRef.name === 'measured') ? s : undefined;
+      });
+      expect(summary.node.nodeName).toBe(NODE);
+      expect(summary.node.memory?.availableBytes).toBeGreaterThan(0);
+      expect(summary.pods.find((p) => p.podRef.name === 'measured')?.containers.map((c) => c.name)).toEqual([
+        'app',
+      ]);
+      const resource = await get('/metrics/resource');
+      expect(resource).toMatch(
+        /^pod_memory_working_set_bytes\{namespace="default",pod="measured"\} \S+ \d+$/m,
+      );
+      expect(resource).toMatch(/^resource_scrape_error 0$/m);
+      // cAdvisor's series come from cgroups, which the embedded fake runtime has none of: only
+      // the scrape status (on containerd the stats package's real-node test covers the series).
+      expect(await get('/metrics/cadvisor')).toMatch(/^container_scrape_error 0$/m);
     });
 
     it('reports the kubelet port in daemonEndpoints', async () => {

@@ -1,0 +1,65 @@
+/**
+ * The node's resource statistics (`@nodeagent/stats`) for the parts that consume them: the
+ * eviction manager's Summary, and the kubelet server's `/stats/summary`, `/metrics/resource`
+ * and `/metrics/cadvisor`. On a real runtime the provider reads the cgroups of the pods (under
+ * `kubepods` below `--cgroup-root`, with either driver's names), `/proc`, statfs and the CRI
+ * stats; on the embedded fake runtime it builds the Summary from CRI stats and `/proc` alone.
+ *
+ * @module
+ */
+import { posix } from 'node:path';
+import type { Clock, Logger } from '@nodeagent/core';
+import type { CriClient } from '@nodeagent/cri';
+import type { MetricsTextProvider } from '@nodeagent/kubelet-server';
+import {
+  createStatsProvider,
+  renderCadvisorMetrics,
+  renderResourceMetrics,
+  type StatsProvider,
+} from '@nodeagent/stats';
+
+/** What {@link createAgentStats} needs. */
+export interface AgentStatsDeps {
+  readonly nodeName: string;
+  readonly cri: CriClient;
+  /** True on the embedded fake runtime (no cgroups of its own). */
+  readonly embedded: boolean;
+  /** `--cgroup-root` (where `kubepods` lives). @default '/' */
+  readonly cgroupRoot: string | undefined;
+  /** The pod log directory. */
+  readonly podLogsRoot: string;
+  /** The kubelet root directory (nodefs), when known. */
+  readonly rootDir: string | undefined;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+/** The provider and the kubelet server's text renderings of it. */
+export interface AgentStats {
+  readonly provider: StatsProvider;
+  /** `/metrics/resource` (what metrics-server scrapes). */
+  readonly resourceMetrics: MetricsTextProvider;
+  /** `/metrics/cadvisor`. */
+  readonly cadvisorMetrics: MetricsTextProvider;
+}
+
+/** Builds the stats provider (not started) and its metrics renderings. */
+export function createAgentStats(deps: AgentStatsDeps): AgentStats {
+  const root = posix.join('/', deps.cgroupRoot ?? '/').replace(/^\/+/, '');
+  const under = (name: string) => (root === '' ? name : posix.join(root, name));
+  const provider = createStatsProvider({
+    nodeName: deps.nodeName,
+    cri: deps.cri,
+    embedded: deps.embedded,
+    podLogsDirectory: deps.podLogsRoot,
+    podsCgroupRoots: [under('kubepods'), under('kubepods.slice')],
+    ...(deps.rootDir !== undefined ? { rootDirectory: deps.rootDir } : {}),
+    clock: deps.clock,
+    logger: deps.logger.child({ component: 'stats' }),
+  });
+  return {
+    provider,
+    resourceMetrics: { metrics: async () => renderResourceMetrics(await provider.getCpuAndMemory()) },
+    cadvisorMetrics: { metrics: async () => renderCadvisorMetrics(await provider.cadvisorSnapshot()) },
+  };
+}
