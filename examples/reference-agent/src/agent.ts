@@ -446,10 +446,20 @@ async function start(
   // --- volumes (volumes-wiring.ts) ---
   let nodeRef: (() => V1Node | undefined) | undefined;
   let podsSynced: () => boolean = () => false;
+  // Memory-backed volumes need root for tmpfs. On the embedded fake runtime without root (the
+  // default `npm run agent`), they are plain directories instead, said once in the log.
+  let memoryMedium = options.volumeMemoryMedium;
+  if (memoryMedium === undefined && fakeRuntime !== undefined && process.getuid?.() !== 0) {
+    memoryMedium = 'directory';
+    log.warn(
+      {},
+      'not root: memory-backed volumes (secret, projected, downwardAPI, emptyDir Memory) are plain directories on disk for the embedded runtime (--volume-memory-medium=directory)',
+    );
+  }
   const volumes = createVolumeParts({
     api,
     podsDir: podsRoot,
-    memoryMedium: options.volumeMemoryMedium,
+    memoryMedium,
     node: () => nodeRef?.(),
     recordPodEvent: (pod, type, reason, message) => events.event(pod, type, reason, message),
     podDirInUse: (uid) =>

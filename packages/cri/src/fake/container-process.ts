@@ -62,9 +62,8 @@ export class ContainerProcesses {
     }
     c.state = ContainerState.CONTAINER_RUNNING;
     c.startedAtNs = this.#deps.nanos.now();
-    if (b.logLines !== undefined && b.logLines.length > 0 && c.logPath !== '') {
-      await appendCriLog(c.logPath, b.logLines, c.startedAtNs);
-    }
+    // Like containerd, the log file exists from the start (empty when nothing is printed).
+    if (c.logPath !== '') await appendCriLog(c.logPath, b.logLines ?? [], c.startedAtNs);
     this.#deps.emit(c, ContainerEventType.CONTAINER_STARTED_EVENT);
     if (b.crashOnStart) {
       const code = b.exitCode ?? 1;
