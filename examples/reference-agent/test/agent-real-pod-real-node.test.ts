@@ -321,5 +321,44 @@ describeRealNode(
       };
       await waitFor('no container or sandbox left', async () => (await leftInRuntime()) === 0, 20_000);
     }, 150_000);
+
+    it('a pod whose volumes never came up: its mounted token volume is gone before the pod leaves the API', async () => {
+      const c = shContainer('app', node.imageRef, 'sleep 3600');
+      c.volumeMounts = [{ name: 'config', mountPath: '/etc/config' }];
+      await agent.api.create(
+        '/api/v1/namespaces/default/pods',
+        makePod('broken', NODE, [c], {
+          terminationGracePeriodSeconds: 5,
+          volumes: [{ name: 'config', configMap: { name: 'does-not-exist' } }],
+        }),
+      );
+      const uid = await waitFor('broken in the API', () => getPod('broken')?.metadata?.uid, 10_000);
+      const podDir = join(podsRoot, uid);
+      // The token volume is set up (tmpfs), the configMap volume is not: the pod never starts.
+      await waitFor(
+        'the token volume mounted',
+        async () => (await mountsUnder(podDir)).some((m) => m.point.includes('kubernetes.io~projected')),
+        20_000,
+      );
+      await waitFor(
+        'FailedMount',
+        () =>
+          agent.apiServer?.store
+            .list('events', 'default')
+            .some((e) => (e as { reason?: string; message?: string }).reason === 'FailedMount'),
+        20_000,
+      );
+      expect(getPod('broken')?.status?.containerStatuses?.[0]?.state?.running).toBeUndefined();
+
+      await agent.api.delete('/api/v1/namespaces/default/pods/broken', { gracePeriodSeconds: 2 });
+      // Poll the store closely: at the first moment the pod is gone, nothing may be mounted.
+      const leftAtRemoval = await waitFor(
+        'broken removed from the API',
+        async () => (getPod('broken') === undefined ? await mountsUnder(podDir) : undefined),
+        30_000,
+      );
+      expect(leftAtRemoval).toEqual([]);
+      expect(await mountsUnder(podDir)).toEqual([]);
+    }, 90_000);
   },
 );
