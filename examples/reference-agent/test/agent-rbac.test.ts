@@ -1,6 +1,7 @@
 // The RBAC manifests shipped in deploy/rbac.yaml are sufficient and minimal: the agent,
 // authenticated as a node user bound only to them, registers its Node, keeps it Ready, renews
-// its Lease, runs a pod and deletes it, records (and re-records) events, runs a pod as a real
+// its Lease, runs a pod and deletes it, records (and re-records) events, creates a static pod's
+// mirror pod, runs a pod as a real
 // cluster sends it (created over HTTP, so with the projected kube-api-access volume; configMap
 // and secret volumes, env from a ConfigMap and a Secret), and answers a kubelet API request
 // checked with TokenReview and SubjectAccessReview (--authentication-token-webhook,
@@ -9,7 +10,7 @@
 // run would be refused, and for the main rules a run without it shows the failure (no Ready
 // node, no Running pod, no renewed Lease, a deleted pod that stays).
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,6 +80,12 @@ async function startRbac(manifests: KubeObject[]): Promise<Rbac> {
   const dir = await mkdtemp(join(tmpdir(), 'agent-rbac-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
   await writeFile(kubeconfigPath, renderKubeconfig({ server: server.url, token: 'agent-token' }));
+  // A static pod: its mirror pod is created in the API.
+  await mkdir(join(dir, 'manifests'));
+  await writeFile(
+    join(dir, 'manifests', 'static.yaml'),
+    JSON.stringify(makePod('static', NODE, [shContainer('app', EMBEDDED_BUSYBOX_IMAGE, 'sleep 3600')])),
+  );
   const agent = await runAgent({
     nodeName: NODE,
     kubeconfigPath,
@@ -92,6 +99,7 @@ async function startRbac(manifests: KubeObject[]): Promise<Rbac> {
     crashLoopBackOffMaxMs: 500,
     // Memory-backed volumes as plain directories: no root needed.
     volumeMemoryMedium: 'directory',
+    podManifestPath: join(dir, 'manifests'),
     kubeletServer: parseKubeletServerFlags({
       address: '127.0.0.1',
       port: '0',
@@ -211,6 +219,8 @@ describe('the reference agent with deploy/rbac.yaml only', () => {
     );
     server.store.delete('pods', 'default', 'web', { gracePeriodSeconds: 1 });
     await waitFor('web removed by the agent', () => getPod(server, 'web') === undefined, 15_000);
+    // The static pod's mirror pod.
+    await waitFor('the mirror pod', () => getPod(server, `static-${NODE}`), 15_000);
     // A real cluster's pod: ConfigMap and Secret reads, a TokenRequest.
     await createRealPod(server, 'real');
     await waitFor('real Running', () => runningPod(server, 'real'), 15_000);
@@ -280,6 +290,20 @@ describe('the reference agent with deploy/rbac.yaml only', () => {
         s.store.delete('pods', 'default', 'web', { gracePeriodSeconds: 1 });
         await new Promise((r) => setTimeout(r, 3000));
         expect(getPod(s, 'web')?.metadata?.deletionTimestamp).toBeDefined();
+      },
+    ],
+    [
+      'pods create: no mirror pod for the static pod',
+      [0, 2, 'create'],
+      async (s) => {
+        await waitFor('the mirror pod create (refused)', () =>
+          s.requests.some(
+            (r) =>
+              r.user === AGENT.name && r.method === 'POST' && r.path === '/api/v1/namespaces/default/pods',
+          ),
+        );
+        await new Promise((r) => setTimeout(r, 500));
+        expect(getPod(s, `static-${NODE}`)).toBeUndefined();
       },
     ],
     [
