@@ -55,6 +55,7 @@ import {
   startOrphanCgroupCleanup,
 } from './cgroups-wiring.js';
 import { startEmbeddedRuntime } from './embedded-runtime.js';
+import { PodEnvSources } from './env-sources-wiring.js';
 import { createEvictionParts, type EvictionSettings } from './eviction-wiring.js';
 import {
   createEmbeddedKubeletClient,
@@ -475,8 +476,10 @@ async function start(
   cleanups.push(() => volumes.manager.stop());
   await volumes.manager.start(lifetime.signal);
   // --- end volumes ---
+  const envSources = new PodEnvSources(api);
   const runtime = new KubeRuntimeManager({
     cri,
+    envSources,
     clock,
     logger: log,
     podsRoot,
@@ -501,6 +504,10 @@ async function start(
       statuses: podStatus,
       prober,
       volumes: volumes.hooks,
+      // env-sources-wiring.ts: ConfigMaps/Secrets named in env, read on each pod sync.
+      envSources,
+      // cgroups: the pod cgroup goes after the volumes, before the API object may be deleted.
+      afterVolumesUnmounted: (pod) => podCgroups.destroyPodCgroup(pod),
       logger: log,
     }),
   );

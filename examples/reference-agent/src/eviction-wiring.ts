@@ -43,6 +43,8 @@ export interface EvictionSettings {
   readonly imageGC: ImageGCPolicy;
   /** Eviction loop period, ms: the kubelet's fixed 10 s (no flag); shorter in tests. @default 10000 */
   readonly monitoringIntervalMs?: number;
+  /** Container GC period, ms: the kubelet's fixed 1 min (no flag); shorter in tests. @default 60000 */
+  readonly containerGCPeriodMs?: number;
 }
 
 /** `node:util` parseArgs specs of the flags (repeatable map flags accumulate, as the kubelet's). */
@@ -223,6 +225,7 @@ export function createEvictionParts(d: EvictionWiringDeps): EvictionParts {
     clock: d.clock,
     logger: d.logger,
     ...settings.containerGC,
+    ...(settings.containerGCPeriodMs === undefined ? {} : { periodMs: settings.containerGCPeriodMs }),
   });
   const summary = d.summaryProvider;
   const imageGC = new ImageGCManager({

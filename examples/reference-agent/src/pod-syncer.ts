@@ -20,6 +20,7 @@ import type {
 } from '@nodeagent/pod-workers';
 import type { ProbeManager } from '@nodeagent/prober';
 import type { PodStatusManager } from '@nodeagent/status';
+import type { PodEnvSources } from './env-sources-wiring.js';
 import type { PodVolumes } from './volumes-wiring.js';
 
 /** The part of `@nodeagent/prober`'s `ProbeManager` the syncer drives. */
@@ -52,6 +53,17 @@ export interface AgentPodSyncerDeps {
    * emptyDir and hostPath itself)
    */
   readonly volumes?: PodVolumes;
+  /**
+   * ConfigMaps and Secrets named in env, read before the runtime acts (the runtime's env lookups
+   * answer from them; see env-sources-wiring.ts) and released once the pod terminated.
+   * @default none (such env references fail unless optional)
+   */
+  readonly envSources?: Pick<PodEnvSources, 'refresh' | 'release'>;
+  /**
+   * Called after the volumes are unmounted and before the status manager may delete the pod
+   * (upstream's SyncTerminatedPod removes the pod cgroup there). @default none
+   */
+  readonly afterVolumesUnmounted?: (pod: V1Pod) => Promise<void>;
   /** @default noopLogger */
   readonly logger?: Logger;
 }
@@ -100,6 +112,7 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     await this.#deps.volumes?.waitForAttachAndMount(pod, ctx.signal);
     // As upstream's SyncPod: the probe workers exist (or see the new pod object) before the runtime acts.
     this.#deps.prober?.addPod(pod);
+    await this.#deps.envSources?.refresh(pod, ctx.signal);
     const result = await this.#deps.runtime.syncPod(pod, cached.status);
     // A start that failed (CrashLoopBackOff, ImagePullBackOff, CreateContainerConfigError, …) is
     // in the reason cache now: show it at once, not only on the next sync when the back-off
@@ -170,6 +183,9 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     statuses.setPodStatus(pod, final);
     // As upstream's SyncTerminatedPod: volumes are unmounted before the pod is reported done.
     await this.#deps.volumes?.unmountPodVolumes(pod);
+    // Then the pod cgroup; only then may the API object go (upstream PodResourcesAreReclaimed).
+    await this.#deps.afterVolumesUnmounted?.(pod);
+    this.#deps.envSources?.release(pod.metadata?.uid ?? '');
     statuses.terminatePod(pod);
     this.#log.info({ pod: podRef(pod), phase: final.phase }, 'Pod terminated');
   }

@@ -1,11 +1,17 @@
 // The RBAC manifests shipped in deploy/rbac.yaml are sufficient and minimal: the agent,
 // authenticated as a node user bound only to them, registers its Node, keeps it Ready, renews
-// its Lease, runs a pod and deletes it, records (and re-records) events, against the mini-apiserver in RBAC mode, and none of
+// its Lease, runs a pod and deletes it, records (and re-records) events, creates a static pod's
+// mirror pod, runs a pod as a real
+// cluster sends it (created over HTTP, so with the projected kube-api-access volume; configMap
+// and secret volumes, env from a ConfigMap and a Secret), and answers a kubelet API request
+// checked with TokenReview and SubjectAccessReview (--authentication-token-webhook,
+// --authorization-mode Webhook), against the mini-apiserver in RBAC mode, and none of
 // its requests is refused. Each rule is needed: without it a request the agent made in that
 // run would be refused, and for the main rules a run without it shows the failure (no Ready
 // node, no Running pod, no renewed Lease, a deleted pod that stays).
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAllYaml, type V1Lease, type V1Node, type V1Pod } from '@kubernetes/client-node';
@@ -22,6 +28,7 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
+import { parseKubeletServerFlags } from '../src/kubelet-server-wiring.js';
 import { makePod, shContainer, testLogger, waitFor } from './helpers.js';
 
 const NODE = 'rbac-node';
@@ -73,6 +80,12 @@ async function startRbac(manifests: KubeObject[]): Promise<Rbac> {
   const dir = await mkdtemp(join(tmpdir(), 'agent-rbac-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
   await writeFile(kubeconfigPath, renderKubeconfig({ server: server.url, token: 'agent-token' }));
+  // A static pod: its mirror pod is created in the API.
+  await mkdir(join(dir, 'manifests'));
+  await writeFile(
+    join(dir, 'manifests', 'static.yaml'),
+    JSON.stringify(makePod('static', NODE, [shContainer('app', EMBEDDED_BUSYBOX_IMAGE, 'sleep 3600')])),
+  );
   const agent = await runAgent({
     nodeName: NODE,
     kubeconfigPath,
@@ -84,6 +97,17 @@ async function startRbac(manifests: KubeObject[]): Promise<Rbac> {
     nodeStatusUpdateMs: 300,
     leaseDurationSeconds: 1,
     crashLoopBackOffMaxMs: 500,
+    // Memory-backed volumes as plain directories: no root needed.
+    volumeMemoryMedium: 'directory',
+    podManifestPath: join(dir, 'manifests'),
+    kubeletServer: parseKubeletServerFlags({
+      address: '127.0.0.1',
+      port: '0',
+      'healthz-port': '0',
+      'anonymous-auth': 'false',
+      'authentication-token-webhook': 'true',
+      'authorization-mode': 'Webhook',
+    }),
     logger: testLogger(),
   });
   running = { server, agent, dir };
@@ -107,6 +131,66 @@ const createPod = (server: MiniApiServer, name: string) =>
     'pods',
     makePod(name, NODE, [shContainer('app', EMBEDDED_BUSYBOX_IMAGE, 'sleep 3600')]) as unknown as KubeObject,
   );
+
+/** A pod as a real cluster sends it: created over HTTP (ServiceAccount admission adds kube-api-access). */
+async function createRealPod(server: MiniApiServer, name: string): Promise<void> {
+  server.store.create('configmaps', {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: `${name}-config`, namespace: 'default' },
+    data: { greeting: 'hello' },
+  });
+  server.store.create('secrets', {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: `${name}-secret`, namespace: 'default' },
+    data: { password: Buffer.from('s3cret').toString('base64') },
+  });
+  const c = shContainer('app', EMBEDDED_BUSYBOX_IMAGE, 'sleep 3600');
+  c.env = [
+    { name: 'GREETING', valueFrom: { configMapKeyRef: { name: `${name}-config`, key: 'greeting' } } },
+    { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: `${name}-secret`, key: 'password' } } },
+  ];
+  c.volumeMounts = [
+    { name: 'config', mountPath: '/etc/config' },
+    { name: 'secret', mountPath: '/etc/secret' },
+  ];
+  const pod = makePod(name, NODE, [c], {
+    volumes: [
+      { name: 'config', configMap: { name: `${name}-config` } },
+      { name: 'secret', secret: { secretName: `${name}-secret` } },
+    ],
+  });
+  const res = await fetch(`${server.url}/api/v1/namespaces/default/pods`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json' },
+    body: JSON.stringify(pod),
+  });
+  expect(res.status).toBe(201);
+  const created = (await res.json()) as V1Pod;
+  expect(created.spec?.volumes?.some((v) => v.name.startsWith('kube-api-access-'))).toBe(true);
+}
+
+/** GET `path` on the agent's kubelet API with a bearer token; resolves to the status code. */
+function kubeletGet(agent: RunningAgent, path: string, token: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: agent.kubeletServer?.port,
+        path,
+        headers: { authorization: `Bearer ${token}` },
+        rejectUnauthorized: false,
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 /** The agent's requests, as the authorizer sees them. */
 function agentRequests(server: MiniApiServer) {
@@ -135,6 +219,13 @@ describe('the reference agent with deploy/rbac.yaml only', () => {
     );
     server.store.delete('pods', 'default', 'web', { gracePeriodSeconds: 1 });
     await waitFor('web removed by the agent', () => getPod(server, 'web') === undefined, 15_000);
+    // The static pod's mirror pod.
+    await waitFor('the mirror pod', () => getPod(server, `static-${NODE}`), 15_000);
+    // A real cluster's pod: ConfigMap and Secret reads, a TokenRequest.
+    await createRealPod(server, 'real');
+    await waitFor('real Running', () => runningPod(server, 'real'), 15_000);
+    // The kubelet API: TokenReview for the bearer token, SubjectAccessReview for the request.
+    expect(await kubeletGet(running?.agent as RunningAgent, '/pods', 'admin-token')).toBe(200);
     // The Node exists now: a restarted agent's registration gets 409 and reads it.
     await running?.agent.stop();
     const kubeconfigPath = join(running?.dir ?? '', 'kubeconfig');
@@ -199,6 +290,69 @@ describe('the reference agent with deploy/rbac.yaml only', () => {
         s.store.delete('pods', 'default', 'web', { gracePeriodSeconds: 1 });
         await new Promise((r) => setTimeout(r, 3000));
         expect(getPod(s, 'web')?.metadata?.deletionTimestamp).toBeDefined();
+      },
+    ],
+    [
+      'pods create: no mirror pod for the static pod',
+      [0, 2, 'create'],
+      async (s) => {
+        await waitFor('the mirror pod create (refused)', () =>
+          s.requests.some(
+            (r) =>
+              r.user === AGENT.name && r.method === 'POST' && r.path === '/api/v1/namespaces/default/pods',
+          ),
+        );
+        await new Promise((r) => setTimeout(r, 500));
+        expect(getPod(s, `static-${NODE}`)).toBeUndefined();
+      },
+    ],
+    [
+      'serviceaccounts/token create: a real cluster pod never starts (FailedMount)',
+      [0, 6, 'create'],
+      async (s) => {
+        await createRealPod(s, 'real');
+        await waitFor(
+          'FailedMount',
+          () =>
+            s.store
+              .list('events', 'default')
+              .some((e) => (e as { reason?: string }).reason === 'FailedMount'),
+          10_000,
+        );
+        expect(getPod(s, 'real')?.status?.phase).not.toBe('Running');
+      },
+    ],
+    [
+      'configmaps/secrets get: a real cluster pod never starts (FailedMount)',
+      [0, 5, 'get'],
+      async (s) => {
+        await createRealPod(s, 'real');
+        await waitFor(
+          'FailedMount',
+          () =>
+            s.store
+              .list('events', 'default')
+              .some((e) => (e as { reason?: string }).reason === 'FailedMount'),
+          10_000,
+        );
+        expect(getPod(s, 'real')?.status?.phase).not.toBe('Running');
+      },
+    ],
+    [
+      'tokenreviews create: the kubelet API refuses a valid token (401)',
+      [0, 7, 'create'],
+      async (s) => {
+        await waitFor('Ready node', () => readyNode(s));
+        expect(await kubeletGet(running?.agent as RunningAgent, '/pods', 'admin-token')).toBe(401);
+      },
+    ],
+    [
+      // The kubelet answers an authorizer error with 500 (server.go's authorize filter).
+      'subjectaccessreviews create: the kubelet API cannot authorize even an admin (500)',
+      [0, 8, 'create'],
+      async (s) => {
+        await waitFor('Ready node', () => readyNode(s));
+        expect(await kubeletGet(running?.agent as RunningAgent, '/pods', 'admin-token')).toBe(500);
       },
     ],
     [

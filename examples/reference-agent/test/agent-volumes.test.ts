@@ -149,7 +149,10 @@ function suite(memoryMedium: 'tmpfs' | 'directory') {
     ).toEqual([]);
     await agent.api.delete('/api/v1/namespaces/default/pods/bad-volumes', { gracePeriodSeconds: 0 });
     await waitFor('pod gone', () => getPod('bad-volumes') === undefined, 20_000);
-    // The volumes that were set up (the kube-api-access one) are torn down too.
+    // The volumes that were set up (the kube-api-access one) are torn down too. Grace 0 removes
+    // the pod from the API at once (as kube-apiserver: a forced delete), before the agent has
+    // seen it, so the teardown follows the removal; with a grace period the agent tears down
+    // first and only then deletes the pod (agent-real-pod-real-node.test.ts checks that order).
     await waitFor('no mounts left', async () => (await mountPoints(rootDir)).length === 0, 10_000);
   }, 60_000);
 }
