@@ -57,6 +57,7 @@ import { checkBodyMediaType, mediaTypeOf, readBody, readRawBody } from './reques
 import { decodedPath, goQuery, hasBody, hasMalformedEscape, startRequestTimer } from './request-edges.js';
 import { requestInfo } from './request-info.js';
 import { parseRoute, type ResourceRoute } from './routes.js';
+import { bindPod } from './scheduler.js';
 import { admitPod } from './serviceaccount-admission.js';
 import type { ServiceAccountTokens } from './serviceaccount-token.js';
 import type { ObjectStore } from './store.js';
@@ -459,25 +460,7 @@ async function handleResource(
       checkBodyMediaType(req.headers['content-type']);
       const body = await readBody(req, ctx.maxRequestBodyBytes);
       const target = isPlainObject(body) && isPlainObject(body.target) ? body.target.name : undefined;
-      if (typeof target !== 'string' || target === '') {
-        throw invalid('', 'Binding', name, [
-          { reason: 'FieldValueRequired', message: 'Required value', field: 'target.name' },
-        ]);
-      }
-      const pod = store.get('pods', namespace, name);
-      const spec = isPlainObject(pod.spec) ? pod.spec : {};
-      if (typeof spec.nodeName === 'string' && spec.nodeName !== '') {
-        throw new ApiStatusError(
-          failureStatus(
-            409,
-            'Conflict',
-            `Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is already assigned to node "${spec.nodeName}"`,
-            { name, kind: 'pods/binding' },
-          ),
-        );
-      }
-      pod.spec = { ...spec, nodeName: target };
-      store.update('pods', pod);
+      bindPod(store, namespace, name, target);
       return sendJson(res, 201, {
         kind: 'Status',
         apiVersion: 'v1',

@@ -56,6 +56,12 @@ export interface ObjectStoreOptions {
    * @default false
    */
   readonly autoCreateNamespaces?: boolean;
+  /**
+   * Called on every create and update before validation, as kube-apiserver's defaulting and
+   * allocation (`old`: the stored version of an update); may change `obj` and throw an
+   * ApiStatusError. The server sets it to its `ApiDefaulting`.
+   */
+  readonly admit?: (resource: string, obj: KubeObject, old: KubeObject | undefined) => void;
 }
 
 /** Options of a write through the store API. */
@@ -138,11 +144,13 @@ export class ObjectStore {
   readonly #autoCreateNamespaces: boolean;
   readonly #historyMaxBytes: number;
   readonly #maxObjectBytes: number;
+  readonly #admit: ObjectStoreOptions['admit'];
   #historyBytes = 0;
 
   /** Creates a store with the four default namespaces. */
   constructor(options: ObjectStoreOptions) {
     this.#clock = options.clock;
+    this.#admit = options.admit;
     this.#autoCreateNamespaces = options.autoCreateNamespaces ?? false;
     this.#historyMaxBytes = options.historyMaxBytes ?? DEFAULT_HISTORY_MAX_BYTES;
     this.#maxObjectBytes = options.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
@@ -252,6 +260,7 @@ export class ObjectStore {
     }
     if (!type.namespaced) delete meta.namespace;
     prepareConfigObject(type.resource, obj);
+    this.#admit?.(type.resource, obj, undefined);
     const bad = validateObject(type, obj);
     if (bad) throw bad;
     const name = meta.name as string;
@@ -482,6 +491,7 @@ export class ObjectStore {
     }
     delete meta.resourceVersion;
     prepareConfigObject(type.resource, next);
+    this.#admit?.(type.resource, next, old);
     const bad = validateObject(type, next, old);
     if (bad) throw bad;
     if (next.spec !== undefined && specPart(next) !== specPart(old))
