@@ -247,7 +247,18 @@ spec:
       }
     });
 
-    test('delete: the service frees its clusterIP; a bound pod terminates gracefully', async () => {
+    test('kubectl run on a multi-node setup: the pod is scheduled', async () => {
+    expect(await kubectl('run', 'x', '--image=busybox', '--restart=Never')).toBe('pod/x created\n');
+    for (let i = 0; i < 100; i++) {
+      if (server.store.get('pods', 'default', 'x').spec?.nodeName) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(await kubectl('get', 'pod', 'x', '-o', 'jsonpath={.spec.nodeName},{.spec.containers[0].imagePullPolicy}')).toBe(
+      'node-1,Always',
+    );
+  });
+
+  test('delete: the service frees its clusterIP; a bound pod terminates gracefully', async () => {
       const ip = await kubectl('get', 'svc', 'web', '-o', 'jsonpath={.spec.clusterIP}');
       expect(await kubectl('delete', 'svc', 'web')).toBe('service "web" deleted\n');
       await writeFile(
