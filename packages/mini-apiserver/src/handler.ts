@@ -40,6 +40,7 @@ import {
   tooLargeResourceVersion,
   unsupportedMediaType,
 } from './errors.js';
+import { serveEventsV1 } from './events-v1.js';
 import type { Faults } from './faults.js';
 import { parseFieldSelector } from './fields.js';
 import { parseLabelSelector } from './labels.js';
@@ -266,6 +267,9 @@ export async function handleRequest(
       res.end(text);
       return;
     }
+    // --- events.k8s.io/v1 (events-v1.ts) ---
+    if (await serveEventsV1(ctx.store, method, url.pathname, q, req, res, ctx.maxRequestBodyBytes)) return;
+    // --- end events.k8s.io/v1 ---
     switch (route.kind) {
       case 'version':
         return sendJson(res, 200, VERSION_INFO);

@@ -120,7 +120,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
 
     test('the scheduler binds, describe and events show it', async () => {
       for (let i = 0; i < 100; i++) {
-        if (server.store.get('pods', 'default', 'web').spec?.nodeName) break;
+        if ((server.store.get('pods', 'default', 'web') as any).spec?.nodeName) break;
         await new Promise((r) => setTimeout(r, 20));
       }
       expect(await kubectl('get', 'pod', 'web', '-o', 'jsonpath={.spec.nodeName}')).toBe('node-1');
@@ -248,17 +248,23 @@ spec:
     });
 
     test('kubectl run on a multi-node setup: the pod is scheduled', async () => {
-    expect(await kubectl('run', 'x', '--image=busybox', '--restart=Never')).toBe('pod/x created\n');
-    for (let i = 0; i < 100; i++) {
-      if (server.store.get('pods', 'default', 'x').spec?.nodeName) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(await kubectl('get', 'pod', 'x', '-o', 'jsonpath={.spec.nodeName},{.spec.containers[0].imagePullPolicy}')).toBe(
-      'node-1,Always',
-    );
-  });
+      expect(await kubectl('run', 'x', '--image=busybox', '--restart=Never')).toBe('pod/x created\n');
+      for (let i = 0; i < 100; i++) {
+        if ((server.store.get('pods', 'default', 'x') as any).spec?.nodeName) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(
+        await kubectl(
+          'get',
+          'pod',
+          'x',
+          '-o',
+          'jsonpath={.spec.nodeName},{.spec.containers[0].imagePullPolicy}',
+        ),
+      ).toBe('node-1,Always');
+    });
 
-  test('delete: the service frees its clusterIP; a bound pod terminates gracefully', async () => {
+    test('delete: the service frees its clusterIP; a bound pod terminates gracefully', async () => {
       const ip = await kubectl('get', 'svc', 'web', '-o', 'jsonpath={.spec.clusterIP}');
       expect(await kubectl('delete', 'svc', 'web')).toBe('service "web" deleted\n');
       await writeFile(

@@ -300,6 +300,7 @@ describe('CRUD over HTTP', () => {
       'rbac.authorization.k8s.io',
       'authentication.k8s.io',
       'authorization.k8s.io',
+      'events.k8s.io',
     ]);
     const coord = (await call(server, 'GET', '/apis/coordination.k8s.io/v1')).body;
     expect(coord.resources[0]).toMatchObject({ name: 'leases', kind: 'Lease', shortNames: ['lease'] });
