@@ -161,7 +161,7 @@ export async function serveEventsV1(
       if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
       const core = fromEventsV1(body);
       core.metadata = { ...(isPlainObject(core.metadata) ? core.metadata : {}), namespace };
-      send(res, 201, toEventsV1(store.create('events', core)));
+      send(res, 201, toEventsV1(store.create('events', core, { admit: true })));
       return true;
     }
     throw methodNotAllowed();
@@ -177,7 +177,7 @@ export async function serveEventsV1(
       if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
       const core = fromEventsV1(body);
       core.metadata = { ...(isPlainObject(core.metadata) ? core.metadata : {}), namespace, name };
-      send(res, 200, toEventsV1(store.update('events', core)));
+      send(res, 200, toEventsV1(store.update('events', core, { admit: true })));
       return true;
     }
     case 'PATCH': {
@@ -189,7 +189,7 @@ export async function serveEventsV1(
       if (!isPlainObject(patched)) throw badRequest('the patch did not produce an object');
       const core = fromEventsV1(patched);
       core.metadata = { ...(isPlainObject(core.metadata) ? core.metadata : {}), namespace, name };
-      send(res, 200, toEventsV1(store.update('events', core)));
+      send(res, 200, toEventsV1(store.update('events', core, { admit: true })));
       return true;
     }
     case 'DELETE': {

@@ -394,7 +394,7 @@ async function handleResource(
             admitPod(store, ns, obj, { mountServiceAccountToken: true });
           }
         }
-        return sendJson(res, 201, store.create(type.resource, obj, { keepStatus: false }));
+        return sendJson(res, 201, store.create(type.resource, obj, { keepStatus: false, admit: true }));
       }
       case 'DELETE': {
         if (hasBody(req)) checkBodyMediaType(req.headers['content-type']);
@@ -440,7 +440,8 @@ async function handleResource(
         throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
       }
       obj.metadata = { ...(obj.metadata ?? {}), name };
-      const opts = subresource === 'status' ? { subresource: 'status' as const } : {};
+      const opts =
+        subresource === 'status' ? { subresource: 'status' as const, admit: true } : { admit: true };
       return sendJson(res, 200, store.update(type.resource, obj, opts));
     }
     case 'PATCH': {
@@ -449,7 +450,8 @@ async function handleResource(
       const patchType = patchTypeOf(ct);
       if (!patchType) throw unsupportedMediaType(PATCH_MEDIA_TYPES);
       const body = await readBody(req, ctx.maxRequestBodyBytes);
-      const opts = subresource === 'status' ? { subresource: 'status' as const } : {};
+      const opts =
+        subresource === 'status' ? { subresource: 'status' as const, admit: true } : { admit: true };
       return sendJson(res, 200, store.patch(type.resource, namespace, name, patchType, body, opts));
     }
     case 'POST': {

@@ -68,6 +68,12 @@ export interface ObjectStoreOptions {
 export interface WriteOptions {
   /** Write the `status` subresource (only `status` changes are kept). */
   readonly subresource?: 'status';
+  /**
+   * Run the `admit` hook (API defaulting and allocation), as for a request from a client. The
+   * store API leaves objects as given by default, for seeding tests (like writing to etcd).
+   * @default false
+   */
+  readonly admit?: boolean;
 }
 
 /** Options of {@link ObjectStore.create}. */
@@ -78,6 +84,8 @@ export interface CreateOptions {
    * @default true
    */
   readonly keepStatus?: boolean;
+  /** Run the `admit` hook, as {@link WriteOptions.admit}. @default false */
+  readonly admit?: boolean;
 }
 
 /** Options of {@link ObjectStore.delete}, as in `DeleteOptions`. */
@@ -260,7 +268,7 @@ export class ObjectStore {
     }
     if (!type.namespaced) delete meta.namespace;
     prepareConfigObject(type.resource, obj);
-    this.#admit?.(type.resource, obj, undefined);
+    if (options.admit === true) this.#admit?.(type.resource, obj, undefined);
     const bad = validateObject(type, obj);
     if (bad) throw bad;
     const name = meta.name as string;
@@ -307,7 +315,7 @@ export class ObjectStore {
         `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${prev.uid}`,
       );
     }
-    return this.#replace(type, prev, obj, options.subresource);
+    return this.#replace(type, prev, obj, options.subresource, options.admit === true);
   }
 
   /**
@@ -349,7 +357,13 @@ export class ObjectStore {
         `Precondition failed: UID in precondition: ${String(meta.uid)}, UID in object meta: ${prev.uid}`,
       );
     }
-    return this.#replace(type, prev, this.#normalizeKind(type, obj), options.subresource);
+    return this.#replace(
+      type,
+      prev,
+      this.#normalizeKind(type, obj),
+      options.subresource,
+      options.admit === true,
+    );
   }
 
   /**
@@ -462,6 +476,7 @@ export class ObjectStore {
     prev: StoreEntry,
     obj: KubeObject,
     subresource: 'status' | undefined,
+    admit: boolean,
   ): KubeObject {
     const old = JSON.parse(prev.json) as KubeObject;
     const oldMeta = old.metadata as NonNullable<KubeObject['metadata']>;
@@ -491,7 +506,7 @@ export class ObjectStore {
     }
     delete meta.resourceVersion;
     prepareConfigObject(type.resource, next);
-    this.#admit?.(type.resource, next, old);
+    if (admit) this.#admit?.(type.resource, next, old);
     const bad = validateObject(type, next, old);
     if (bad) throw bad;
     if (next.spec !== undefined && specPart(next) !== specPart(old))

@@ -202,6 +202,18 @@ spec:
       );
     });
 
+    test('a 10 MiB pod is refused with 413 as kube-apiserver refuses it', async () => {
+      const big = 'x'.repeat(10 * 1024 * 1024);
+      await writeFile(
+        join(dir, 'big.yaml'),
+        `apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\n  annotations: {big: "${big}"}\nspec:\n  containers: [{name: a, image: busybox}]\n`,
+      );
+      const r = await run(['create', '-f', join(dir, 'big.yaml')]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('Request entity too large: limit is 3145728');
+      expect(server.store.tryGet('pods', 'default', 'big')).toBeUndefined();
+    });
+
     test('wait --for=condition=Ready with the status set by the test; get -w', async () => {
       const waiting = run(['wait', '--for=condition=Ready', 'pod/web', '--timeout=15s']);
       await new Promise((r) => setTimeout(r, 300));

@@ -328,6 +328,15 @@ describe('service defaults and allocation', () => {
     );
   });
 
+  test('the store API (a test back door, like writing to etcd) leaves objects as given', async () => {
+    server = await start();
+    const stored = server.store.create('services', {
+      metadata: { name: 'seed', namespace: 'default' },
+      spec: { clusterIP: '172.30.0.10', ports: [{ port: 80 }] },
+    });
+    expect(stored.spec).toEqual({ clusterIP: '172.30.0.10', ports: [{ port: 80 }] });
+  });
+
   test('a bad --service-cluster-ip-range is refused at start', async () => {
     await expect(start({ serviceClusterIpRange: '10.0.0.0' })).rejects.toThrow(/10\.0\.0\.0/);
   });
