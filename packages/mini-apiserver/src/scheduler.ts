@@ -159,9 +159,11 @@ function nodeReady(node: KubeObject): boolean {
 }
 
 /** Why one node does not fit, and whether preemption could help (resources only). */
-interface Misfit {
-  reasons: string[];
-  resolvable: boolean;
+export interface Misfit {
+  /** The filter reasons, e.g. `Insufficient cpu`. */
+  readonly reasons: string[];
+  /** Whether evicting pods could make the node fit (resource reasons only). */
+  readonly resolvable: boolean;
 }
 
 /** Options of {@link MiniScheduler}. */
@@ -188,6 +190,7 @@ export class MiniScheduler {
   #seq = 0;
   #waiters: Array<() => void> = [];
 
+  /** Creates a stopped scheduler; {@link MiniScheduler.start} starts it. */
   constructor(options: MiniSchedulerOptions) {
     this.#store = options.store;
     this.#clock = options.clock;

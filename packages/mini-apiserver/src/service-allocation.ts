@@ -106,6 +106,10 @@ export class ApiDefaulting {
   readonly #source: AllocationSource;
   readonly #random: () => number;
 
+  /**
+   * @param source where taken values and ServiceCIDRs are read (the store)
+   * @throws InvalidOptionsError for a range that is not an IPv4 CIDR
+   */
   constructor(source: AllocationSource, options: ApiDefaultingOptions = {}) {
     this.#source = source;
     this.serviceClusterIpRange = parseIpv4Cidr(
