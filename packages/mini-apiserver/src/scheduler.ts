@@ -406,7 +406,8 @@ function isoSeconds(d: Date): string {
 
 /**
  * The default scheduler's FailedScheduling message: counts of each reason sorted by text,
- * then what preemption found.
+ * then what preemption found (each preemption reason ends with its own period, so the message
+ * ends with `..` as kube-scheduler's does).
  */
 export function failureMessage(total: number, misfits: readonly Misfit[]): string {
   if (total === 0) return 'no nodes available to schedule pods';
@@ -416,7 +417,7 @@ export function failureMessage(total: number, misfits: readonly Misfit[]): strin
   const unresolvable = misfits.filter((m) => !m.resolvable).length;
   const resolvable = misfits.length - unresolvable;
   const pre: string[] = [];
-  if (resolvable > 0) pre.push(`${resolvable} No preemption victims found for incoming pod`);
-  if (unresolvable > 0) pre.push(`${unresolvable} Preemption is not helpful for scheduling`);
+  if (resolvable > 0) pre.push(`${resolvable} No preemption victims found for incoming pod.`);
+  if (unresolvable > 0) pre.push(`${unresolvable} Preemption is not helpful for scheduling.`);
   return `0/${total} nodes are available: ${parts.join(', ')}. preemption: 0/${total} nodes are available: ${pre.sort().join(', ')}.`;
 }

@@ -115,7 +115,7 @@ describe('minimal scheduler (schedule: true)', () => {
     const pod = (await call(server, 'GET', `${PODS}/big`)).body;
     expect(pod.spec.nodeName).toBeUndefined();
     const message =
-      '0/4 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 1 node(s) were unschedulable. preemption: 0/4 nodes are available: 1 No preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling.';
+      '0/4 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 1 node(s) were unschedulable. preemption: 0/4 nodes are available: 1 No preemption victims found for incoming pod., 3 Preemption is not helpful for scheduling..';
     expect(pod.status.conditions).toEqual([
       expect.objectContaining({ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }),
     ]);
@@ -163,7 +163,7 @@ describe('minimal scheduler (schedule: true)', () => {
     expect(await nodeOf('none')).toBeUndefined();
     expect(await nodeOf('other')).toBeUndefined();
     expect((await eventsFor(server, 'none'))[0].message).toBe(
-      "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+      "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling..",
     );
     expect(await eventsFor(server, 'other')).toEqual([]);
   });
