@@ -35,6 +35,14 @@ if ! command -v kubectl >/dev/null 2>&1; then
   fi
 fi
 
+# Optional extras: the official Python client, used by the mini-apiserver compatibility suite
+# (run with the system interpreter, /usr/bin/python3).
+if ! /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1; then
+  if apt-cache show python3-kubernetes >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-kubernetes || true
+  fi
+fi
+
 # The packaged containerd starts a system instance; the tests run private instances
 # and never need it. Leave it as the machine has it.
 for bin in containerd runc nft iptables-restore ip nsenter ipset /usr/lib/cni/bridge /usr/lib/cni/host-local /bin/busybox; do

@@ -5,6 +5,7 @@
  * @module
  * @internal
  */
+import { EVENTS_GROUP, EVENTS_V1_RESOURCES } from './events-v1.js';
 import { RESOURCE_TYPES, RESOURCE_VERBS, type ResourceType } from './resources.js';
 
 /** The `/version` answer. */
@@ -57,6 +58,7 @@ const AUTHENTICATION_RESOURCES = [
 const HANDLER_GROUPS: ReadonlyMap<string, readonly unknown[]> = new Map([
   ['authentication.k8s.io', AUTHENTICATION_RESOURCES],
   ['authorization.k8s.io', AUTHORIZATION_RESOURCES],
+  [EVENTS_GROUP, EVENTS_V1_RESOURCES],
 ]);
 
 function groups(): Map<string, ResourceType[]> {

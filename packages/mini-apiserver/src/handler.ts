@@ -40,6 +40,7 @@ import {
   tooLargeResourceVersion,
   unsupportedMediaType,
 } from './errors.js';
+import { serveEventsV1 } from './events-v1.js';
 import type { Faults } from './faults.js';
 import { parseFieldSelector } from './fields.js';
 import { parseLabelSelector } from './labels.js';
@@ -57,6 +58,7 @@ import { checkBodyMediaType, mediaTypeOf, readBody, readRawBody } from './reques
 import { decodedPath, goQuery, hasBody, hasMalformedEscape, startRequestTimer } from './request-edges.js';
 import { requestInfo } from './request-info.js';
 import { parseRoute, type ResourceRoute } from './routes.js';
+import { bindPod } from './scheduler.js';
 import { admitPod } from './serviceaccount-admission.js';
 import type { ServiceAccountTokens } from './serviceaccount-token.js';
 import type { ObjectStore } from './store.js';
@@ -265,6 +267,9 @@ export async function handleRequest(
       res.end(text);
       return;
     }
+    // --- events.k8s.io/v1 (events-v1.ts) ---
+    if (await serveEventsV1(ctx.store, method, url.pathname, q, req, res, ctx.maxRequestBodyBytes)) return;
+    // --- end events.k8s.io/v1 ---
     switch (route.kind) {
       case 'version':
         return sendJson(res, 200, VERSION_INFO);
@@ -389,7 +394,7 @@ async function handleResource(
             admitPod(store, ns, obj, { mountServiceAccountToken: true });
           }
         }
-        return sendJson(res, 201, store.create(type.resource, obj, { keepStatus: false }));
+        return sendJson(res, 201, store.create(type.resource, obj, { keepStatus: false, admit: true }));
       }
       case 'DELETE': {
         if (hasBody(req)) checkBodyMediaType(req.headers['content-type']);
@@ -435,7 +440,8 @@ async function handleResource(
         throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
       }
       obj.metadata = { ...(obj.metadata ?? {}), name };
-      const opts = subresource === 'status' ? { subresource: 'status' as const } : {};
+      const opts =
+        subresource === 'status' ? { subresource: 'status' as const, admit: true } : { admit: true };
       return sendJson(res, 200, store.update(type.resource, obj, opts));
     }
     case 'PATCH': {
@@ -444,7 +450,8 @@ async function handleResource(
       const patchType = patchTypeOf(ct);
       if (!patchType) throw unsupportedMediaType(PATCH_MEDIA_TYPES);
       const body = await readBody(req, ctx.maxRequestBodyBytes);
-      const opts = subresource === 'status' ? { subresource: 'status' as const } : {};
+      const opts =
+        subresource === 'status' ? { subresource: 'status' as const, admit: true } : { admit: true };
       return sendJson(res, 200, store.patch(type.resource, namespace, name, patchType, body, opts));
     }
     case 'POST': {
@@ -459,25 +466,7 @@ async function handleResource(
       checkBodyMediaType(req.headers['content-type']);
       const body = await readBody(req, ctx.maxRequestBodyBytes);
       const target = isPlainObject(body) && isPlainObject(body.target) ? body.target.name : undefined;
-      if (typeof target !== 'string' || target === '') {
-        throw invalid('', 'Binding', name, [
-          { reason: 'FieldValueRequired', message: 'Required value', field: 'target.name' },
-        ]);
-      }
-      const pod = store.get('pods', namespace, name);
-      const spec = isPlainObject(pod.spec) ? pod.spec : {};
-      if (typeof spec.nodeName === 'string' && spec.nodeName !== '') {
-        throw new ApiStatusError(
-          failureStatus(
-            409,
-            'Conflict',
-            `Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is already assigned to node "${spec.nodeName}"`,
-            { name, kind: 'pods/binding' },
-          ),
-        );
-      }
-      pod.spec = { ...spec, nodeName: target };
-      store.update('pods', pod);
+      bindPod(store, namespace, name, target);
       return sendJson(res, 201, {
         kind: 'Status',
         apiVersion: 'v1',

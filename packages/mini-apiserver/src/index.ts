@@ -22,6 +22,7 @@
  * @packageDocumentation
  */
 
+export { DEFAULT_TOLERATION_SECONDS, defaultPod, defaultPullPolicy } from './api-defaults.js';
 export {
   ANONYMOUS_USER,
   type BearerToken,
@@ -40,6 +41,7 @@ export {
   type StatusCause,
   type StatusDetails,
 } from './errors.js';
+export { fromEventsV1, toEventsV1 } from './events-v1.js';
 export { type DropRule, type FailureRule, Faults, type WatchControl } from './faults.js';
 export type { RequestRecord } from './handler.js';
 export { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
@@ -66,6 +68,14 @@ export {
   type MiniApiServerCliIo,
   runMiniApiServerCli,
 } from './run-cli.js';
+export {
+  bindPod,
+  DEFAULT_SCHEDULER_NAME,
+  failureMessage,
+  MiniScheduler,
+  type MiniSchedulerOptions,
+  type Misfit,
+} from './scheduler.js';
 export { startMiniApiServer } from './server.js';
 export {
   DEFAULT_HEADERS_TIMEOUT_MS,
@@ -75,6 +85,17 @@ export {
   type MiniApiServerOptions,
   type ServerTls,
 } from './server-options.js';
+export {
+  type AllocationSource,
+  ApiDefaulting,
+  type ApiDefaultingOptions,
+  DEFAULT_SERVICE_CIDR_NAME,
+  DEFAULT_SERVICE_CLUSTER_IP_RANGE,
+  DEFAULT_SERVICE_NODE_PORT_RANGE,
+  type Ipv4Cidr,
+  parseIpv4,
+  parseIpv4Cidr,
+} from './service-allocation.js';
 export {
   admitPod,
   DEFAULT_SERVICE_ACCOUNT_NAME,

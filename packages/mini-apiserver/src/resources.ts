@@ -68,6 +68,7 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   rt('', 'v1', 'secrets', 'secret', 'Secret', true, [], false),
   rt('', 'v1', 'serviceaccounts', 'serviceaccount', 'ServiceAccount', true, ['sa'], false),
   rt('discovery.k8s.io', 'v1', 'endpointslices', 'endpointslice', 'EndpointSlice', true, [], false),
+  rt('networking.k8s.io', 'v1', 'servicecidrs', 'servicecidr', 'ServiceCIDR', false, [], true),
   rt('coordination.k8s.io', 'v1', 'leases', 'lease', 'Lease', true, ['lease'], false),
   rt('rbac.authorization.k8s.io', 'v1', 'roles', 'role', 'Role', true, [], false),
   rt('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'clusterrole', 'ClusterRole', false, [], false),
@@ -107,6 +108,7 @@ export type ResourceName =
   | 'secrets'
   | 'serviceaccounts'
   | 'endpointslices'
+  | 'servicecidrs'
   | 'leases'
   | 'roles'
   | 'clusterroles'

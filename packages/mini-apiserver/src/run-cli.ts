@@ -29,6 +29,8 @@ const USAGE = `Usage: mini-apiserver [options]
   --authorization-mode <mode>  AlwaysAllow (default) or RBAC: decide with the stored Roles and
                                bindings; --token users are in system:masters
   --endpointslice-controller   maintain EndpointSlices for Services with selectors
+  --schedule                   bind pods without spec.nodeName to a node that fits
+  --service-cluster-ip-range   IPv4 CIDR Service cluster IPs come from (default 10.0.0.0/24)
   --bookmark-interval-ms <n>   interval of watch BOOKMARK events (default: 60000)
   --watch-buffer-max-events <n>  close a watch whose client lags by more events (default: 10000, 0 = never)
   --auto-create-namespaces     create missing namespaces instead of answering 404
@@ -166,6 +168,10 @@ async function serverOptions(values: Values): Promise<MiniApiServerOptions> {
       serviceAccountAdmission: disabled.includes('ServiceAccount') ? false : undefined,
     }),
     endpointSliceController: values['endpointslice-controller'] === true,
+    schedule: values.schedule === true,
+    ...(typeof values['service-cluster-ip-range'] === 'string'
+      ? { serviceClusterIpRange: values['service-cluster-ip-range'] }
+      : {}),
     autoCreateNamespaces: values['auto-create-namespaces'] === true,
   };
 }
@@ -203,6 +209,8 @@ export async function runMiniApiServerCli(argv: readonly string[], io: MiniApiSe
         'client-cert-auth': { type: 'boolean' },
         'authorization-mode': { type: 'string' },
         'endpointslice-controller': { type: 'boolean' },
+        schedule: { type: 'boolean' },
+        'service-cluster-ip-range': { type: 'string' },
         'bookmark-interval-ms': { type: 'string' },
         'watch-buffer-max-events': { type: 'string' },
         'auto-create-namespaces': { type: 'boolean' },

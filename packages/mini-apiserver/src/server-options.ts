@@ -10,6 +10,7 @@ import type { EndpointSliceController } from './endpointslice-controller.js';
 import type { Faults } from './faults.js';
 import type { RequestRecord } from './handler.js';
 import type { KubeletClientOptions } from './pod-node-proxy.js';
+import type { MiniScheduler } from './scheduler.js';
 import type { ServiceAccountTokens } from './serviceaccount-token.js';
 import type { ObjectStore } from './store.js';
 import type { CertificateAndKey, TlsMaterial } from './tls.js';
@@ -155,6 +156,24 @@ export interface MiniApiServerOptions {
    */
   readonly endpointSliceController?: boolean;
   /**
+   * Apply kube-apiserver's API defaulting and allocation (pod defaults, Service `type`,
+   * `clusterIP` from the service CIDRs, NodePorts) on every create and update.
+   * @default true
+   */
+  readonly apiDefaulting?: boolean;
+  /**
+   * kube-apiserver's `--service-cluster-ip-range` (IPv4): the default `kubernetes`
+   * ServiceCIDR and the range `clusterIP`s come from.
+   * @default '10.0.0.0/24'
+   */
+  readonly serviceClusterIpRange?: string;
+  /**
+   * Run the minimal scheduler (`scheduler.ts`): pods without `spec.nodeName` are bound to a
+   * node that fits.
+   * @default false
+   */
+  readonly schedule?: boolean;
+  /**
    * The issuer of service account tokens (kube-apiserver's `--service-account-issuer`): the
    * `iss` of the tokens the `serviceaccounts/<name>/token` subresource issues, and the only
    * issuer accepted. Also the base of the `jwks_uri` in `/.well-known/openid-configuration`.
@@ -236,6 +255,8 @@ export interface MiniApiServer {
   readonly faults: Faults;
   /** The EndpointSlice controller, when enabled. */
   readonly endpointSlices: EndpointSliceController | undefined;
+  /** The minimal scheduler, when {@link MiniApiServerOptions.schedule} is on. */
+  readonly scheduler: MiniScheduler | undefined;
   /** The last handled requests, oldest first. */
   readonly requests: readonly RequestRecord[];
   /** Number of open watch connections. */

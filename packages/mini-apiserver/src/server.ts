@@ -4,6 +4,7 @@
  *
  * @module
  */
+
 import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -15,8 +16,10 @@ import { EndpointSliceController } from './endpointslice-controller.js';
 import { Faults } from './faults.js';
 import { handleRequest, handleUpgrade, type RequestRecord } from './handler.js';
 import { renderKubeconfig } from './kubeconfig.js';
+import type { KubeObject } from './object.js';
 import { RbacAuthorizer } from './rbac.js';
 import { bootstrapPolicy } from './rbac-bootstrap.js';
+import { MiniScheduler } from './scheduler.js';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_REQUEST_BODY_BYTES,
@@ -25,6 +28,7 @@ import {
   type MiniApiServerOptions,
   type ServerTls,
 } from './server-options.js';
+import { ApiDefaulting } from './service-allocation.js';
 import { DEFAULT_SERVICE_ACCOUNT_ISSUER, ServiceAccountTokens } from './serviceaccount-token.js';
 import { ServiceAccountsController } from './serviceaccounts-controller.js';
 import { ObjectStore } from './store.js';
@@ -41,6 +45,9 @@ class RunningServer implements MiniApiServer {
   readonly store: ObjectStore;
   readonly faults: Faults;
   readonly endpointSlices: EndpointSliceController | undefined;
+  /** The minimal scheduler, when `schedule` is on. */
+  readonly scheduler: MiniScheduler | undefined;
+  #defaulting: ApiDefaulting | undefined;
   readonly watches = new Set<WatchStream>();
   readonly #log: RequestRecord[] = [];
   #url = '';
@@ -75,8 +82,24 @@ class RunningServer implements MiniApiServer {
         maxObjectBytes: options.maxObjectBytes,
         autoCreateNamespaces: options.autoCreateNamespaces,
       }),
+      ...(options.apiDefaulting === false
+        ? {}
+        : {
+            admit: (r: string, o: KubeObject, old: KubeObject | undefined) =>
+              this.#defaulting?.apply(r, o, old),
+          }),
     };
     this.store = new ObjectStore(storeOptions);
+    // --- API defaulting and allocation, scheduler (service-allocation.ts, scheduler.ts) ---
+    if (options.apiDefaulting !== false) {
+      this.#defaulting = new ApiDefaulting(
+        this.store,
+        definedFields({ serviceClusterIpRange: options.serviceClusterIpRange }),
+      );
+      this.store.create('servicecidrs', this.#defaulting.defaultServiceCidr(new Date(clock.now())));
+    }
+    this.scheduler = options.schedule === true ? new MiniScheduler({ store: this.store, clock }) : undefined;
+    // --- end ---
     this.faults = new Faults({
       dropWatches: () => this.#eachWatch((w) => w.drop()),
       expireWatches: () =>
@@ -305,12 +328,14 @@ class RunningServer implements MiniApiServer {
     });
     if (o.kubeconfigPath !== undefined) await writeFile(o.kubeconfigPath, this.#kubeconfig, { mode: 0o600 });
     await this.endpointSlices?.start();
+    this.scheduler?.start();
   }
 
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
     await this.endpointSlices?.stop();
+    this.scheduler?.stop();
     this.#saController?.stop();
     for (const w of [...this.watches]) w.end();
     for (const s of this.#upgraded) s.destroy();

@@ -56,12 +56,24 @@ export interface ObjectStoreOptions {
    * @default false
    */
   readonly autoCreateNamespaces?: boolean;
+  /**
+   * Called on every create and update before validation, as kube-apiserver's defaulting and
+   * allocation (`old`: the stored version of an update); may change `obj` and throw an
+   * ApiStatusError. The server sets it to its `ApiDefaulting`.
+   */
+  readonly admit?: (resource: string, obj: KubeObject, old: KubeObject | undefined) => void;
 }
 
 /** Options of a write through the store API. */
 export interface WriteOptions {
   /** Write the `status` subresource (only `status` changes are kept). */
   readonly subresource?: 'status';
+  /**
+   * Run the `admit` hook (API defaulting and allocation), as for a request from a client. The
+   * store API leaves objects as given by default, for seeding tests (like writing to etcd).
+   * @default false
+   */
+  readonly admit?: boolean;
 }
 
 /** Options of {@link ObjectStore.create}. */
@@ -72,6 +84,8 @@ export interface CreateOptions {
    * @default true
    */
   readonly keepStatus?: boolean;
+  /** Run the `admit` hook, as {@link WriteOptions.admit}. @default false */
+  readonly admit?: boolean;
 }
 
 /** Options of {@link ObjectStore.delete}, as in `DeleteOptions`. */
@@ -138,11 +152,13 @@ export class ObjectStore {
   readonly #autoCreateNamespaces: boolean;
   readonly #historyMaxBytes: number;
   readonly #maxObjectBytes: number;
+  readonly #admit: ObjectStoreOptions['admit'];
   #historyBytes = 0;
 
   /** Creates a store with the four default namespaces. */
   constructor(options: ObjectStoreOptions) {
     this.#clock = options.clock;
+    this.#admit = options.admit;
     this.#autoCreateNamespaces = options.autoCreateNamespaces ?? false;
     this.#historyMaxBytes = options.historyMaxBytes ?? DEFAULT_HISTORY_MAX_BYTES;
     this.#maxObjectBytes = options.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
@@ -252,6 +268,7 @@ export class ObjectStore {
     }
     if (!type.namespaced) delete meta.namespace;
     prepareConfigObject(type.resource, obj);
+    if (options.admit === true) this.#admit?.(type.resource, obj, undefined);
     const bad = validateObject(type, obj);
     if (bad) throw bad;
     const name = meta.name as string;
@@ -298,7 +315,7 @@ export class ObjectStore {
         `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${prev.uid}`,
       );
     }
-    return this.#replace(type, prev, obj, options.subresource);
+    return this.#replace(type, prev, obj, options.subresource, options.admit === true);
   }
 
   /**
@@ -340,7 +357,13 @@ export class ObjectStore {
         `Precondition failed: UID in precondition: ${String(meta.uid)}, UID in object meta: ${prev.uid}`,
       );
     }
-    return this.#replace(type, prev, this.#normalizeKind(type, obj), options.subresource);
+    return this.#replace(
+      type,
+      prev,
+      this.#normalizeKind(type, obj),
+      options.subresource,
+      options.admit === true,
+    );
   }
 
   /**
@@ -453,6 +476,7 @@ export class ObjectStore {
     prev: StoreEntry,
     obj: KubeObject,
     subresource: 'status' | undefined,
+    admit: boolean,
   ): KubeObject {
     const old = JSON.parse(prev.json) as KubeObject;
     const oldMeta = old.metadata as NonNullable<KubeObject['metadata']>;
@@ -482,6 +506,7 @@ export class ObjectStore {
     }
     delete meta.resourceVersion;
     prepareConfigObject(type.resource, next);
+    if (admit) this.#admit?.(type.resource, next, old);
     const bad = validateObject(type, next, old);
     if (bad) throw bad;
     if (next.spec !== undefined && specPart(next) !== specPart(old))

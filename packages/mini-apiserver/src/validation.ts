@@ -5,6 +5,7 @@
  * @module
  */
 
+import { validatePodEnums, validateServiceEnums } from './api-defaults.js';
 import { validateConfigObject, validateConfigUpdate } from './config-validation.js';
 import { type ApiStatusError, invalid, type StatusCause } from './errors.js';
 import { validateAnnotations, validateLabels } from './meta-validation.js';
@@ -135,6 +136,7 @@ function validateSpecific(type: ResourceType, obj: KubeObject, causes: StatusCau
       const volumes = validateVolumes(spec.volumes, (f, n) => checkName(f, n, 'label'), causes);
       validateContainers('spec.containers', spec.containers, true, volumes, causes);
       validateContainers('spec.initContainers', spec.initContainers, false, volumes, causes);
+      validatePodEnums(spec, causes);
       const rp = spec.restartPolicy;
       if (rp !== undefined && rp !== 'Always' && rp !== 'OnFailure' && rp !== 'Never') {
         causes.push({
@@ -147,6 +149,7 @@ function validateSpecific(type: ResourceType, obj: KubeObject, causes: StatusCau
     }
     case 'services': {
       const spec = isPlainObject(o.spec) ? o.spec : {};
+      validateServiceEnums(spec, causes);
       const headless = spec.clusterIP === 'None' || spec.type === 'ExternalName';
       const ports = spec.ports;
       if (!Array.isArray(ports) || ports.length === 0) {

@@ -110,9 +110,10 @@ describe('runMiniApiServerCli (in process)', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'i' }] } }),
     });
-    expect(((await res.json()) as { spec: object }).spec).toEqual({
-      containers: [{ name: 'c', image: 'i' }],
-    });
+    // No ServiceAccount admission: no serviceAccountName, no kube-api-access volume.
+    const spec = ((await res.json()) as { spec: Record<string, unknown> }).spec;
+    expect(spec.serviceAccountName).toBeUndefined();
+    expect(spec.volumes).toBeUndefined();
     ac.abort();
     expect(await done).toBe(0);
     const stderr = sink();

@@ -147,7 +147,8 @@ describe('CRUD over HTTP', () => {
     });
     expect(badPort.code).toBe(422);
     expect(badPort.body.message).toBe(
-      'Service "svc" is invalid: spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive',
+      // targetPort is defaulted to port before validation, so upstream reports both.
+      'Service "svc" is invalid: [spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive, spec.ports[0].targetPort: Invalid value: 70000: must be between 1 and 65535, inclusive]',
     );
     const slice = await call(server, 'POST', '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', {
       metadata: { name: 's' },
@@ -294,10 +295,12 @@ describe('CRUD over HTTP', () => {
     const groups = (await call(server, 'GET', '/apis')).body.groups.map((g: any) => g.name);
     expect(groups).toEqual([
       'discovery.k8s.io',
+      'networking.k8s.io',
       'coordination.k8s.io',
       'rbac.authorization.k8s.io',
       'authentication.k8s.io',
       'authorization.k8s.io',
+      'events.k8s.io',
     ]);
     const coord = (await call(server, 'GET', '/apis/coordination.k8s.io/v1')).body;
     expect(coord.resources[0]).toMatchObject({ name: 'leases', kind: 'Lease', shortNames: ['lease'] });

@@ -63,7 +63,7 @@ describe('size limits', () => {
     );
     expect(patched.code).toBe(500);
     expect(Number(server.store.resourceVersion)).toBe(Number(rv) + 1);
-    expect(server.store.get('pods', 'default', 'small').spec).toEqual(pod('small').spec);
+    expect(server.store.get('pods', 'default', 'small').spec).toMatchObject(pod('small').spec as object);
   });
 
   test('annotations over 256 KiB in total: 422 Too long', async () => {

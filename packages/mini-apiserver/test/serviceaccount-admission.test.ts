@@ -152,7 +152,7 @@ describe('the ServiceAccount admission plugin', () => {
   });
 
   test('can be switched off; the store API never mutates', async () => {
-    server = await start({ serviceAccountAdmission: false });
+    server = await start({ serviceAccountAdmission: false, apiDefaulting: false });
     const res = await call(server, 'POST', PODS, podBody({ serviceAccountName: 'ghost' }));
     expect(res.code).toBe(201);
     expect(res.body.spec).toEqual({
@@ -160,7 +160,7 @@ describe('the ServiceAccount admission plugin', () => {
       serviceAccountName: 'ghost',
     });
     await server.stop();
-    server = await start();
+    server = await start({ apiDefaulting: false });
     const stored = server.store.create('pods', {
       ...podBody({}),
       metadata: { name: 'raw', namespace: 'default' },
