@@ -50,6 +50,20 @@ export {
   type RestoreFlags,
 } from './executor.js';
 export { IptablesSyncer, type IptablesSyncerOptions, type IptablesSyncResult } from './iptables-syncer.js';
+export {
+  detectNfacct,
+  ensureNfacctCounters,
+  KUBE_PROXY_NFACCT_COUNTERS,
+  NFACCT_CT_STATE_INVALID_DROPPED,
+  NFACCT_LOCALHOST_NODEPORTS_ACCEPTED,
+  type NfacctAvailability,
+  type NfacctClient,
+  type NfacctCounter,
+  NfacctError,
+  parseNfacctList,
+  SpawnNfacctClient,
+  type SpawnNfacctClientOptions,
+} from './nfacct.js';
 export { computeProbability, ProbabilityCache } from './probability.js';
 export {
   IptablesRenderer,

@@ -110,8 +110,8 @@ describe('flags', () => {
     await expect(parse(['--iptables-sync-period', '1s', '--iptables-min-sync-period', '2s'])).rejects.toThrow(
       'KubeProxyConfiguration.KubeProxyIPTablesConfiguration.SyncPeriod: Invalid value: "2s": must be greater than or equal to KubeProxyConfiguration.KubeProxyIPTablesConfiguration.MinSyncPeriod',
     );
-    await expect(parse(['--nodeport-addresses', 'primary,10.0.0.0/8'])).rejects.toThrow(
-      "can't use both 'primary' and CIDRs",
+    await expect(parse(['--nodeport-addresses', 'primary,10.0.0.0/8,localhost,all,all'])).rejects.toThrow(
+      'KubeProxyConfiguration.NodePortAddresses[4]: Duplicate value: "all"',
     );
     await expect(parse(['--hostname-override', '  '])).rejects.toThrow('empty hostname-override is invalid');
     await expect(parse(['--no-such-flag'])).rejects.toBeInstanceOf(CliUsageError);

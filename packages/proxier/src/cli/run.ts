@@ -29,7 +29,7 @@ import { IpvsBackend } from '../ipvs-backend.js';
 import { NftablesBackend } from '../nftables-backend.js';
 import { Proxier } from '../proxier.js';
 import { CliFailure, oneLine } from './errors.js';
-import { resolveNodePortIPs } from './kube-proxy-flags.js';
+import { nodePortAddressesContainIPv4Loopback, resolveNodePortIPs } from './kube-proxy-flags.js';
 import type { RunCommand, RunConfig } from './run-config.js';
 
 /** What `run` needs from its process (injectable for tests). */
@@ -161,12 +161,15 @@ export async function buildBackend(
   log: Logger,
 ): Promise<Backend> {
   const localDetector = detectorFor(config, family);
-  const nodePortIPs = resolveNodePortIPs(
-    config.nodePortAddresses,
-    nodeIPs,
-    family,
-    config.mode === 'nftables',
-  );
+  const localhostNodePorts =
+    config.mode === 'iptables' &&
+    config.localhostNodePorts &&
+    family === 4 &&
+    nodePortAddressesContainIPv4Loopback(config.nodePortAddresses, nodeIPs);
+  const nodePortIPs = resolveNodePortIPs(config.nodePortAddresses, nodeIPs, family, {
+    defaultPrimary: config.mode === 'nftables',
+    loopback: localhostNodePorts,
+  });
   const common = {
     masqueradeAll: config.masqueradeAll,
     masqueradeBit: config.masqueradeBit,
@@ -177,10 +180,6 @@ export async function buildBackend(
   switch (config.mode) {
     case 'iptables': {
       const executor = new SpawnIptablesExecutor({ family: family === 6 ? 'IPv6' : 'IPv4' });
-      const localhostNodePorts =
-        config.localhostNodePorts &&
-        family === 4 &&
-        (nodePortIPs === undefined || nodePortIPs.includes('127.0.0.1'));
       return new IptablesBackend({
         [fam]: { executor, render: { ...common, localhostNodePorts } },
         logger: log,
