@@ -87,4 +87,11 @@ export interface Backend {
    * start timers here; it may start them after its first successful sync. Optional.
    */
   attach?(host: BackendHost): void;
+  /**
+   * The cluster's service CIDRs changed (kube-proxy's `OnServiceCIDRsChanged`: the union of the
+   * `spec.cidrs` of every `ServiceCIDR`, both families; the backend keeps its families' own).
+   * Optional: backends that drop traffic to unallocated ClusterIPs (nftables' `cluster-ips-check`).
+   * @returns true when the rules must be rewritten (the proxier then queues a full sync).
+   */
+  setServiceCIDRs?(cidrs: readonly string[]): boolean;
 }
