@@ -16,6 +16,7 @@ import {
   CLUSTER_YAML,
   DETECTOR,
   LB_JSON,
+  memoryNfacct,
   NODE,
   POD_CIDR,
   referenceSnapshots,
@@ -160,5 +161,49 @@ describe('iptables: all by default', () => {
     expect(r.stdout).toContain(
       '-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -d 127.0.0.1 -j KUBE-NODEPORTS',
     );
+  });
+});
+
+describe('--nfacct auto|on|off (iptables)', () => {
+  const counted = (t: string) => t.split('\n').filter((l) => l.includes('-m nfacct')).length;
+
+  it('on: both counters, as upstream test proxier; off and auto on a node without nfacct: none', async () => {
+    const on = await runCli(['render', '--nfacct', 'on', ...ARGS]);
+    expect(on.stdout).toBe(
+      renderIptables(v4, {
+        localDetector: DETECTOR,
+        localhostNodePorts: true,
+        nfacct: { ctStateInvalid: true, localhostNodePorts: true },
+      }),
+    );
+    expect(on.stdout).toContain(
+      '-A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct --nfacct-name ct_state_invalid_dropped_pkts -j DROP',
+    );
+    expect(counted(on.stdout)).toBeGreaterThan(1);
+    expect(counted((await runCli(['render', '--nfacct', 'off', ...ARGS])).stdout)).toBe(0);
+    expect(counted((await runCli(['render', ...ARGS])).stdout)).toBe(0);
+  });
+
+  it('auto asks the node: a kernel that answers `nfacct list` gets the counters, nothing is created', async () => {
+    const node = memoryNfacct();
+    const r = await runCli(['render', '--nfacct', 'auto', ...ARGS], { nfacct: node });
+    expect(r.stdout).toBe((await runCli(['render', '--nfacct', 'on', ...ARGS])).stdout);
+    expect([...node.names]).toEqual([]);
+  });
+
+  it('the localhost counter follows localhost node ports (none with primary)', async () => {
+    const r = await runCli(['render', '--nfacct', 'on', '--nodeport-addresses', 'primary', ...ARGS]);
+    expect(r.stdout).not.toContain('localhost_nps_accepted_pkts');
+    expect(r.stdout).toContain('ct_state_invalid_dropped_pkts');
+  });
+
+  it('a bad value is a usage error; other backends ignore it', async () => {
+    const bad = await runCli(['render', '--nfacct', 'yes', ...ARGS]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.split('\n')[0]).toBe(
+      'nodeagent-proxy: error: --nfacct must be auto, on or off, got "yes"',
+    );
+    const nft = await runCli(['render', '-b', 'nftables', '--nfacct', 'on', ...ARGS]);
+    expect(nft.stdout).not.toContain('nfacct');
   });
 });
