@@ -49,7 +49,12 @@ export {
   kubeProxyJumpRules,
   type RestoreFlags,
 } from './executor.js';
-export { IptablesSyncer, type IptablesSyncerOptions, type IptablesSyncResult } from './iptables-syncer.js';
+export {
+  countWrittenRules,
+  IptablesSyncer,
+  type IptablesSyncerOptions,
+  type IptablesSyncResult,
+} from './iptables-syncer.js';
 export {
   detectNfacct,
   ensureNfacctCounters,

@@ -44,12 +44,30 @@ export interface IptablesSyncResult {
   readonly ruleCounts: { readonly filter: number; readonly nat: number };
   /** Ports dropping traffic for lack of local endpoints (`sync_proxy_rules_no_local_endpoints_total`). */
   readonly noLocalEndpoints: { readonly internal: number; readonly external: number };
+  /**
+   * Rules written by this sync per table: the `-A` lines of its restore payloads (for
+   * `sync_proxy_rules_iptables_last{table}`; a partial sync writes only what changed).
+   */
+  readonly writtenRuleCounts: { readonly filter: number; readonly nat: number };
   /** False when a partial sync left the unchanged shared chains out. */
   readonly sharedChainsWritten: boolean;
   /** Wall time in milliseconds. */
   readonly durationMs: number;
   /** Service ports skipped because of bad input. */
   readonly errors: readonly InvalidServicePortError[];
+}
+
+/** The `-A` lines per table of iptables-restore payloads. */
+export function countWrittenRules(payloads: readonly string[]): { filter: number; nat: number } {
+  const out = { filter: 0, nat: 0 };
+  for (const payload of payloads) {
+    let table = '';
+    for (const line of payload.split('\n')) {
+      if (line.startsWith('*')) table = line.slice(1).trim();
+      else if (line.startsWith('-A ') && (table === 'filter' || table === 'nat')) out[table]++;
+    }
+  }
+  return out;
 }
 
 /**
@@ -129,6 +147,7 @@ export class IptablesSyncer {
       deletedChains: plan.staleChains.length,
       ruleCounts: plan.ruleCounts,
       noLocalEndpoints: plan.noLocalEndpoints,
+      writtenRuleCounts: countWrittenRules(plan.payloads),
       sharedChainsWritten: plan.sharedChainsWritten,
       durationMs: this.#clock.now() - start,
       errors: plan.ruleset.errors,

@@ -30,6 +30,10 @@ export interface FamilySyncResult {
   readonly bytes?: number;
   /** Rules per iptables table owned after the sync (`sync_proxy_rules_iptables_total{table}`), when the backend writes iptables rules. */
   readonly iptablesRules?: Readonly<Record<string, number>>;
+  /** Rules per iptables table written by this sync (`sync_proxy_rules_iptables_last{table}`), when the backend writes iptables rules. */
+  readonly iptablesRulesWritten?: Readonly<Record<string, number>>;
+  /** True when deleting stale nftables chains failed during this run (`sync_proxy_rules_nftables_cleanup_failures_total`). */
+  readonly cleanupFailed?: boolean;
   /** Service ports dropping traffic for lack of local endpoints, by traffic policy (`sync_proxy_rules_no_local_endpoints_total`). */
   readonly noLocalEndpoints?: { readonly internal: number; readonly external: number };
   /** Service ports (or objects) skipped by the renderer for bad input; the others were programmed. */

@@ -151,6 +151,7 @@ export class NftablesBackend implements Backend {
   async #syncFamily(st: FamilyState, snapshot: ProxySnapshot, forceFull: boolean): Promise<FamilySyncResult> {
     const syncer = this.#syncerFor(st, snapshot);
     let full = forceFull || snapshot.fullSyncRequired || syncer.planner.needsFull;
+    let cleanupFailed = false;
     try {
       const due = syncer.nextCleanupAt();
       if (due !== undefined && due <= this.#clock.now()) {
@@ -160,13 +161,26 @@ export class NftablesBackend implements Backend {
     } catch (error) {
       // The cleanup invalidated the mirror; the sync below is full and lists the table.
       this.#log.warn({ err: error }, 'deleting stale nftables chains failed');
+      cleanupFailed = true;
       full = true;
     }
     try {
       const r = await syncer.sync(snapshot, full);
-      return { family: st.family, full: r.full, bytes: r.bytes, skipped: r.errors };
+      return {
+        family: st.family,
+        full: r.full,
+        bytes: r.bytes,
+        skipped: r.errors,
+        ...(cleanupFailed ? { cleanupFailed } : {}),
+      };
     } catch (error) {
-      return { family: st.family, full, error, failureKind: 'nftables' };
+      return {
+        family: st.family,
+        full,
+        error,
+        failureKind: 'nftables',
+        ...(cleanupFailed ? { cleanupFailed } : {}),
+      };
     }
   }
 

@@ -26,6 +26,7 @@ import {
   objectOf,
   SharedInformerFactory,
 } from '@nodeagent/informer';
+import type { NfacctClient } from '@nodeagent/iptables';
 import {
   collectServiceCIDRs,
   type IPFamily,
@@ -37,7 +38,12 @@ import { EventEmitter } from 'eventemitter3';
 import type { Backend } from './backend.js';
 import { BoundedFrequencyRunner } from './bounded-frequency-runner.js';
 import { type ConntrackCleaner, SpawnConntrackCleaner } from './conntrack.js';
-import { createProxierMetrics, noopProxierMetrics, type ProxierMetrics } from './metrics.js';
+import {
+  createProxierMetrics,
+  noopProxierMetrics,
+  type ProxierMetrics,
+  registerNfacctCollectors,
+} from './metrics.js';
 import { ProxyHealthServer } from './proxy-health-server.js';
 import { ServiceHealthServer } from './service-health-server.js';
 import { type ProxierSyncResult, SyncLoop } from './sync-loop.js';
@@ -100,6 +106,12 @@ export interface ProxierOptions {
   readonly serviceCIDRs?: boolean;
   /** Options for every informer (backoff, idle timeout, …). @default {} */
   readonly informer?: FactoryInformerOptions;
+  /**
+   * iptables mode: the nfacct counters behind `kubeproxy_iptables_ct_state_invalid_dropped_packets_total`
+   * and `kubeproxy_iptables_localhost_nodeports_accepted_packets_total`, read on each scrape
+   * (with `metrics`). @default no nfacct metrics
+   */
+  readonly nfacct?: NfacctClient;
   /** Where the `kubeproxy_*` metrics go. @default no metrics */
   readonly metrics?: MetricsOptions;
   /** @default realClock */
@@ -269,6 +281,7 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
   async #start(signal: AbortSignal | undefined): Promise<void> {
     const o = this.#options;
     if (o.metrics) this.#metrics = createProxierMetrics(o.metrics);
+    if (o.metrics && o.nfacct) registerNfacctCollectors(o.metrics, o.nfacct, this.#log);
     await this.healthz?.start(signal);
     await this.runner.start();
     const factory = new SharedInformerFactory({

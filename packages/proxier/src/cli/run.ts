@@ -19,7 +19,13 @@ import {
   parseCIDR,
   parseIP,
 } from '@nodeagent/core';
-import { SpawnIptablesExecutor } from '@nodeagent/iptables';
+import {
+  ensureNfacctCounters,
+  type NfacctAvailability,
+  type NfacctClient,
+  SpawnIptablesExecutor,
+  SpawnNfacctClient,
+} from '@nodeagent/iptables';
 import { IpvsUnavailableError, ProcSysctl, prepareIpvsNode, SpawnIpvsExecutor } from '@nodeagent/ipvs';
 import { SpawnNftExecutor } from '@nodeagent/nftables';
 import type { IPFamily, LocalTrafficDetector } from '@nodeagent/proxy-state';
@@ -50,6 +56,11 @@ export interface RunIo {
     nodeIPs: readonly string[],
     log: Logger,
   ) => Promise<Backend>;
+  /**
+   * iptables mode: the nfacct counters the `kubeproxy_iptables_*_packets_total` metrics read.
+   * @default the `nfacct` tool
+   */
+  readonly nfacct?: NfacctClient;
 }
 
 const LEVEL_BY_VERBOSITY = (v: number) => (v >= 4 ? 'debug' : 'info') as 'debug' | 'info';
@@ -180,8 +191,15 @@ export async function buildBackend(
   switch (config.mode) {
     case 'iptables': {
       const executor = new SpawnIptablesExecutor({ family: family === 6 ? 'IPv6' : 'IPv4' });
+      // kube-proxy's start-up: ensure each nfacct counter; the rules use those that exist.
+      const nfacct: NfacctAvailability = await ensureNfacctCounters(new SpawnNfacctClient());
+      if (!nfacct.ctStateInvalid || !nfacct.localhostNodePorts)
+        log.info(
+          { nfacct },
+          'nfacct counters unavailable (no nfacct tool or kernel support): rules without them',
+        );
       return new IptablesBackend({
-        [fam]: { executor, render: { ...common, localhostNodePorts } },
+        [fam]: { executor, render: { ...common, localhostNodePorts, nfacct } },
         logger: log,
       });
     }
@@ -403,6 +421,7 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
     minSyncPeriodMs: config.minSyncPeriodMs,
     healthz: config.healthzBindAddress === '' ? false : { bindAddress: config.healthzBindAddress },
     ...(prom ? { metrics: { registry: prom.registry, promClient: prom.module } } : {}),
+    ...(config.mode === 'iptables' ? { nfacct: io.nfacct ?? new SpawnNfacctClient() } : {}),
     logger: log,
   });
   proxier.on('objectError', (e) => log.warn({ err: oneLine(e.message) }, 'skipped an invalid object'));
