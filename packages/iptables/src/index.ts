@@ -96,9 +96,11 @@ export {
   tokenizeRule,
 } from './restore-parser.js';
 export {
+  type RestoreChunk,
   type RestoreChunksOptions,
   type RestoreTextOptions,
   restoreChunks,
+  restoreChunksPlan,
   restoreText,
   sharedChainsText,
 } from './restore-text.js';

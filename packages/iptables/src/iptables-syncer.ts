@@ -6,12 +6,18 @@
  */
 import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
 import type { InvalidServicePortError, ProxySnapshot } from '@nodeagent/proxy-state';
+import { KUBE_MARK_MASQ } from './chain-names.js';
 import { type IptablesExecutor, type JumpRule, kubeProxyJumpRules } from './executor.js';
 import { IptablesRenderer } from './render.js';
 import type { IptablesRenderOptions } from './render-options.js';
 import type { IptablesServicePort } from './service-port.js';
 import { SnapshotAdapter, snapshotFamily } from './snapshot-input.js';
-import { type FullSyncReason, IptablesSyncPlanner, type IptablesSyncPlannerOptions } from './sync-planner.js';
+import {
+  type FullSyncReason,
+  IptablesSyncPlanner,
+  type IptablesSyncPlannerOptions,
+  type SyncPlan,
+} from './sync-planner.js';
 
 /** Options of {@link IptablesSyncer}. */
 export interface IptablesSyncerOptions extends IptablesSyncPlannerOptions {
@@ -121,22 +127,50 @@ export class IptablesSyncer {
     return this.#sync(this.planner, ports, snapshot.changedServices, snapshot.fullSyncRequired);
   }
 
+  /** Applies a plan's payloads in order; reports how many were applied before an error. */
+  async #apply(plan: SyncPlan): Promise<{ payloads: number; error?: unknown }> {
+    let payloads = 0;
+    try {
+      if (plan.full) await this.#executor.ensureJumps(this.#jumps);
+      // Early payloads of a chunked sync jump to KUBE-MARK-MASQ before the last one writes it.
+      if (plan.payloads.length > 1) await this.#executor.ensureChain('nat', KUBE_MARK_MASQ);
+      for (const payload of plan.payloads) {
+        await this.#executor.restore(payload, { noflush: true, counters: true });
+        payloads++;
+      }
+      return { payloads };
+    } catch (error) {
+      return { payloads, error };
+    }
+  }
+
   async #sync(
     planner: IptablesSyncPlanner,
     servicePorts: Iterable<IptablesServicePort>,
     changed: ReadonlySet<string>,
     forceFull: boolean,
   ): Promise<IptablesSyncResult> {
+    const ports = [...servicePorts];
     const start = this.#clock.now();
-    const plan = planner.plan(servicePorts, changed, forceFull);
-    try {
-      if (plan.full) await this.#executor.ensureJumps(this.#jumps);
-      for (const payload of plan.payloads)
-        await this.#executor.restore(payload, { noflush: true, counters: true });
-    } catch (err) {
-      planner.failed(plan);
-      this.#log.error({ err, full: plan.full }, 'iptables sync failed; next sync is full');
-      throw err;
+    let plan = planner.plan(ports, changed, forceFull);
+    let retried = false;
+    for (;;) {
+      const applied = await this.#apply(plan);
+      if (applied.error === undefined) break;
+      planner.failed(plan, applied.payloads);
+      // A chunked full sync that failed after some payloads: retry the full sync at once
+      // (its payloads switch nothing the failed one did not already hold), once.
+      if (!retried && plan.full && plan.payloads.length > 1) {
+        retried = true;
+        this.#log.warn(
+          { err: applied.error, appliedPayloads: applied.payloads, payloads: plan.payloads.length },
+          'iptables chunked full sync failed; retrying the full sync at once',
+        );
+        plan = planner.plan(ports, changed, true);
+        continue;
+      }
+      this.#log.error({ err: applied.error, full: plan.full }, 'iptables sync failed; next sync is full');
+      throw applied.error;
     }
     planner.succeeded(plan);
     const result: IptablesSyncResult = {

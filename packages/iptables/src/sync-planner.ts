@@ -8,7 +8,7 @@
 import { type Clock, realClock } from '@nodeagent/core';
 import { isServiceChainName } from './chain-names.js';
 import type { IptablesRenderer, IptablesRuleset } from './render.js';
-import { restoreChunks, restoreText, sharedChainsText } from './restore-text.js';
+import { type RestoreChunk, restoreChunksPlan, restoreText, sharedChainsText } from './restore-text.js';
 import type { IptablesServicePort } from './service-port.js';
 
 /** kube-proxy's `FullSyncPeriod`: a full sync at least this often. */
@@ -79,6 +79,12 @@ export interface SyncPlan {
   readonly sharedChainsWritten: boolean;
   /** The shared chains' content, recorded on success (undefined when not tracked). */
   readonly sharedText: string | undefined;
+  /**
+   * Per payload, the own chains it writes with their service port's rules text (what the
+   * kernel holds for them once that payload is applied); used to know, after a failure,
+   * which content the kernel has.
+   */
+  readonly payloadChains: readonly ReadonlyMap<string, string>[];
 }
 
 /**
@@ -96,6 +102,8 @@ export class IptablesSyncPlanner {
   readonly #known = new Map<string, Set<string>>();
   readonly #knownRules = new Map<string, number>();
   readonly #orphans = new Set<string>();
+  /** Chain → the rules text of the service port that last wrote it, as the kernel holds it. */
+  readonly #content = new Map<string, string>();
   readonly #skipShared: boolean;
   #lastShared: string | undefined;
   #fullReason: FullSyncReason | undefined = 'initial';
@@ -193,10 +201,26 @@ export class IptablesSyncPlanner {
     stale.sort();
     const sharedText = this.#skipShared ? sharedChainsText(ruleset) : undefined;
     const includeShared = full || sharedText === undefined || sharedText !== this.#lastShared;
-    const payloads =
-      full && this.#mode === 'chunked'
-        ? restoreChunks(ruleset, { staleNatChains: stale, maxRulesPerChunk: this.#maxRules })
-        : [restoreText(ruleset, { staleNatChains: stale, includeSharedChains: includeShared })];
+    let chunks: RestoreChunk[];
+    if (full && this.#mode === 'chunked') {
+      const existing = this.knownChains();
+      chunks = restoreChunksPlan(ruleset, {
+        staleNatChains: stale,
+        maxRulesPerChunk: this.#maxRules,
+        // Make before break: early only what no previous rule reaches (new names) or what
+        // the kernel already holds; every other chain switches with the dispatch.
+        early: (sp) =>
+          sp.chains!.every((c) => !existing.has(c)) ||
+          sp.chains!.every((c) => this.#content.get(c) === sp.chainRules),
+      });
+    } else {
+      const text = restoreText(ruleset, { staleNatChains: stale, includeSharedChains: includeShared });
+      const chains = new Map<string, string>();
+      for (const sp of ruleset.servicePorts)
+        if (sp.chains) for (const c of sp.chains) chains.set(c, sp.chainRules!);
+      chunks = [{ text, chains }];
+    }
+    const payloads = chunks.map((c) => c.text);
     let bytes = 0;
     for (const p of payloads) bytes += Buffer.byteLength(p);
     return {
@@ -213,12 +237,22 @@ export class IptablesSyncPlanner {
       writtenRules,
       sharedChainsWritten: includeShared,
       sharedText,
+      payloadChains: chunks.map((c) => c.chains),
     };
+  }
+
+  /** The content the kernel holds once `payloads` of a plan were applied. */
+  #recordApplied(plan: SyncPlan, applied: number): void {
+    for (const chains of plan.payloadChains.slice(0, applied))
+      for (const [c, text] of chains) this.#content.set(c, text);
+    // The stale chains are deleted by the last payload.
+    if (applied === plan.payloads.length) for (const c of plan.staleChains) this.#content.delete(c);
   }
 
   /** Records that `plan` was applied completely. */
   succeeded(plan: SyncPlan): void {
     this.#lastShared = plan.sharedText;
+    this.#recordApplied(plan, plan.payloads.length);
     if (plan.full) {
       this.#known.clear();
       this.#knownRules.clear();
@@ -240,11 +274,16 @@ export class IptablesSyncPlanner {
   }
 
   /**
-   * Records that `plan` failed (possibly half applied): the next sync is full, and every
-   * chain it may have created is remembered so that sync can delete it if stale.
+   * Records that `plan` failed: the next sync is full, and every chain it may have created is
+   * remembered so that sync can delete it if stale. `appliedPayloads` (each payload is one
+   * atomic iptables-restore) tells which content the kernel now holds; without it the content
+   * of every chain the plan writes is taken as unknown.
    */
-  failed(plan: SyncPlan): void {
+  failed(plan: SyncPlan, appliedPayloads?: number): void {
     this.#fullReason = 'failure';
+    if (appliedPayloads === undefined)
+      for (const chains of plan.payloadChains) for (const c of chains.keys()) this.#content.delete(c);
+    else this.#recordApplied(plan, appliedPayloads);
     this.#lastShared = undefined;
     for (const [key, chains] of plan.writtenChains) {
       const set = this.#known.get(key) ?? new Set<string>();
