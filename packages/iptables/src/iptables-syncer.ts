@@ -158,9 +158,9 @@ export class IptablesSyncer {
       const applied = await this.#apply(plan);
       if (applied.error === undefined) break;
       planner.failed(plan, applied.payloads);
-      // A chunked full sync that failed after some payloads: retry the full sync at once
-      // (its payloads switch nothing the failed one did not already hold), once.
-      if (!retried && plan.full && plan.payloads.length > 1) {
+      // A chunked full sync that failed at any payload: retry the full sync at once, once
+      // (the planner knows which payloads were applied; nothing was switched half-way).
+      if (!retried && plan.full && planner.chunked) {
         retried = true;
         this.#log.warn(
           { err: applied.error, appliedPayloads: applied.payloads, payloads: plan.payloads.length },

@@ -119,6 +119,11 @@ export class IptablesSyncPlanner {
     this.#skipShared = options.skipUnchangedSharedChains ?? true;
   }
 
+  /** True when full syncs are written as make-before-break chunks (`fullSyncMode: 'chunked'`). */
+  get chunked(): boolean {
+    return this.#mode === 'chunked';
+  }
+
   /** Why the next sync must be full, or undefined if a partial sync is allowed. */
   get fullSyncReason(): FullSyncReason | undefined {
     if (this.#fullReason !== undefined) return this.#fullReason;
