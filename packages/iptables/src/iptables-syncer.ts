@@ -90,6 +90,7 @@ export class IptablesSyncer {
   readonly #log: Logger;
   readonly #clock: Clock;
   readonly #adapter = new SnapshotAdapter();
+  #seeded = false;
 
   /** @param options executor, renderer options and policy. */
   constructor(options: IptablesSyncerOptions) {
@@ -152,6 +153,16 @@ export class IptablesSyncer {
   ): Promise<IptablesSyncResult> {
     const ports = [...servicePorts];
     const start = this.#clock.now();
+    if (!this.#seeded && planner.fullSyncReason === 'initial') {
+      // A previous process may have left chains the old dispatch still reaches: learn their
+      // names (as kube-proxy reads iptables-save) so the make-before-break order switches them
+      // with the dispatch, and the stale ones are deleted.
+      const nat = await this.#executor.save('nat');
+      planner.seedExistingChains(
+        nat.split('\n').flatMap((l) => (l.startsWith(':') ? [l.slice(1).split(' ')[0]!] : [])),
+      );
+      this.#seeded = true;
+    }
     let plan = planner.plan(ports, changed, forceFull);
     let retried = false;
     for (;;) {

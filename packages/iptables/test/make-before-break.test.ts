@@ -125,12 +125,14 @@ async function converge(c: Cluster): Promise<Map<string, string>> {
  * Syncs `oldC` fully, then `newC` fully in small chunks, failing restore call `failAt`
  * (1-based, among the new sync's calls; 0 = no failure), checking every flow after every call.
  */
-async function run(oldC: Cluster, newC: Cluster, failAt: number, failures = 1) {
+async function run(oldC: Cluster, newC: Cluster, failAt: number, failures = 1, restart = false) {
   const oldOut = await converge(oldC);
   const newOut = await converge(newC);
   const ipt = new CheckingExecutor();
-  const syncer = new IptablesSyncer({ executor: ipt, render: OPTIONS, maxRulesPerChunk: 4 });
+  let syncer = new IptablesSyncer({ executor: ipt, render: OPTIONS, maxRulesPerChunk: 4 });
   await syncer.syncSnapshot(snapshot(oldC).snap);
+  // A restarted process: a new syncer that knows nothing of the kernel's rules.
+  if (restart) syncer = new IptablesSyncer({ executor: ipt, render: OPTIONS, maxRulesPerChunk: 4 });
   expect(outcomes(ipt.tables())).toEqual(oldOut);
   const base = ipt.calls;
   let failed = 0;
@@ -256,6 +258,29 @@ describe('chunked full sync: make before break', () => {
         },
       ),
       { numRuns: 60 },
+    );
+  }, 120_000);
+
+  it('a restarted process (new syncer over the kernel of the old one) switches make-before-break too', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(svcState, { minLength: N, maxLength: N }),
+        fc.array(svcState, { minLength: N, maxLength: N }),
+        fc.integer({ min: 0, max: 6 }),
+        async (before, after, failAt) => {
+          const r = await run(cluster(before), cluster(after), failAt, 1, true);
+          expect(r.mixes).toEqual([]);
+          expect(r.error).toBeUndefined();
+          expect(outcomes(r.ipt.tables())).toEqual(r.newOut);
+          // The old process's chains no longer written are gone.
+          const fresh = new FakeIptablesExecutor();
+          await new IptablesSyncer({ executor: fresh, render: OPTIONS }).syncSnapshot(r.next);
+          expect(Object.keys(r.ipt.snapshot().nat ?? {}).sort()).toEqual(
+            Object.keys(fresh.snapshot().nat ?? {}).sort(),
+          );
+        },
+      ),
+      { numRuns: 30 },
     );
   }, 120_000);
 
