@@ -29,7 +29,10 @@ function start(backend: Backend, extra: { nfacct?: NfacctClient } = {}) {
   const lws = new Map<string, FakeListerWatcher>();
   const lw = (resource: string) => {
     let f = lws.get(resource);
-    if (!f) lws.set(resource, (f = new FakeListerWatcher()));
+    if (!f) {
+      f = new FakeListerWatcher();
+      lws.set(resource, f);
+    }
     return f;
   };
   lw('services').upsert(service('web', { clusterIP: '172.30.0.10' }) as never);
