@@ -110,6 +110,13 @@ describe('flags', () => {
     await expect(parse(['--iptables-sync-period', '1s', '--iptables-min-sync-period', '2s'])).rejects.toThrow(
       'KubeProxyConfiguration.KubeProxyIPTablesConfiguration.SyncPeriod: Invalid value: "2s": must be greater than or equal to KubeProxyConfiguration.KubeProxyIPTablesConfiguration.MinSyncPeriod',
     );
+    // Current kube-proxy: keywords combine with each other and with CIDRs.
+    expect(
+      (await parse(['--nodeport-addresses', 'primary,localhost,10.0.0.0/8'])).config.nodePortAddresses,
+    ).toEqual(['primary', 'localhost', '10.0.0.0/8']);
+    await expect(parse(['--nodeport-addresses', 'Primary'])).rejects.toThrow(
+      'KubeProxyConfiguration.NodePortAddresses[0]: Invalid value: "Primary": must be a valid CIDR',
+    );
     await expect(parse(['--nodeport-addresses', 'primary,10.0.0.0/8,localhost,all,all'])).rejects.toThrow(
       'KubeProxyConfiguration.NodePortAddresses[4]: Duplicate value: "all"',
     );
