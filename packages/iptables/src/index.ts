@@ -104,6 +104,7 @@ export {
   restoreText,
   sharedChainsText,
 } from './restore-text.js';
+export { canonicalChains, canonicalRule } from './rule-canon.js';
 export {
   type IptablesEndpoint,
   type IptablesServicePort,

@@ -154,13 +154,11 @@ export class IptablesSyncer {
     const ports = [...servicePorts];
     const start = this.#clock.now();
     if (!this.#seeded && planner.fullSyncReason === 'initial') {
-      // A previous process may have left chains the old dispatch still reaches: learn their
-      // names (as kube-proxy reads iptables-save) so the make-before-break order switches them
-      // with the dispatch, and the stale ones are deleted.
-      const nat = await this.#executor.save('nat');
-      planner.seedExistingChains(
-        nat.split('\n').flatMap((l) => (l.startsWith(':') ? [l.slice(1).split(' ')[0]!] : [])),
-      );
+      // A previous process may have left chains the old dispatch still reaches: learn them (as
+      // kube-proxy reads iptables-save) so the make-before-break order loads early only those
+      // that already hold what this sync writes, switches the others with the dispatch, and
+      // deletes the stale ones.
+      planner.seedExistingRules(await this.#executor.save('nat'));
       this.#seeded = true;
     }
     let plan = planner.plan(ports, changed, forceFull);

@@ -7,8 +7,9 @@
  */
 import { type Clock, realClock } from '@nodeagent/core';
 import { isServiceChainName } from './chain-names.js';
-import type { IptablesRenderer, IptablesRuleset } from './render.js';
+import type { IptablesRenderer, IptablesRuleset, ServicePortRules } from './render.js';
 import { type RestoreChunk, restoreChunksPlan, restoreText, sharedChainsText } from './restore-text.js';
+import { canonicalChains } from './rule-canon.js';
 import type { IptablesServicePort } from './service-port.js';
 
 /** kube-proxy's `FullSyncPeriod`: a full sync at least this often. */
@@ -104,6 +105,8 @@ export class IptablesSyncPlanner {
   readonly #orphans = new Set<string>();
   /** Chain → the rules text of the service port that last wrote it, as the kernel holds it. */
   readonly #content = new Map<string, string>();
+  /** Canonical rules per chain read from the kernel (until the next successful full sync). */
+  #saved: Map<string, string[]> | undefined;
   readonly #skipShared: boolean;
   #lastShared: string | undefined;
   #fullReason: FullSyncReason | undefined = 'initial';
@@ -142,6 +145,33 @@ export class IptablesSyncPlanner {
    */
   seedExistingChains(chains: Iterable<string>): void {
     for (const c of chains) if (isServiceChainName(c)) this.#orphans.add(c);
+  }
+
+  /**
+   * Learns the kernel's nat table from `iptables-save -t nat` output: the per-service chains
+   * (as {@link seedExistingChains}) and their rules, so the next full sync can tell which
+   * existing chains already hold what it writes (those load early; the others switch with the
+   * dispatch).
+   */
+  seedExistingRules(natSave: string): void {
+    const lines = natSave.split('\n');
+    this.seedExistingChains(lines.flatMap((l) => (l.startsWith(':') ? [l.slice(1).split(' ')[0]!] : [])));
+    this.#saved = canonicalChains(
+      lines.filter((l) => l.startsWith('-A KUBE-') && isServiceChainName(l.split(' ')[1]!)),
+    );
+  }
+
+  /** True when the kernel, as read by {@link seedExistingRules}, holds exactly `sp`'s chains. */
+  #matchesSaved(sp: ServicePortRules, existing: ReadonlySet<string>): boolean {
+    const saved = this.#saved;
+    if (!saved) return false;
+    const ours = canonicalChains(sp.chainRules!.split('\n'));
+    return sp.chains!.every((c) => {
+      if (!existing.has(c)) return false;
+      const a = ours.get(c) ?? [];
+      const b = saved.get(c) ?? [];
+      return a.length === b.length && a.every((r, i) => r === b[i]);
+    });
   }
 
   /** Every per-service chain believed to exist (a superset after a failure). */
@@ -216,7 +246,8 @@ export class IptablesSyncPlanner {
         // the kernel already holds; every other chain switches with the dispatch.
         early: (sp) =>
           sp.chains!.every((c) => !existing.has(c)) ||
-          sp.chains!.every((c) => this.#content.get(c) === sp.chainRules),
+          sp.chains!.every((c) => this.#content.get(c) === sp.chainRules) ||
+          this.#matchesSaved(sp, existing),
       });
     } else {
       const text = restoreText(ruleset, { staleNatChains: stale, includeSharedChains: includeShared });
@@ -265,6 +296,7 @@ export class IptablesSyncPlanner {
       for (const [key, n] of plan.writtenRules) this.#knownRules.set(key, n);
       for (const [key, chains] of plan.writtenChains) this.#known.set(key, new Set(chains));
       this.#fullReason = undefined;
+      this.#saved = undefined;
       this.#lastFullSyncMs = this.#clock.now();
       return;
     }
