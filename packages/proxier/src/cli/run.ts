@@ -20,6 +20,7 @@ import {
   parseIP,
 } from '@nodeagent/core';
 import {
+  detectNfacct,
   ensureNfacctCounters,
   type NfacctAvailability,
   type NfacctClient,
@@ -410,6 +411,9 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
   const family = parseIP(nodeIPs[0]!)!.family;
   log.info({ node: nodeName, nodeIPs, mode: config.mode, ipFamily: family }, 'using this node');
   const backend = await (io.makeBackend ?? buildBackend)(config, family, nodeIPs, log);
+  // iptables mode: the nfacct metrics read the counters on scrape (only when this node has them).
+  const nfacctClient = config.mode === 'iptables' ? (io.nfacct ?? new SpawnNfacctClient()) : undefined;
+  const nfacct = nfacctClient && (await detectNfacct(nfacctClient)) ? nfacctClient : undefined;
   const prom = await loadPromClient();
   if (!prom) log.warn({}, 'prom-client is not installed: /metrics answers 500');
   const proxier = new Proxier({
@@ -421,7 +425,7 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
     minSyncPeriodMs: config.minSyncPeriodMs,
     healthz: config.healthzBindAddress === '' ? false : { bindAddress: config.healthzBindAddress },
     ...(prom ? { metrics: { registry: prom.registry, promClient: prom.module } } : {}),
-    ...(config.mode === 'iptables' ? { nfacct: io.nfacct ?? new SpawnNfacctClient() } : {}),
+    ...(nfacct ? { nfacct } : {}),
     logger: log,
   });
   proxier.on('objectError', (e) => log.warn({ err: oneLine(e.message) }, 'skipped an invalid object'));
