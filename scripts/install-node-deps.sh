@@ -12,7 +12,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 pkgs=(containerd runc containernetworking-plugins iptables nftables iproute2 conntrack
-      busybox-static ipset ipvsadm procps util-linux)
+      busybox-static ipset ipvsadm procps util-linux nfacct)
 
 missing=()
 for p in "${pkgs[@]}"; do

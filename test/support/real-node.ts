@@ -30,7 +30,8 @@ export type Requirement =
   | 'nft'
   | 'busybox'
   | 'conntrack'
-  | 'ipset';
+  | 'ipset'
+  | 'nfacct';
 
 /** Everything {@link startNodeSandbox} needs. */
 export const NODE_SANDBOX_REQUIREMENTS: readonly Requirement[] = [
@@ -104,6 +105,8 @@ function checkOne(req: Requirement): string[] {
       return binaries(['conntrack']);
     case 'ipset':
       return binaries(['ipset']);
+    case 'nfacct':
+      return binaries(['nfacct']);
     default: {
       const never: never = req;
       return [`unknown requirement ${String(never)}`];

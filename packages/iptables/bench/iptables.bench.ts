@@ -3,7 +3,9 @@
  * run: render time (full, and partial with one changed service), bytes of a one-service
  * partial sync, and apply time in a fresh network namespace (kube-proxy: one
  * `iptables-restore --noflush` of the full payload; ours: chunked full sync), plus the
- * one-service partial sync with the full ruleset loaded.
+ * one-service partial sync with the full ruleset loaded, and the make-before-break full syncs:
+ * the hourly one (content known, one service changed) and the first one after a restart
+ * (every existing chain's content unknown, so all of them switch in the last payload).
  *
  * Sizes: IPT_BENCH_SIZES (default 1000,5000,10000; add 20000 if you have the time).
  * Kernel columns need root + ip netns + iptables; otherwise (or with IPT_BENCH_KERNEL=0) they
@@ -160,6 +162,8 @@ it('iptables: render and apply, ours vs kube-proxy’s way', async () => {
     let oursPartialEndpoints: number | string = 'n/a';
     let oursPartialAdd: number | string = 'n/a';
     let restoreCalls = 0;
+    let periodicFull = 'n/a';
+    let restartFull = 'n/a';
     if (kernel) {
       if (n <= KUBE_PROXY_MAX_N) {
         const ns = await createNetns('iptbench');
@@ -203,6 +207,20 @@ it('iptables: render and apply, ours vs kube-proxy’s way', async () => {
         }
         oursPartialEndpoints = median(epChange);
         oursPartialAdd = median(svcAdd);
+        // The hourly full sync with the kernel's content known, one service changed: only that
+        // service's chains switch with the dispatch in the last payload (make before break).
+        current = [...current];
+        current[0] = servicePort(0, 9);
+        syncer.planner.requestFullSync();
+        let tp = performance.now();
+        const pf = await syncer.sync(current, new Set(['bench/svc-0']));
+        periodicFull = `${fmt(ms(tp))} (${pf.restoreCalls} restores)`;
+        // A restarted process over the loaded rules: every existing chain's content is unknown,
+        // so all of them switch in the last payload.
+        const restarted = new IptablesSyncer({ executor: exec, render: opts });
+        tp = performance.now();
+        const rf = await restarted.sync(current, new Set());
+        restartFull = `${fmt(ms(tp))} (${rf.restoreCalls} restores)`;
       } finally {
         await ns.stop();
       }
@@ -219,6 +237,8 @@ it('iptables: render and apply, ours vs kube-proxy’s way', async () => {
       fmt(oursTotal),
       fmt(oursPartialEndpoints),
       fmt(oursPartialAdd),
+      periodicFull,
+      restartFull,
     ]);
   }
   const head = [
@@ -233,6 +253,8 @@ it('iptables: render and apply, ours vs kube-proxy’s way', async () => {
     'full sync: ours (render + apply)',
     'partial sync: 1 svc endpoints',
     'partial sync: 1 svc added',
+    'full sync, content known, 1 svc changed',
+    'full sync after a restart (content unknown)',
   ];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;

@@ -49,7 +49,26 @@ export {
   kubeProxyJumpRules,
   type RestoreFlags,
 } from './executor.js';
-export { IptablesSyncer, type IptablesSyncerOptions, type IptablesSyncResult } from './iptables-syncer.js';
+export {
+  countWrittenRules,
+  IptablesSyncer,
+  type IptablesSyncerOptions,
+  type IptablesSyncResult,
+} from './iptables-syncer.js';
+export {
+  detectNfacct,
+  ensureNfacctCounters,
+  KUBE_PROXY_NFACCT_COUNTERS,
+  NFACCT_CT_STATE_INVALID_DROPPED,
+  NFACCT_LOCALHOST_NODEPORTS_ACCEPTED,
+  type NfacctAvailability,
+  type NfacctClient,
+  type NfacctCounter,
+  NfacctError,
+  parseNfacctList,
+  SpawnNfacctClient,
+  type SpawnNfacctClientOptions,
+} from './nfacct.js';
 export { computeProbability, ProbabilityCache } from './probability.js';
 export {
   IptablesRenderer,
@@ -77,12 +96,15 @@ export {
   tokenizeRule,
 } from './restore-parser.js';
 export {
+  type RestoreChunk,
   type RestoreChunksOptions,
   type RestoreTextOptions,
   restoreChunks,
+  restoreChunksPlan,
   restoreText,
   sharedChainsText,
 } from './restore-text.js';
+export { canonicalChains, canonicalRule } from './rule-canon.js';
 export {
   type IptablesEndpoint,
   type IptablesServicePort,

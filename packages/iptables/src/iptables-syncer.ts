@@ -6,12 +6,18 @@
  */
 import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
 import type { InvalidServicePortError, ProxySnapshot } from '@nodeagent/proxy-state';
+import { KUBE_MARK_MASQ } from './chain-names.js';
 import { type IptablesExecutor, type JumpRule, kubeProxyJumpRules } from './executor.js';
 import { IptablesRenderer } from './render.js';
 import type { IptablesRenderOptions } from './render-options.js';
 import type { IptablesServicePort } from './service-port.js';
 import { SnapshotAdapter, snapshotFamily } from './snapshot-input.js';
-import { type FullSyncReason, IptablesSyncPlanner, type IptablesSyncPlannerOptions } from './sync-planner.js';
+import {
+  type FullSyncReason,
+  IptablesSyncPlanner,
+  type IptablesSyncPlannerOptions,
+  type SyncPlan,
+} from './sync-planner.js';
 
 /** Options of {@link IptablesSyncer}. */
 export interface IptablesSyncerOptions extends IptablesSyncPlannerOptions {
@@ -44,12 +50,30 @@ export interface IptablesSyncResult {
   readonly ruleCounts: { readonly filter: number; readonly nat: number };
   /** Ports dropping traffic for lack of local endpoints (`sync_proxy_rules_no_local_endpoints_total`). */
   readonly noLocalEndpoints: { readonly internal: number; readonly external: number };
+  /**
+   * Rules written by this sync per table: the `-A` lines of its restore payloads (for
+   * `sync_proxy_rules_iptables_last{table}`; a partial sync writes only what changed).
+   */
+  readonly writtenRuleCounts: { readonly filter: number; readonly nat: number };
   /** False when a partial sync left the unchanged shared chains out. */
   readonly sharedChainsWritten: boolean;
   /** Wall time in milliseconds. */
   readonly durationMs: number;
   /** Service ports skipped because of bad input. */
   readonly errors: readonly InvalidServicePortError[];
+}
+
+/** The `-A` lines per table of iptables-restore payloads. */
+export function countWrittenRules(payloads: readonly string[]): { filter: number; nat: number } {
+  const out = { filter: 0, nat: 0 };
+  for (const payload of payloads) {
+    let table = '';
+    for (const line of payload.split('\n')) {
+      if (line.startsWith('*')) table = line.slice(1).trim();
+      else if (line.startsWith('-A ') && (table === 'filter' || table === 'nat')) out[table]++;
+    }
+  }
+  return out;
 }
 
 /**
@@ -66,6 +90,7 @@ export class IptablesSyncer {
   readonly #log: Logger;
   readonly #clock: Clock;
   readonly #adapter = new SnapshotAdapter();
+  #seeded = false;
 
   /** @param options executor, renderer options and policy. */
   constructor(options: IptablesSyncerOptions) {
@@ -103,22 +128,58 @@ export class IptablesSyncer {
     return this.#sync(this.planner, ports, snapshot.changedServices, snapshot.fullSyncRequired);
   }
 
+  /** Applies a plan's payloads in order; reports how many were applied before an error. */
+  async #apply(plan: SyncPlan): Promise<{ payloads: number; error?: unknown }> {
+    let payloads = 0;
+    try {
+      if (plan.full) await this.#executor.ensureJumps(this.#jumps);
+      // Early payloads of a chunked sync jump to KUBE-MARK-MASQ before the last one writes it.
+      if (plan.payloads.length > 1) await this.#executor.ensureChain('nat', KUBE_MARK_MASQ);
+      for (const payload of plan.payloads) {
+        await this.#executor.restore(payload, { noflush: true, counters: true });
+        payloads++;
+      }
+      return { payloads };
+    } catch (error) {
+      return { payloads, error };
+    }
+  }
+
   async #sync(
     planner: IptablesSyncPlanner,
     servicePorts: Iterable<IptablesServicePort>,
     changed: ReadonlySet<string>,
     forceFull: boolean,
   ): Promise<IptablesSyncResult> {
+    const ports = [...servicePorts];
     const start = this.#clock.now();
-    const plan = planner.plan(servicePorts, changed, forceFull);
-    try {
-      if (plan.full) await this.#executor.ensureJumps(this.#jumps);
-      for (const payload of plan.payloads)
-        await this.#executor.restore(payload, { noflush: true, counters: true });
-    } catch (err) {
-      planner.failed(plan);
-      this.#log.error({ err, full: plan.full }, 'iptables sync failed; next sync is full');
-      throw err;
+    if (!this.#seeded && planner.fullSyncReason === 'initial') {
+      // A previous process may have left chains the old dispatch still reaches: learn them (as
+      // kube-proxy reads iptables-save) so the make-before-break order loads early only those
+      // that already hold what this sync writes, switches the others with the dispatch, and
+      // deletes the stale ones.
+      planner.seedExistingRules(await this.#executor.save('nat'));
+      this.#seeded = true;
+    }
+    let plan = planner.plan(ports, changed, forceFull);
+    let retried = false;
+    for (;;) {
+      const applied = await this.#apply(plan);
+      if (applied.error === undefined) break;
+      planner.failed(plan, applied.payloads);
+      // A chunked full sync that failed at any payload: retry the full sync at once, once
+      // (the planner knows which payloads were applied; nothing was switched half-way).
+      if (!retried && plan.full && planner.chunked) {
+        retried = true;
+        this.#log.warn(
+          { err: applied.error, appliedPayloads: applied.payloads, payloads: plan.payloads.length },
+          'iptables chunked full sync failed; retrying the full sync at once',
+        );
+        plan = planner.plan(ports, changed, true);
+        continue;
+      }
+      this.#log.error({ err: applied.error, full: plan.full }, 'iptables sync failed; next sync is full');
+      throw applied.error;
     }
     planner.succeeded(plan);
     const result: IptablesSyncResult = {
@@ -129,6 +190,7 @@ export class IptablesSyncer {
       deletedChains: plan.staleChains.length,
       ruleCounts: plan.ruleCounts,
       noLocalEndpoints: plan.noLocalEndpoints,
+      writtenRuleCounts: countWrittenRules(plan.payloads),
       sharedChainsWritten: plan.sharedChainsWritten,
       durationMs: this.#clock.now() - start,
       errors: plan.ruleset.errors,

@@ -81,57 +81,88 @@ export interface RestoreChunksOptions extends RestoreTextOptions {
    * @default 2000
    */
   readonly maxRulesPerChunk?: number;
+  /**
+   * Service ports whose own chains may be written before the switch: chains no rule in the
+   * kernel reaches yet (new names) or whose content the kernel already holds. Every other
+   * service port's chains go into the last payload, together with the switch.
+   * @default every service port (no kernel content known: the caller accepts early writes)
+   */
+  readonly early?: (sp: ServicePortRules) => boolean;
+}
+
+/** One payload of {@link restoreChunksPlan}, with the own chains it writes. */
+export interface RestoreChunk {
+  /** The iptables-restore input. */
+  readonly text: string;
+  /** Per-service chains it writes, with the port-level rules text each belongs to. */
+  readonly chains: ReadonlyMap<string, string>;
 }
 
 /**
- * The same ruleset as {@link restoreText}, cut into several payloads that are applied in
- * order, each atomically:
+ * The same ruleset as {@link restoreText}, cut into several payloads applied in order, each
+ * atomically, such that every packet meets either the previous rules or the new ones for its
+ * service — make before break:
  *
- * 1. nat KUBE-POSTROUTING and KUBE-MARK-MASQ (every endpoint chain jumps to the latter);
- * 2. the own chains of the written service ports, a bounded number of rules per payload
- *    (each chain only jumps to chains of the same service port or KUBE-MARK-MASQ, so
- *    every payload is self-contained);
- * 3. last, the whole filter table and nat KUBE-SERVICES / KUBE-NODEPORTS, which switch
- *    traffic to the new chains, and the deletion of stale chains no rule points at anymore.
+ * 1. the own chains of the service ports `early` allows (new chain names nothing jumps to
+ *    yet, or content the kernel already holds), a bounded number of rules per payload (each
+ *    chain only jumps to chains of the same service port or KUBE-MARK-MASQ, which the caller
+ *    ensures exists);
+ * 2. last, in one payload: KUBE-POSTROUTING / KUBE-MARK-MASQ, the whole filter table, nat
+ *    KUBE-SERVICES / KUBE-NODEPORTS (the switch), the own chains of every other service port
+ *    (chains the previous rules reach and whose content changes), and the deletion of stale
+ *    chains.
  *
- * Until the last payload, packets keep using the previous dispatch rules; a service port
- * whose chains were rewritten keeps its chain names, so it is served by its new rules.
+ * Until the last payload, the previous dispatch only reaches chains with their previous
+ * content; the last payload switches everything a packet can meet at once.
  */
-export function restoreChunks(rs: IptablesRuleset, opts: RestoreChunksOptions = {}): string[] {
+export function restoreChunksPlan(rs: IptablesRuleset, opts: RestoreChunksOptions = {}): RestoreChunk[] {
   const maxRules = opts.maxRulesPerChunk ?? 2000;
-  const chunks: string[] = [];
-  chunks.push(
-    '*nat\n' +
-      chainLine('KUBE-POSTROUTING') +
-      chainLine('KUBE-MARK-MASQ') +
-      lines(rs.natHeadRules) +
-      'COMMIT\n',
-  );
+  const early = opts.early ?? (() => true);
+  const chunks: RestoreChunk[] = [];
+  const late: ServicePortRules[] = [];
 
   let batch: ServicePortRules[] = [];
   let batchRules = 0;
+  const chainsOf = (ports: readonly ServicePortRules[]): Map<string, string> => {
+    const m = new Map<string, string>();
+    for (const sp of ports) for (const c of sp.chains!) m.set(c, sp.chainRules!);
+    return m;
+  };
   const flush = (): void => {
     if (batch.length === 0) return;
     let out = '*nat\n';
     for (const sp of batch) for (const c of sp.chains!) out += chainLine(c);
     for (const sp of batch) out += sp.chainRules!;
-    chunks.push(out + 'COMMIT\n');
+    chunks.push({ text: out + 'COMMIT\n', chains: chainsOf(batch) });
     batch = [];
     batchRules = 0;
   };
   for (const sp of rs.servicePorts) {
     if (!sp.chains || sp.chains.length === 0) continue;
+    if (!early(sp)) {
+      late.push(sp);
+      continue;
+    }
     if (batchRules > 0 && batchRules + sp.chainRuleCount > maxRules) flush();
     batch.push(sp);
     batchRules += sp.chainRuleCount;
   }
   flush();
 
-  let out = filterSection(rs) + '*nat\n' + chainLine('KUBE-SERVICES') + chainLine('KUBE-NODEPORTS');
+  let out = filterSection(rs) + '*nat\n';
+  for (const c of rs.natChains) out += chainLine(c);
+  for (const sp of late) for (const c of sp.chains!) out += chainLine(c);
   const stale = [...(opts.staleNatChains ?? [])];
   for (const c of stale) out += chainLine(c);
+  out += lines(rs.natHeadRules);
   for (const sp of rs.servicePorts) out += sp.dispatchRules;
+  for (const sp of late) out += sp.chainRules!;
   for (const c of stale) out += `-X ${c}\n`;
-  chunks.push(out + lines(rs.natTailRules) + 'COMMIT\n');
+  chunks.push({ text: out + lines(rs.natTailRules) + 'COMMIT\n', chains: chainsOf(late) });
   return chunks;
+}
+
+/** The payloads of {@link restoreChunksPlan}. */
+export function restoreChunks(rs: IptablesRuleset, opts: RestoreChunksOptions = {}): string[] {
+  return restoreChunksPlan(rs, opts).map((c) => c.text);
 }

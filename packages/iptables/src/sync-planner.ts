@@ -7,8 +7,9 @@
  */
 import { type Clock, realClock } from '@nodeagent/core';
 import { isServiceChainName } from './chain-names.js';
-import type { IptablesRenderer, IptablesRuleset } from './render.js';
-import { restoreChunks, restoreText, sharedChainsText } from './restore-text.js';
+import type { IptablesRenderer, IptablesRuleset, ServicePortRules } from './render.js';
+import { type RestoreChunk, restoreChunksPlan, restoreText, sharedChainsText } from './restore-text.js';
+import { canonicalChains } from './rule-canon.js';
 import type { IptablesServicePort } from './service-port.js';
 
 /** kube-proxy's `FullSyncPeriod`: a full sync at least this often. */
@@ -79,6 +80,12 @@ export interface SyncPlan {
   readonly sharedChainsWritten: boolean;
   /** The shared chains' content, recorded on success (undefined when not tracked). */
   readonly sharedText: string | undefined;
+  /**
+   * Per payload, the own chains it writes with their service port's rules text (what the
+   * kernel holds for them once that payload is applied); used to know, after a failure,
+   * which content the kernel has.
+   */
+  readonly payloadChains: readonly ReadonlyMap<string, string>[];
 }
 
 /**
@@ -96,6 +103,10 @@ export class IptablesSyncPlanner {
   readonly #known = new Map<string, Set<string>>();
   readonly #knownRules = new Map<string, number>();
   readonly #orphans = new Set<string>();
+  /** Chain → the rules text of the service port that last wrote it, as the kernel holds it. */
+  readonly #content = new Map<string, string>();
+  /** Canonical rules per chain read from the kernel (until the next successful full sync). */
+  #saved: Map<string, string[]> | undefined;
   readonly #skipShared: boolean;
   #lastShared: string | undefined;
   #fullReason: FullSyncReason | undefined = 'initial';
@@ -109,6 +120,11 @@ export class IptablesSyncPlanner {
     this.#mode = options.fullSyncMode ?? 'chunked';
     this.#maxRules = options.maxRulesPerChunk ?? 2000;
     this.#skipShared = options.skipUnchangedSharedChains ?? true;
+  }
+
+  /** True when full syncs are written as make-before-break chunks (`fullSyncMode: 'chunked'`). */
+  get chunked(): boolean {
+    return this.#mode === 'chunked';
   }
 
   /** Why the next sync must be full, or undefined if a partial sync is allowed. */
@@ -129,6 +145,33 @@ export class IptablesSyncPlanner {
    */
   seedExistingChains(chains: Iterable<string>): void {
     for (const c of chains) if (isServiceChainName(c)) this.#orphans.add(c);
+  }
+
+  /**
+   * Learns the kernel's nat table from `iptables-save -t nat` output: the per-service chains
+   * (as {@link seedExistingChains}) and their rules, so the next full sync can tell which
+   * existing chains already hold what it writes (those load early; the others switch with the
+   * dispatch).
+   */
+  seedExistingRules(natSave: string): void {
+    const lines = natSave.split('\n');
+    this.seedExistingChains(lines.flatMap((l) => (l.startsWith(':') ? [l.slice(1).split(' ')[0]!] : [])));
+    this.#saved = canonicalChains(
+      lines.filter((l) => l.startsWith('-A KUBE-') && isServiceChainName(l.split(' ')[1]!)),
+    );
+  }
+
+  /** True when the kernel, as read by {@link seedExistingRules}, holds exactly `sp`'s chains. */
+  #matchesSaved(sp: ServicePortRules, existing: ReadonlySet<string>): boolean {
+    const saved = this.#saved;
+    if (!saved) return false;
+    const ours = canonicalChains(sp.chainRules!.split('\n'));
+    return sp.chains!.every((c) => {
+      if (!existing.has(c)) return false;
+      const a = ours.get(c) ?? [];
+      const b = saved.get(c) ?? [];
+      return a.length === b.length && a.every((r, i) => r === b[i]);
+    });
   }
 
   /** Every per-service chain believed to exist (a superset after a failure). */
@@ -193,10 +236,27 @@ export class IptablesSyncPlanner {
     stale.sort();
     const sharedText = this.#skipShared ? sharedChainsText(ruleset) : undefined;
     const includeShared = full || sharedText === undefined || sharedText !== this.#lastShared;
-    const payloads =
-      full && this.#mode === 'chunked'
-        ? restoreChunks(ruleset, { staleNatChains: stale, maxRulesPerChunk: this.#maxRules })
-        : [restoreText(ruleset, { staleNatChains: stale, includeSharedChains: includeShared })];
+    let chunks: RestoreChunk[];
+    if (full && this.#mode === 'chunked') {
+      const existing = this.knownChains();
+      chunks = restoreChunksPlan(ruleset, {
+        staleNatChains: stale,
+        maxRulesPerChunk: this.#maxRules,
+        // Make before break: early only what no previous rule reaches (new names) or what
+        // the kernel already holds; every other chain switches with the dispatch.
+        early: (sp) =>
+          sp.chains!.every((c) => !existing.has(c)) ||
+          sp.chains!.every((c) => this.#content.get(c) === sp.chainRules) ||
+          this.#matchesSaved(sp, existing),
+      });
+    } else {
+      const text = restoreText(ruleset, { staleNatChains: stale, includeSharedChains: includeShared });
+      const chains = new Map<string, string>();
+      for (const sp of ruleset.servicePorts)
+        if (sp.chains) for (const c of sp.chains) chains.set(c, sp.chainRules!);
+      chunks = [{ text, chains }];
+    }
+    const payloads = chunks.map((c) => c.text);
     let bytes = 0;
     for (const p of payloads) bytes += Buffer.byteLength(p);
     return {
@@ -213,12 +273,22 @@ export class IptablesSyncPlanner {
       writtenRules,
       sharedChainsWritten: includeShared,
       sharedText,
+      payloadChains: chunks.map((c) => c.chains),
     };
+  }
+
+  /** The content the kernel holds once `payloads` of a plan were applied. */
+  #recordApplied(plan: SyncPlan, applied: number): void {
+    for (const chains of plan.payloadChains.slice(0, applied))
+      for (const [c, text] of chains) this.#content.set(c, text);
+    // The stale chains are deleted by the last payload.
+    if (applied === plan.payloads.length) for (const c of plan.staleChains) this.#content.delete(c);
   }
 
   /** Records that `plan` was applied completely. */
   succeeded(plan: SyncPlan): void {
     this.#lastShared = plan.sharedText;
+    this.#recordApplied(plan, plan.payloads.length);
     if (plan.full) {
       this.#known.clear();
       this.#knownRules.clear();
@@ -226,6 +296,7 @@ export class IptablesSyncPlanner {
       for (const [key, n] of plan.writtenRules) this.#knownRules.set(key, n);
       for (const [key, chains] of plan.writtenChains) this.#known.set(key, new Set(chains));
       this.#fullReason = undefined;
+      this.#saved = undefined;
       this.#lastFullSyncMs = this.#clock.now();
       return;
     }
@@ -240,11 +311,16 @@ export class IptablesSyncPlanner {
   }
 
   /**
-   * Records that `plan` failed (possibly half applied): the next sync is full, and every
-   * chain it may have created is remembered so that sync can delete it if stale.
+   * Records that `plan` failed: the next sync is full, and every chain it may have created is
+   * remembered so that sync can delete it if stale. `appliedPayloads` (each payload is one
+   * atomic iptables-restore) tells which content the kernel now holds; without it the content
+   * of every chain the plan writes is taken as unknown.
    */
-  failed(plan: SyncPlan): void {
+  failed(plan: SyncPlan, appliedPayloads?: number): void {
     this.#fullReason = 'failure';
+    if (appliedPayloads === undefined)
+      for (const chains of plan.payloadChains) for (const c of chains.keys()) this.#content.delete(c);
+    else this.#recordApplied(plan, appliedPayloads);
     this.#lastShared = undefined;
     for (const [key, chains] of plan.writtenChains) {
       const set = this.#known.get(key) ?? new Set<string>();

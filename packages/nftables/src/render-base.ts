@@ -107,7 +107,7 @@ export function renderBase(o: ResolvedNftOptions): {
         `${ip} daddr @${NFT.clusterIPs} reject comment "Reject traffic to invalid ports of ClusterIPs"`,
         ...(o.serviceCIDRs.length > 0
           ? [
-              `${ip} daddr { ${o.serviceCIDRs.join(', ')} } drop comment "Drop traffic to unallocated ClusterIPs"`,
+              `${ip} daddr { ${o.serviceCIDRs.join(',')} } drop comment "Drop traffic to unallocated ClusterIPs"`,
             ]
           : []),
       ],

@@ -30,6 +30,10 @@ export interface FamilySyncResult {
   readonly bytes?: number;
   /** Rules per iptables table owned after the sync (`sync_proxy_rules_iptables_total{table}`), when the backend writes iptables rules. */
   readonly iptablesRules?: Readonly<Record<string, number>>;
+  /** Rules per iptables table written by this sync (`sync_proxy_rules_iptables_last{table}`), when the backend writes iptables rules. */
+  readonly iptablesRulesWritten?: Readonly<Record<string, number>>;
+  /** True when deleting stale nftables chains failed during this run (`sync_proxy_rules_nftables_cleanup_failures_total`). */
+  readonly cleanupFailed?: boolean;
   /** Service ports dropping traffic for lack of local endpoints, by traffic policy (`sync_proxy_rules_no_local_endpoints_total`). */
   readonly noLocalEndpoints?: { readonly internal: number; readonly external: number };
   /** Service ports (or objects) skipped by the renderer for bad input; the others were programmed. */
@@ -87,4 +91,11 @@ export interface Backend {
    * start timers here; it may start them after its first successful sync. Optional.
    */
   attach?(host: BackendHost): void;
+  /**
+   * The cluster's service CIDRs changed (kube-proxy's `OnServiceCIDRsChanged`: the union of the
+   * `spec.cidrs` of every `ServiceCIDR`, both families; the backend keeps its families' own).
+   * Optional: backends that drop traffic to unallocated ClusterIPs (nftables' `cluster-ips-check`).
+   * @returns true when the rules must be rewritten (the proxier then queues a full sync).
+   */
+  setServiceCIDRs?(cidrs: readonly string[]): boolean;
 }

@@ -62,10 +62,12 @@ export { IpvsBackend, type IpvsBackendOptions, type IpvsFamilyOptions } from './
 export { healthCheckNodePorts, localReadyEndpoints } from './local-endpoints.js';
 export {
   createProxierMetrics,
+  NFACCT_METRICS,
   noopProxierMetrics,
   PROXIER_METRIC_NAMES,
   type ProxierMetrics,
   type ProxierMetricsOptions,
+  registerNfacctCollectors,
 } from './metrics.js';
 export {
   NftablesBackend,

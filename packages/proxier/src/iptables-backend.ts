@@ -188,6 +188,7 @@ export class IptablesBackend implements Backend {
         full: r.full,
         bytes: r.bytes,
         iptablesRules: { filter: r.ruleCounts.filter, nat: r.ruleCounts.nat },
+        iptablesRulesWritten: { filter: r.writtenRuleCounts.filter, nat: r.writtenRuleCounts.nat },
         noLocalEndpoints: r.noLocalEndpoints,
         skipped: r.errors,
       };

@@ -4,7 +4,12 @@
  *
  * @module
  */
-import { createMetricFactory, type MetricsOptions } from '@nodeagent/core';
+import { createMetricFactory, type Logger, type MetricsOptions } from '@nodeagent/core';
+import {
+  NFACCT_CT_STATE_INVALID_DROPPED,
+  NFACCT_LOCALHOST_NODEPORTS_ACCEPTED,
+  type NfacctClient,
+} from '@nodeagent/iptables';
 import { type ChangeCounts, type IPFamily, ipFamilyName } from '@nodeagent/proxy-state';
 
 /** What the proxier reports; {@link noopProxierMetrics} without a registry. */
@@ -21,6 +26,10 @@ export interface ProxierMetrics {
   changes(counts: ChangeCounts): void;
   /** iptables rules owned per table after a sync. */
   iptablesRules(family: IPFamily, table: string, count: number): void;
+  /** iptables rules written per table by the last sync. */
+  iptablesRulesWritten(family: IPFamily, table: string, count: number): void;
+  /** Deleting stale nftables chains failed. */
+  nftablesCleanupFailure(family: IPFamily): void;
   /** Service ports without local endpoints for a Local policy, after a sync. */
   noLocalEndpoints(family: IPFamily, policy: 'internal' | 'external', count: number): void;
   /** A sync failed in `kind`'s tool; `partial` when it was a partial sync. */
@@ -37,6 +46,8 @@ export const noopProxierMetrics: ProxierMetrics = {
   networkProgramming() {},
   changes() {},
   iptablesRules() {},
+  iptablesRulesWritten() {},
+  nftablesCleanupFailure() {},
   noLocalEndpoints() {},
   syncFailure() {},
   healthRequest() {},
@@ -55,9 +66,11 @@ export const PROXIER_METRIC_NAMES = [
   'kubeproxy_sync_proxy_rules_service_changes_pending',
   'kubeproxy_sync_proxy_rules_service_changes_total',
   'kubeproxy_sync_proxy_rules_iptables_total',
+  'kubeproxy_sync_proxy_rules_iptables_last',
   'kubeproxy_sync_proxy_rules_iptables_restore_failures_total',
   'kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total',
   'kubeproxy_sync_proxy_rules_nftables_sync_failures_total',
+  'kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total',
   'kubeproxy_sync_proxy_rules_no_local_endpoints_total',
   'kubeproxy_proxy_healthz_total',
   'kubeproxy_proxy_livez_total',
@@ -145,6 +158,11 @@ export function createProxierMetrics(options: ProxierMetricsOptions): ProxierMet
     'Total number of iptables rules owned by kube-proxy',
     ['table', 'ip_family'],
   );
+  const iptLast = gauge(
+    'kubeproxy_sync_proxy_rules_iptables_last',
+    'Number of iptables rules written by kube-proxy in last sync',
+    ['table', 'ip_family'],
+  );
   const restoreFailures = counter(
     'kubeproxy_sync_proxy_rules_iptables_restore_failures_total',
     'Cumulative proxy iptables restore failures',
@@ -158,6 +176,11 @@ export function createProxierMetrics(options: ProxierMetricsOptions): ProxierMet
   const nftFailures = counter(
     'kubeproxy_sync_proxy_rules_nftables_sync_failures_total',
     'Cumulative proxy nftables sync failures',
+    fam,
+  );
+  const nftCleanupFailures = counter(
+    'kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total',
+    'Cumulative proxy nftables cleanup failures',
     fam,
   );
   const noLocal = gauge(
@@ -195,6 +218,12 @@ export function createProxierMetrics(options: ProxierMetricsOptions): ProxierMet
     iptablesRules(family, table, count) {
       iptTotal.set({ table, ip_family: ipFamilyName(family) }, count);
     },
+    iptablesRulesWritten(family, table, count) {
+      iptLast.set({ table, ip_family: ipFamilyName(family) }, count);
+    },
+    nftablesCleanupFailure(family) {
+      nftCleanupFailures.inc({ ip_family: ipFamilyName(family) });
+    },
     noLocalEndpoints(family, policy, count) {
       noLocal.set({ traffic_policy: policy, ip_family: ipFamilyName(family) }, count);
     },
@@ -210,4 +239,55 @@ export function createProxierMetrics(options: ProxierMetricsOptions): ProxierMet
       (endpoint === 'healthz' ? healthz : livez).inc({ code: String(code) });
     },
   };
+}
+
+/** kube-proxy's two nfacct-backed metrics and the accounting object each reads. */
+export const NFACCT_METRICS: readonly {
+  readonly name: string;
+  readonly help: string;
+  readonly counter: string;
+}[] = [
+  {
+    name: 'kubeproxy_iptables_ct_state_invalid_dropped_packets_total',
+    help: 'packets dropped by iptables to work around conntrack problems',
+    counter: NFACCT_CT_STATE_INVALID_DROPPED,
+  },
+  {
+    name: 'kubeproxy_iptables_localhost_nodeports_accepted_packets_total',
+    help: 'Number of packets accepted on nodeports of loopback interface',
+    counter: NFACCT_LOCALHOST_NODEPORTS_ACCEPTED,
+  },
+];
+
+/**
+ * Registers kube-proxy's nfacct collectors on `options.registry`: each scrape reads the
+ * accounting objects through `client` and exposes their packet counts as counters (nothing
+ * for a counter that does not exist or cannot be read, as kube-proxy's custom collector).
+ * A collector already registered under the name is left as it is.
+ */
+export function registerNfacctCollectors(
+  options: MetricsOptions,
+  client: NfacctClient,
+  logger?: Logger,
+): void {
+  for (const m of NFACCT_METRICS) {
+    if (options.registry.getSingleMetric(m.name) !== undefined) continue;
+    options.registry.registerMetric({
+      name: m.name,
+      help: m.help,
+      type: 'counter',
+      aggregator: 'sum',
+      reset() {},
+      async get() {
+        let values: { value: number; labels: Record<string, string> }[] = [];
+        try {
+          const found = (await client.list()).find((c) => c.name === m.counter);
+          if (found) values = [{ value: Number(found.packets), labels: {} }];
+        } catch (err) {
+          logger?.error({ err, counter: m.counter }, 'failed to read the nfacct counter');
+        }
+        return { name: m.name, help: m.help, type: 'counter', aggregator: 'sum', values };
+      },
+    });
+  }
 }

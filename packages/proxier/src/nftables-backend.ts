@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
+import { type Clock, type Logger, noopLogger, parseCIDR, realClock } from '@nodeagent/core';
 import {
   type NftExecutor,
   type NftRenderOptions,
@@ -49,6 +49,8 @@ interface FamilyState {
   readonly executor: NftExecutor;
   syncer: NftSyncer | undefined;
   nodeIP: string | undefined;
+  /** The service CIDRs the syncer renders, joined. */
+  serviceCIDRs: string;
   needFull: boolean;
 }
 
@@ -62,6 +64,7 @@ export class NftablesBackend implements Backend {
   readonly #state: FamilyState[];
   readonly #clock: Clock;
   readonly #log: Logger;
+  #serviceCIDRs: readonly string[] | undefined;
 
   /** @param options - One executor per family. @throws TypeError when no family is configured. */
   constructor(options: NftablesBackendOptions) {
@@ -79,6 +82,7 @@ export class NftablesBackend implements Backend {
         executor: o.executor,
         syncer: undefined,
         nodeIP: undefined,
+        serviceCIDRs: '',
         needFull: false,
       }));
     if (this.#state.length === 0) throw new TypeError('NftablesBackend needs ipv4 and/or ipv6 options');
@@ -102,10 +106,31 @@ export class NftablesBackend implements Backend {
     return nextRunAtMs === undefined ? { families } : { families, nextRunAtMs };
   }
 
+  /**
+   * The cluster's service CIDRs from its `ServiceCIDR` objects (both families; each table gets
+   * its own family's), replacing `render.serviceCIDRs`. The next sync renders them into
+   * `cluster-ips-check`.
+   * @returns true when a family's list changed.
+   */
+  setServiceCIDRs(cidrs: readonly string[]): boolean {
+    const next = [...new Set(cidrs)].sort();
+    const before = this.#serviceCIDRs;
+    this.#serviceCIDRs = next;
+    return before === undefined ? next.length > 0 : before.join(',') !== next.join(',');
+  }
+
+  #renderOptions(family: IPFamily): Omit<NftRenderOptions, 'family'> {
+    const base = this.#options.render ?? {};
+    if (this.#serviceCIDRs === undefined) return base;
+    const mine = this.#serviceCIDRs.filter((c) => parseCIDR(c)?.family === family);
+    return { ...base, serviceCIDRs: mine };
+  }
+
   #syncerFor(st: FamilyState, snapshot: ProxySnapshot): NftSyncer {
-    const render = snapshotRenderOptions(snapshot, this.#options.render ?? {});
-    if (st.syncer && render.nodeIP === st.nodeIP) return st.syncer;
-    // A new node IP means a new renderer; its first (full) sync lists the table and removes
+    const render = snapshotRenderOptions(snapshot, this.#renderOptions(st.family));
+    const cidrs = (render.serviceCIDRs ?? []).join(',');
+    if (st.syncer && render.nodeIP === st.nodeIP && cidrs === st.serviceCIDRs) return st.syncer;
+    // A new node IP (or new service CIDRs) means a new renderer; its first (full) sync lists the table and removes
     // whatever the previous one left.
     st.needFull = st.syncer !== undefined;
     st.syncer = new NftSyncer({
@@ -119,12 +144,14 @@ export class NftablesBackend implements Backend {
     });
     if (st.needFull) st.syncer.planner.invalidate();
     st.nodeIP = render.nodeIP;
+    st.serviceCIDRs = cidrs;
     return st.syncer;
   }
 
   async #syncFamily(st: FamilyState, snapshot: ProxySnapshot, forceFull: boolean): Promise<FamilySyncResult> {
     const syncer = this.#syncerFor(st, snapshot);
     let full = forceFull || snapshot.fullSyncRequired || syncer.planner.needsFull;
+    let cleanupFailed = false;
     try {
       const due = syncer.nextCleanupAt();
       if (due !== undefined && due <= this.#clock.now()) {
@@ -134,13 +161,26 @@ export class NftablesBackend implements Backend {
     } catch (error) {
       // The cleanup invalidated the mirror; the sync below is full and lists the table.
       this.#log.warn({ err: error }, 'deleting stale nftables chains failed');
+      cleanupFailed = true;
       full = true;
     }
     try {
       const r = await syncer.sync(snapshot, full);
-      return { family: st.family, full: r.full, bytes: r.bytes, skipped: r.errors };
+      return {
+        family: st.family,
+        full: r.full,
+        bytes: r.bytes,
+        skipped: r.errors,
+        ...(cleanupFailed ? { cleanupFailed } : {}),
+      };
     } catch (error) {
-      return { family: st.family, full, error, failureKind: 'nftables' };
+      return {
+        family: st.family,
+        full,
+        error,
+        failureKind: 'nftables',
+        ...(cleanupFailed ? { cleanupFailed } : {}),
+      };
     }
   }
 

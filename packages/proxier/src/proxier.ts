@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { KubeConfig, V1EndpointSlice, V1Node, V1Service } from '@kubernetes/client-node';
+import type { KubeConfig, V1EndpointSlice, V1Node, V1Service, V1ServiceCIDR } from '@kubernetes/client-node';
 import {
   type Clock,
   definedFields,
@@ -26,15 +26,30 @@ import {
   objectOf,
   SharedInformerFactory,
 } from '@nodeagent/informer';
-import { type IPFamily, LABEL_TOPOLOGY_ZONE, ProxyState, type ProxyStateError } from '@nodeagent/proxy-state';
+import type { NfacctClient } from '@nodeagent/iptables';
+import {
+  collectServiceCIDRs,
+  type IPFamily,
+  LABEL_TOPOLOGY_ZONE,
+  ProxyState,
+  type ProxyStateError,
+} from '@nodeagent/proxy-state';
 import { EventEmitter } from 'eventemitter3';
 import type { Backend } from './backend.js';
 import { BoundedFrequencyRunner } from './bounded-frequency-runner.js';
 import { type ConntrackCleaner, SpawnConntrackCleaner } from './conntrack.js';
-import { createProxierMetrics, noopProxierMetrics, type ProxierMetrics } from './metrics.js';
+import {
+  createProxierMetrics,
+  noopProxierMetrics,
+  type ProxierMetrics,
+  registerNfacctCollectors,
+} from './metrics.js';
 import { ProxyHealthServer } from './proxy-health-server.js';
 import { ServiceHealthServer } from './service-health-server.js';
 import { type ProxierSyncResult, SyncLoop } from './sync-loop.js';
+
+/** `networking.k8s.io/v1` ServiceCIDRs (cluster-scoped). */
+const SERVICE_CIDRS = { group: 'networking.k8s.io', version: 'v1', resource: 'servicecidrs' } as const;
 
 /** Options of {@link Proxier}. */
 export interface ProxierOptions {
@@ -82,8 +97,21 @@ export interface ProxierOptions {
   readonly conntrack?: false | ConntrackCleaner;
   /** Honour node hints (`PreferSameNode`). @default true */
   readonly preferSameTrafficDistribution?: boolean;
+  /**
+   * Watch `ServiceCIDR` objects (`networking.k8s.io/v1`) and hand their CIDRs to the backend
+   * (`setServiceCIDRs`), as kube-proxy does for nftables' `cluster-ips-check`. The watch does
+   * not hold back the first sync (kube-proxy waits for Services and EndpointSlices only).
+   * @default true when the backend implements `setServiceCIDRs`
+   */
+  readonly serviceCIDRs?: boolean;
   /** Options for every informer (backoff, idle timeout, …). @default {} */
   readonly informer?: FactoryInformerOptions;
+  /**
+   * iptables mode: the nfacct counters behind `kubeproxy_iptables_ct_state_invalid_dropped_packets_total`
+   * and `kubeproxy_iptables_localhost_nodeports_accepted_packets_total`, read on each scrape
+   * (with `metrics`). @default no nfacct metrics
+   */
+  readonly nfacct?: NfacctClient;
   /** Where the `kubeproxy_*` metrics go. @default no metrics */
   readonly metrics?: MetricsOptions;
   /** @default realClock */
@@ -253,6 +281,7 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
   async #start(signal: AbortSignal | undefined): Promise<void> {
     const o = this.#options;
     if (o.metrics) this.#metrics = createProxierMetrics(o.metrics);
+    if (o.metrics && o.nfacct) registerNfacctCollectors(o.metrics, o.nfacct, this.#log);
     await this.healthz?.start(signal);
     await this.runner.start();
     const factory = new SharedInformerFactory({
@@ -313,6 +342,7 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
       signal?.removeEventListener('abort', abort);
     }
     if (this.#stopped) throw new Error('Proxier stopped before its informers synced');
+    this.#watchServiceCIDRs(factory);
     this.#initialized = true;
     this.#loop.initialized = true;
     this.#log.info({ node: o.nodeName }, 'informers synced; first sync requested');
@@ -349,6 +379,29 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
     if (zoneChanged) this.#loop.requestFullSync();
     const changed = zoneChanged || before.addresses !== addresses;
     if (this.#initialized && (result.pending || changed)) this.#queueSync();
+  }
+
+  #watchServiceCIDRs(factory: SharedInformerFactory): void {
+    const backend = this.backend;
+    if (this.#options.serviceCIDRs === false || backend.setServiceCIDRs === undefined) return;
+    // Started after the others synced: the factory does not wait for it.
+    const informer = factory.informerFor<V1ServiceCIDR & KubeObject>(SERVICE_CIDRS);
+    informer.on('watchError', (err) => this.emit('informerError', err, 'servicecidrs'));
+    const changed = () => {
+      const all = informer.lister.list();
+      const cidrs = [...collectServiceCIDRs(all, 4).cidrs, ...collectServiceCIDRs(all, 6).cidrs];
+      if (backend.setServiceCIDRs?.(cidrs)) {
+        this.#log.info({ cidrs }, 'service CIDRs changed');
+        this.#loop.requestFullSync();
+        if (!this.#stopped) this.#queueSync();
+      }
+    };
+    this.#registrations.push(
+      informer.addEventHandler(
+        { onAdd: changed, onUpdate: changed, onDelete: changed },
+        { name: 'proxier-servicecidrs' },
+      ),
+    );
   }
 
   #queueSync(): void {

@@ -55,12 +55,12 @@ export interface ProxyHealthBody {
   readonly lastUpdated: string;
   /** The server's time. */
   readonly currentTime: string;
-  /** `/healthz` only: false while the Node is being deleted or tainted for deletion. */
+  /** `/healthz` only: false before the Node was seen and while it is being deleted or tainted for deletion. */
   readonly nodeEligible?: boolean;
   /** The overall verdict behind the status code. */
   readonly healthy: boolean;
-  /** Per family (`IPv4`, `IPv6`). */
-  readonly status: Readonly<Record<string, FamilyHealth>>;
+  /** Per family (`IPv4`, `IPv6`); left out when no family has synced or queued anything (upstream's `omitempty`). */
+  readonly status?: Readonly<Record<string, FamilyHealth>>;
 }
 
 /** The health bookkeeping plus its HTTP endpoint. Nothing listens before {@link start}. */
@@ -72,7 +72,8 @@ export class ProxyHealthServer implements Lifecycle {
   readonly #metrics: ProxierMetrics;
   readonly #lastUpdated = new Map<IPFamily, number>();
   readonly #oldestQueued = new Map<IPFamily, number>();
-  #nodeEligible = true;
+  // Current upstream's NodeEligible: no Node seen yet is not eligible.
+  #nodeEligible = false;
   readonly #once = new StartOnce('ProxyHealthServer');
   #server: Server | undefined;
   #port: number | undefined;
@@ -113,7 +114,10 @@ export class ProxyHealthServer implements Lifecycle {
     this.#nodeEligible = !deleting && !tainted;
   }
 
-  /** True until a Node update says it is being deleted. */
+  /**
+   * Whether this proxy's Node was seen and is neither being deleted nor tainted for deletion.
+   * False until the first {@link syncNode} (current kube-proxy: no Node is not eligible).
+   */
   get nodeEligible(): boolean {
     return this.#nodeEligible;
   }
@@ -154,7 +158,7 @@ export class ProxyHealthServer implements Lifecycle {
       currentTime: goTime(now),
       ...(withNode ? { nodeEligible: this.#nodeEligible } : {}),
       healthy: verdict,
-      status,
+      ...(Object.keys(status).length > 0 ? { status } : {}),
     };
   }
 

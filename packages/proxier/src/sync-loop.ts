@@ -111,6 +111,7 @@ export class SyncLoop {
     let conntrackFilters = 0;
     for (const r of result.families) {
       const snapshot = r.family === 4 ? checkout.v4 : checkout.v6;
+      if (r.cleanupFailed) metrics.nftablesCleanupFailure(r.family);
       if (r.error !== undefined) {
         failures.push({ family: r.family, error: r.error });
         this.#remember(r.family, snapshot, false);
@@ -124,6 +125,8 @@ export class SyncLoop {
       metrics.lastSyncTimestamp(r.family, end / 1000);
       for (const [table, n] of Object.entries(r.iptablesRules ?? {}))
         metrics.iptablesRules(r.family, table, n);
+      for (const [table, n] of Object.entries(r.iptablesRulesWritten ?? {}))
+        metrics.iptablesRulesWritten(r.family, table, n);
       if (r.noLocalEndpoints) {
         metrics.noLocalEndpoints(r.family, 'internal', r.noLocalEndpoints.internal);
         metrics.noLocalEndpoints(r.family, 'external', r.noLocalEndpoints.external);

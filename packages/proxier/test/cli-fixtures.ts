@@ -1,4 +1,5 @@
 /** Manifests and a capturing runner shared by the `nodeagent-proxy` CLI tests. */
+import { type NfacctClient, NfacctError } from '@nodeagent/iptables';
 import { type BuiltProxySnapshots, buildProxySnapshots, parseManifests } from '@nodeagent/proxy-state';
 import { runProxyCli } from '../src/cli/run-proxy-cli.js';
 
@@ -114,10 +115,38 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs the CLI in-process with in-memory files (`-` reads `stdin`). */
+/** An nfacct client of a kernel without nfnetlink_acct: `--nfacct auto` resolves to off. */
+export const NO_NFACCT: NfacctClient = {
+  ensure: async (name) => {
+    throw new NfacctError(['nfacct', 'add', name], 'Operation not supported');
+  },
+  list: async () => {
+    throw new NfacctError(['nfacct', 'list'], 'Operation not supported');
+  },
+};
+
+/** An in-memory nfacct client (counters created on ensure). */
+export function memoryNfacct(): NfacctClient & { readonly names: Set<string> } {
+  const names = new Set<string>();
+  return {
+    names,
+    ensure: async (name) => void names.add(name),
+    list: async () => [...names].map((name) => ({ name, packets: 0n, bytes: 0n })),
+  };
+}
+
+/**
+ * Runs the CLI in-process with in-memory files (`-` reads `stdin`); the node has no nfacct
+ * unless `opts.nfacct` is given.
+ */
 export async function runCli(
   argv: readonly string[],
-  opts: { files?: Readonly<Record<string, string>>; env?: NodeJS.ProcessEnv; stdin?: string } = {},
+  opts: {
+    files?: Readonly<Record<string, string>>;
+    env?: NodeJS.ProcessEnv;
+    stdin?: string;
+    nfacct?: NfacctClient;
+  } = {},
 ): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
@@ -126,6 +155,7 @@ export async function runCli(
     stdout: { write: (t: string) => (stdout += t) },
     stderr: { write: (t: string) => (stderr += t) },
     env: opts.env ?? {},
+    nfacct: () => opts.nfacct ?? NO_NFACCT,
     readFile: async (path) => {
       if (path === '-' && opts.stdin !== undefined) return opts.stdin;
       const text = files[path];

@@ -153,9 +153,15 @@ describe('refused as kube-proxy refuses them (exit 2)', () => {
       'KubeProxyConfiguration.NodePortAddresses[1]: Invalid value: "192.168.0.300/32": must be a valid CIDR',
     ],
     [
-      'primary with CIDRs',
-      ['--nodeport-addresses', '192.168.0.0/16,primary'],
-      `KubeProxyConfiguration.NodePortAddresses[1]: Invalid value: "primary": can't use both 'primary' and CIDRs`,
+      // Current kube-proxy: keywords combine with CIDRs, but no entry twice.
+      'the same keyword twice',
+      ['--nodeport-addresses', 'primary,192.168.0.0/16,primary'],
+      'KubeProxyConfiguration.NodePortAddresses[2]: Duplicate value: "primary"',
+    ],
+    [
+      'a keyword spelled otherwise',
+      ['--nodeport-addresses', 'Localhost'],
+      'KubeProxyConfiguration.NodePortAddresses[0]: Invalid value: "Localhost": must be a valid CIDR',
     ],
   ];
   for (const [name, flags, message] of cases) {

@@ -93,15 +93,19 @@ spec: { ipFamilies: [IPv6], clusterIP: 'fd00:30::10', ports: [{ name: http, port
 });
 
 describe('render --backend nftables', () => {
+  // kube-proxy's platformApplyDefaults: nftables mode without --nodeport-addresses is `primary`.
+  const PRIMARY = { nodePortIPs: [NODE_IP] };
+
   it('prints renderNftables output for both layouts', async () => {
     for (const layout of ['kube-proxy', 'optimized'] as const) {
       const r = await runCli(['render', '-b', 'nftables', '--nftables-layout', layout, ...BASE_ARGS]);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
-      expect(r.stdout).toBe(renderNftables(v4, { layout, localDetector: DETECTOR }));
+      expect(r.stdout).toBe(renderNftables(v4, { layout, localDetector: DETECTOR, ...PRIMARY }));
     }
     const def = await runCli(['render', '-b', 'nftables', ...BASE_ARGS]);
-    expect(def.stdout).toBe(renderNftables(v4, { localDetector: DETECTOR }));
+    expect(def.stdout).toBe(renderNftables(v4, { localDetector: DETECTOR, ...PRIMARY }));
+    expect(def.stdout).toContain(`add element ip kube-proxy nodeport-ips { ${NODE_IP} }`);
   });
 
   it("writes kube-proxy's table, maps and per-service chains", async () => {
@@ -126,7 +130,7 @@ describe('render --backend nftables', () => {
 
   it('--masquerade-all changes the rendered table', async () => {
     const r = await runCli(['render', '-b', 'nftables', '--masquerade-all', ...BASE_ARGS]);
-    expect(r.stdout).toBe(renderNftables(v4, { localDetector: DETECTOR, masqueradeAll: true }));
+    expect(r.stdout).toBe(renderNftables(v4, { localDetector: DETECTOR, masqueradeAll: true, ...PRIMARY }));
   });
 });
 

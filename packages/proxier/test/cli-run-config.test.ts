@@ -110,8 +110,15 @@ describe('flags', () => {
     await expect(parse(['--iptables-sync-period', '1s', '--iptables-min-sync-period', '2s'])).rejects.toThrow(
       'KubeProxyConfiguration.KubeProxyIPTablesConfiguration.SyncPeriod: Invalid value: "2s": must be greater than or equal to KubeProxyConfiguration.KubeProxyIPTablesConfiguration.MinSyncPeriod',
     );
-    await expect(parse(['--nodeport-addresses', 'primary,10.0.0.0/8'])).rejects.toThrow(
-      "can't use both 'primary' and CIDRs",
+    // Current kube-proxy: keywords combine with each other and with CIDRs.
+    expect(
+      (await parse(['--nodeport-addresses', 'primary,localhost,10.0.0.0/8'])).config.nodePortAddresses,
+    ).toEqual(['primary', 'localhost', '10.0.0.0/8']);
+    await expect(parse(['--nodeport-addresses', 'Primary'])).rejects.toThrow(
+      'KubeProxyConfiguration.NodePortAddresses[0]: Invalid value: "Primary": must be a valid CIDR',
+    );
+    await expect(parse(['--nodeport-addresses', 'primary,10.0.0.0/8,localhost,all,all'])).rejects.toThrow(
+      'KubeProxyConfiguration.NodePortAddresses[4]: Duplicate value: "all"',
     );
     await expect(parse(['--hostname-override', '  '])).rejects.toThrow('empty hostname-override is invalid');
     await expect(parse(['--no-such-flag'])).rejects.toBeInstanceOf(CliUsageError);

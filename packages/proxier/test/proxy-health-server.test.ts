@@ -19,9 +19,12 @@ afterEach(async () => {
 async function start(
   clock: FakeClock,
   extra: Partial<ConstructorParameters<typeof ProxyHealthServer>[0]> = {},
+  noNode = false,
 ) {
   const hs = new ProxyHealthServer({ bindAddress: '127.0.0.1:0', healthTimeoutMs: 60_000, clock, ...extra });
   servers.push(hs);
+  // As upstream's tests: the node manager has this proxy's Node.
+  if (!noNode) hs.syncNode({ metadata: { name: 'n' } });
   await hs.start();
   const port = hs.port!;
   const get = async (path: string) => {
@@ -39,13 +42,32 @@ describe('ProxyHealthServer (kube-proxy healthz semantics)', () => {
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('application/json');
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    // Nothing synced or queued yet: no per-family status (upstream's `omitempty`).
     expect(r.body).toEqual({
       lastUpdated: '2025-01-02T03:04:05.6Z',
       currentTime: '2025-01-02T03:04:05.6Z',
       nodeEligible: true,
       healthy: true,
-      status: {},
     });
+  });
+
+  it('no Node seen yet: /healthz 503 with nodeEligible false (current upstream NodeEligible), /livez 200', async () => {
+    const clock = new FakeClock({ startMs: T0 });
+    const { hs, get } = await start(clock, {}, true);
+    expect(hs.nodeEligible).toBe(false);
+    const h = await get('/healthz');
+    expect(h.status).toBe(503);
+    expect(h.body).toEqual({
+      lastUpdated: '0001-01-01T00:00:00Z',
+      currentTime: '2025-01-02T03:04:05.6Z',
+      nodeEligible: false,
+      healthy: false,
+    });
+    expect((await get('/livez')).status).toBe(200);
+    // The proxy itself is healthy (what health-check node ports report).
+    expect(hs.isHealthy()).toBe(true);
+    hs.syncNode({ metadata: { name: 'n' } });
+    expect((await get('/healthz')).status).toBe(200);
   });
 
   it('becomes unhealthy when an update has been queued for 2 × syncPeriod without a sync', async () => {

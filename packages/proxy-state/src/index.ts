@@ -74,6 +74,11 @@ export {
   type ProxyRenderOptions,
 } from './render-options.js';
 export {
+  type CollectedServiceCIDRs,
+  collectServiceCIDRs,
+  InvalidServiceCIDRError,
+} from './service-cidrs.js';
+export {
   DEFAULT_STICKY_MAX_AGE_SECONDS,
   type ParsedService,
   parseService,

@@ -1,10 +1,10 @@
 /**
- * Reading Services, EndpointSlices and Nodes from manifest text (YAML, multi-document, or
+ * Reading Services, EndpointSlices, Nodes and ServiceCIDRs from manifest text (YAML, multi-document, or
  * JSON, including `List` objects) for command-line tools and tests.
  *
  * @module
  */
-import type { V1EndpointSlice, V1Node, V1Service } from '@kubernetes/client-node';
+import type { V1EndpointSlice, V1Node, V1Service, V1ServiceCIDR } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 
 /** A document (or list item) that could not be read. */
@@ -30,6 +30,8 @@ export interface ParsedManifests {
   readonly endpointSlices: readonly V1EndpointSlice[];
   /** `kind: Node` objects, in document order. */
   readonly nodes: readonly V1Node[];
+  /** `kind: ServiceCIDR` objects (`networking.k8s.io/v1`), in document order. */
+  readonly serviceCIDRs: readonly V1ServiceCIDR[];
   /** Objects of other kinds, skipped (`kind/name`). */
   readonly ignored: readonly string[];
   /** Documents that could not be read; the others are still returned. */
@@ -55,6 +57,7 @@ export function parseManifests(text: string): ParsedManifests {
   const services: V1Service[] = [];
   const endpointSlices: V1EndpointSlice[] = [];
   const nodes: V1Node[] = [];
+  const serviceCIDRs: V1ServiceCIDR[] = [];
   const ignored: string[] = [];
   const errors: ManifestError[] = [];
   const docs = parseAllDocuments(text);
@@ -78,6 +81,7 @@ export function parseManifests(text: string): ParsedManifests {
       if (kind === 'Service') services.push(value as unknown as V1Service);
       else if (kind === 'EndpointSlice') endpointSlices.push(value as unknown as V1EndpointSlice);
       else if (kind === 'Node') nodes.push(value as unknown as V1Node);
+      else if (kind === 'ServiceCIDR') serviceCIDRs.push(value as unknown as V1ServiceCIDR);
       else if (kind.endsWith('List') && Array.isArray(value.items)) {
         const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
         for (const item of value.items) {
@@ -96,5 +100,5 @@ export function parseManifests(text: string): ParsedManifests {
     };
     visit(doc.toJS({ maxAliasCount: 100 }));
   });
-  return { services, endpointSlices, nodes, ignored, errors };
+  return { services, endpointSlices, nodes, serviceCIDRs, ignored, errors };
 }

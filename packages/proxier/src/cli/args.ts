@@ -30,6 +30,11 @@ export interface InputArgs {
   readonly nodeIPs: readonly string[];
   /** `--cluster-cidr`, canonical (at most one per family). */
   readonly clusterCIDRs: readonly string[];
+  /**
+   * `--service-cluster-ip-range` (our extension; kube-proxy learns them from `ServiceCIDR`
+   * objects only), canonical: the service CIDRs whose unallocated ClusterIPs nftables drops.
+   */
+  readonly serviceClusterIPRanges: readonly string[];
   /** `--ip-family`; undefined = derived (trace: `--dst`; otherwise the first node IP). */
   readonly ipFamily: IPFamily | undefined;
   /** `--strict`: any skipped object fails the command before anything is written. */
@@ -49,13 +54,21 @@ export interface BackendArgs {
   /** `--nftables-layout` (default `kube-proxy`). */
   readonly nftablesLayout: NftLayout;
   /**
-   * `--nodeport-addresses`: canonical CIDRs, or `['primary']`; empty = every node IP
-   * (kube-proxy's default).
+   * `--nodeport-addresses`: canonical CIDRs and the keywords `primary`, `localhost`, `all`;
+   * empty = the backend's default (`primary` for nftables, every node IP otherwise).
    */
   readonly nodePortAddresses: readonly string[];
   /** The `--ipvs-*` settings (ipvs backend only). */
   readonly ipvs: IpvsArgs;
+  /**
+   * `--nfacct auto|on|off` (iptables only): whether the rules use kube-proxy's nfacct
+   * counters. `auto` (the default) asks this node's kernel.
+   */
+  readonly nfacct: NfacctMode;
 }
+
+/** `--nfacct`: `on` as upstream's test proxier, `off` as a kernel without nfacct, `auto` = detect. */
+export type NfacctMode = 'auto' | 'on' | 'off';
 
 /** The packet of `trace`. */
 export interface PacketArgs {
@@ -124,6 +137,8 @@ const COMMON_OPTIONS = {
   'node-name': { type: 'string' },
   'node-ip': { type: 'string', multiple: true },
   'cluster-cidr': { type: 'string', multiple: true },
+  'service-cluster-ip-range': { type: 'string', multiple: true },
+  nfacct: { type: 'string' },
   'masquerade-all': { type: 'boolean' },
   'no-localhost-nodeports': { type: 'boolean' },
   'nftables-layout': { type: 'string' },
@@ -189,8 +204,13 @@ function parseBackend(values: Values, command: CommandName): BackendArgs {
       command,
     );
   }
+  const nfacct = str(values, 'nfacct') ?? 'auto';
+  if (nfacct !== 'auto' && nfacct !== 'on' && nfacct !== 'off') {
+    throw new CliUsageError(`--nfacct must be auto, on or off, got ${JSON.stringify(nfacct)}`, command);
+  }
   return {
     backend,
+    nfacct,
     masqueradeAll: values['masquerade-all'] === true,
     localhostNodePorts: values['no-localhost-nodeports'] !== true,
     nftablesLayout: layout,
@@ -220,6 +240,13 @@ function parseInput(values: Values, env: NodeJS.ProcessEnv, command: CommandName
     cidrFamilies.add(c.family);
     clusterCIDRs.push(c.cidr);
   }
+  const serviceClusterIPRanges: string[] = [];
+  for (const t of list(values, 'service-cluster-ip-range')) {
+    const c = parseCIDR(t);
+    if (!c)
+      throw new CliUsageError(`--service-cluster-ip-range: ${JSON.stringify(t)} is not a CIDR`, command);
+    if (!serviceClusterIPRanges.includes(c.cidr)) serviceClusterIPRanges.push(c.cidr);
+  }
   const fam = str(values, 'ip-family');
   if (fam !== undefined && fam !== '4' && fam !== '6') {
     throw new CliUsageError(`--ip-family must be 4 or 6, got ${JSON.stringify(fam)}`, command);
@@ -229,6 +256,7 @@ function parseInput(values: Values, env: NodeJS.ProcessEnv, command: CommandName
     nodeName: nodeName.trim(),
     nodeIPs,
     clusterCIDRs,
+    serviceClusterIPRanges,
     ipFamily: fam === undefined ? undefined : fam === '4' ? 4 : 6,
     strict: values.strict === true,
     verbose: values.verbose === true,

@@ -9,6 +9,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import { definedFields, parseIP } from '@nodeagent/core';
 import {
   buildProxySnapshots,
+  collectServiceCIDRs,
   InvalidServiceError,
   type IPFamily,
   type ParsedManifests,
@@ -31,6 +32,11 @@ export interface LoadedInput {
   readonly nodeIPs: readonly string[];
   /** The cluster CIDR of the chosen family, if given. */
   readonly clusterCIDR: string | undefined;
+  /**
+   * The service CIDRs of the chosen family: `--service-cluster-ip-range` and the `spec.cidrs`
+   * of `ServiceCIDR` objects in the manifests, canonical, sorted, without duplicates.
+   */
+  readonly serviceCIDRs: readonly string[];
   /** One line per skipped document or object (`file: what is wrong`). */
   readonly problems: readonly string[];
   /** Informational lines (duplicates, other-family hints, ignored kinds when verbose). */
@@ -89,6 +95,8 @@ export async function loadInput(
   const services: ParsedManifests['services'][number][] = [];
   const endpointSlices: ParsedManifests['endpointSlices'][number][] = [];
   const nodes: V1Node[] = [];
+  const serviceCIDRObjects: ParsedManifests['serviceCIDRs'][number][] = [];
+  const serviceCIDROrigin = new Map<string, string>();
   const origin = new Map<string, string>();
   for (const file of input.files) {
     let text: string;
@@ -116,6 +124,10 @@ export async function loadInput(
       endpointSlices.push(s);
     }
     nodes.push(...parsed.nodes);
+    for (const c of parsed.serviceCIDRs) {
+      serviceCIDROrigin.set(c.metadata?.name ?? '', name);
+      serviceCIDRObjects.push(c);
+    }
     if (input.verbose) for (const i of parsed.ignored) notes.push(`${name}: ignored ${oneLine(i)}`);
   }
 
@@ -159,5 +171,12 @@ export async function loadInput(
   if (input.clusterCIDRs.length > 0 && clusterCIDR === undefined) {
     notes.push(`no IPv${family} --cluster-cidr: local-traffic detection is off for IPv${family}`);
   }
-  return { snapshot, family, nodeIPs, clusterCIDR, problems, notes };
+  const collected = collectServiceCIDRs(serviceCIDRObjects, family);
+  for (const e of collected.errors) {
+    const file = serviceCIDROrigin.get(e.objectName);
+    problems.push(`${file !== undefined ? `${file}: ` : ''}${oneLine(e.message)}`);
+  }
+  const fromFlag = input.serviceClusterIPRanges.filter((c) => familyOf(c.split('/')[0]!) === family);
+  const serviceCIDRs = [...new Set([...fromFlag, ...collected.cidrs])].sort();
+  return { snapshot, family, nodeIPs, clusterCIDR, serviceCIDRs, problems, notes };
 }

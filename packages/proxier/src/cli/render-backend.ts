@@ -5,10 +5,15 @@
  * @module
  */
 
-import { cidrValueContains, definedFields, parseCIDRValue, parseIPValue } from '@nodeagent/core';
+import { definedFields } from '@nodeagent/core';
 import {
+  detectNfacct,
+  ensureNfacctCounters,
   type IptablesRenderOptions,
   type IptablesRuleset,
+  KUBE_PROXY_NFACCT_COUNTERS,
+  type NfacctAvailability,
+  type NfacctClient,
   renderIptablesSnapshot,
   restoreText,
 } from '@nodeagent/iptables';
@@ -28,8 +33,8 @@ import {
   renderNftablesRuleset,
 } from '@nodeagent/nftables';
 import type { BackendArgs } from './args.js';
-import { oneLine } from './errors.js';
-import { resolveNodePortIPs } from './kube-proxy-flags.js';
+import { CliFailure, oneLine } from './errors.js';
+import { nodePortAddressesContainIPv4Loopback, resolveNodePortIPs } from './kube-proxy-flags.js';
 import type { LoadedInput } from './load-input.js';
 
 /** The options every backend shares, from the command line. */
@@ -76,22 +81,21 @@ function commonOptions(b: BackendArgs, input: LoadedInput): CommonRenderOptions 
   };
 }
 
-/** `--nodeport-addresses` resolved against the input's node IPs of its family. */
+/**
+ * `--nodeport-addresses` resolved against the input's node IPs of its family, with the
+ * backend's defaults: nftables' unset list is `primary`; only iptables (IPv4, with localhost
+ * node ports) serves NodePorts on 127.0.0.1.
+ */
 export function resolveInputNodePortIPs(b: BackendArgs, input: LoadedInput): string[] | undefined {
-  return resolveNodePortIPs(b.nodePortAddresses, input.nodeIPs, input.family);
+  return resolveNodePortIPs(b.nodePortAddresses, input.nodeIPs, input.family, {
+    defaultPrimary: b.backend === 'nftables',
+    loopback: b.backend === 'iptables' && iptablesLocalhostNodePorts(b, input),
+  });
 }
 
-/** True when `--nodeport-addresses` leaves 127.0.0.1 out (kube-proxy's iptables mode then has no localhost node ports). */
-function excludesLoopback(b: BackendArgs): boolean {
-  if (b.nodePortAddresses.length === 0) return false;
-  if (b.nodePortAddresses[0] === 'primary') return true;
-  const lo = parseIPValue('127.0.0.1')!;
-  const v4 = b.nodePortAddresses.flatMap((c) => {
-    const v = parseCIDRValue(c);
-    return v && v.family === 4 ? [v] : [];
-  });
-  // No IPv4 CIDR means every IPv4 address, loopback included.
-  return v4.length > 0 && !v4.some((v) => cidrValueContains(v, lo));
+/** kube-proxy's iptables localhost node ports: the flag, and `--nodeport-addresses` covering 127.0.0.0/8. */
+function iptablesLocalhostNodePorts(b: BackendArgs, input: LoadedInput): boolean {
+  return b.localhostNodePorts && nodePortAddressesContainIPv4Loopback(b.nodePortAddresses, input.nodeIPs);
 }
 
 /** The ipvs sections, each under a `# --- <what> ---` header. */
@@ -111,8 +115,40 @@ async function ipvsText(plan: IpvsPlan): Promise<string> {
   );
 }
 
+/**
+ * `--nfacct` resolved to the counters the iptables rules use. `on` uses both (upstream's test
+ * proxier); `off` none; `auto` asks the node: without a namespace (render, trace) whether the
+ * kernel answers `nfacct list`, nothing created; with one (apply) kube-proxy's start-up step,
+ * ensuring each counter there and using those that exist. `apply --nfacct on` also ensures
+ * them and fails when it cannot (the rules would not load).
+ * @throws CliFailure for `apply --nfacct on` when a counter cannot be created.
+ */
+export async function resolveNfacct(
+  b: BackendArgs,
+  netns: string | undefined,
+  client: (netns: string | undefined) => NfacctClient,
+): Promise<NfacctAvailability | undefined> {
+  if (b.backend !== 'iptables' || b.nfacct === 'off') return undefined;
+  if (netns === undefined) {
+    if (b.nfacct === 'on' || (await detectNfacct(client(undefined))))
+      return { ctStateInvalid: true, localhostNodePorts: true };
+    return undefined;
+  }
+  const got = await ensureNfacctCounters(client(netns));
+  if (b.nfacct === 'on' && !(got.ctStateInvalid && got.localhostNodePorts)) {
+    throw new CliFailure(
+      `--nfacct on: cannot create the nfacct counters ${KUBE_PROXY_NFACCT_COUNTERS.join(', ')} in netns ${netns} (is the nfacct tool installed and nfnetlink_acct in the kernel?)`,
+    );
+  }
+  return got;
+}
+
 /** Renders the input's snapshot with the chosen backend's library renderer. */
-export async function renderBackend(b: BackendArgs, input: LoadedInput): Promise<BackendRules> {
+export async function renderBackend(
+  b: BackendArgs,
+  input: LoadedInput,
+  nfacct?: NfacctAvailability,
+): Promise<BackendRules> {
   const common = commonOptions(b, input);
   const nodePortIPs = resolveInputNodePortIPs(b, input);
   const snapshot = input.snapshot;
@@ -120,8 +156,8 @@ export async function renderBackend(b: BackendArgs, input: LoadedInput): Promise
     case 'iptables': {
       const options: IptablesRenderOptions = {
         ...common,
-        localhostNodePorts: b.localhostNodePorts && !excludesLoopback(b),
-        ...definedFields({ nodePortIPs }),
+        localhostNodePorts: iptablesLocalhostNodePorts(b, input),
+        ...definedFields({ nodePortIPs, nfacct }),
       };
       const ruleset = renderIptablesSnapshot(snapshot, options);
       return {
@@ -137,6 +173,7 @@ export async function renderBackend(b: BackendArgs, input: LoadedInput): Promise
       const options: NftRenderOptions = {
         ...common,
         layout: b.nftablesLayout,
+        serviceCIDRs: input.serviceCIDRs,
         ...definedFields({ nodePortIPs }),
       };
       const { ruleset, errors } = renderNftablesRuleset(snapshot, options);

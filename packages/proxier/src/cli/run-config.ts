@@ -12,6 +12,7 @@ import { InvalidDurationError, parseCIDR, parseGoDuration, parseIP } from '@node
 import { ipvsSchedulerProblem } from '@nodeagent/ipvs';
 import { parseAllDocuments } from 'yaml';
 import { CliUsageError, oneLine } from './errors.js';
+import { validateNodePortAddresses } from './kube-proxy-flags.js';
 
 /** The proxy modes `run` supports (kube-proxy's Linux modes). */
 export type ProxyMode = 'iptables' | 'nftables' | 'ipvs';
@@ -37,7 +38,7 @@ export interface RunConfig {
   readonly metricsBindAddress: string;
   /** `clusterCIDR` / `--cluster-cidr` (one per family, canonical). */
   readonly clusterCIDRs: readonly string[];
-  /** `nodePortAddresses` / `--nodeport-addresses`: canonical CIDRs, or `['primary']`; empty = the mode's default. */
+  /** `nodePortAddresses` / `--nodeport-addresses`: canonical CIDRs and the keywords `primary`, `localhost`, `all`; empty = the mode's default. */
   readonly nodePortAddresses: readonly string[];
   /** `detectLocalMode` / `--detect-local-mode`; blank = ClusterCIDR when a cluster CIDR is set. */
   readonly detectLocalMode: DetectLocalMode | '';
@@ -550,19 +551,9 @@ function resolve(
       for (const c of parsed) if (c) clusterCIDRs.push(c.cidr);
     }
   }
-  const npa = r.strings('nodePortAddresses');
-  const nodePortAddresses: string[] = [];
-  for (const [i, text] of npa.entries()) {
-    if (text === 'primary') {
-      if (npa.length !== 1)
-        problems.push(invalid(`${P}.NodePortAddresses[${i}]`, text, "can't use both 'primary' and CIDRs"));
-      else nodePortAddresses.push('primary');
-      continue;
-    }
-    const c = parseCIDR(text);
-    if (!c) problems.push(invalid(`${P}.NodePortAddresses[${i}]`, text, 'must be a valid CIDR'));
-    else nodePortAddresses.push(c.cidr);
-  }
+  const npa = validateNodePortAddresses(r.strings('nodePortAddresses'));
+  problems.push(...npa.problems);
+  const nodePortAddresses = npa.values;
   const dlm = r.string('detectLocalMode');
   const modes = ['ClusterCIDR', 'NodeCIDR', 'BridgeInterface', 'InterfaceNamePrefix'];
   if (dlm !== '' && !modes.includes(dlm))

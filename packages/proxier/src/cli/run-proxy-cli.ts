@@ -7,12 +7,14 @@
  */
 
 import { readFile as readFileText0 } from 'node:fs/promises';
+import { definedFields } from '@nodeagent/core';
+import { type NfacctClient, SpawnNfacctClient } from '@nodeagent/iptables';
 import { IPVS_DEPRECATION_MESSAGE } from '@nodeagent/ipvs';
 import { applyRules } from './apply.js';
 import { type ParsedCommand, parseCommandLine } from './args.js';
 import { CliFailure, CliUsageError, oneLine } from './errors.js';
 import { defaultReadManifest, type LoadedInput, loadInput, type ReadManifest } from './load-input.js';
-import { renderBackend } from './render-backend.js';
+import { renderBackend, resolveNfacct } from './render-backend.js';
 import { runProxy } from './run.js';
 import { KubeProxyConfigError, parseRunCommandLine } from './run-config.js';
 import { formatTrace, formatTraceJson, traceRules } from './trace.js';
@@ -43,6 +45,12 @@ export interface ProxyCliIo {
    * @default the first SIGTERM or SIGINT of this process
    */
   readonly stopSignal?: Promise<string>;
+  /**
+   * render/trace/apply with `-b iptables`: the nfacct client of `--nfacct auto` (detection on
+   * this node) and of `apply` (counters ensured in the namespace).
+   * @default the `nfacct` tool, in `netns` when given
+   */
+  readonly nfacct?: (netns: string | undefined) => NfacctClient;
 }
 
 /** The first SIGTERM or SIGINT this process receives. */
@@ -115,7 +123,12 @@ async function run(cmd: Exclude<ParsedCommand, { command: 'help' }>, io: ProxyCl
     cmd.command,
     packetFamily,
   );
-  const rules = await renderBackend(cmd.backend, input);
+  const nfacct = await resolveNfacct(
+    cmd.backend,
+    cmd.command === 'apply' ? cmd.netns : undefined,
+    io.nfacct ?? ((netns) => new SpawnNfacctClient(definedFields({ netns }))),
+  );
+  const rules = await renderBackend(cmd.backend, input, nfacct);
   const problems = [...input.problems, ...rules.problems];
   for (const n of [...notesFor(cmd), ...input.notes]) err(`note: ${n}`);
   for (const p of problems) err(`error: ${p}`);

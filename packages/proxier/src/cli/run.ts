@@ -19,7 +19,14 @@ import {
   parseCIDR,
   parseIP,
 } from '@nodeagent/core';
-import { SpawnIptablesExecutor } from '@nodeagent/iptables';
+import {
+  detectNfacct,
+  ensureNfacctCounters,
+  type NfacctAvailability,
+  type NfacctClient,
+  SpawnIptablesExecutor,
+  SpawnNfacctClient,
+} from '@nodeagent/iptables';
 import { IpvsUnavailableError, ProcSysctl, prepareIpvsNode, SpawnIpvsExecutor } from '@nodeagent/ipvs';
 import { SpawnNftExecutor } from '@nodeagent/nftables';
 import type { IPFamily, LocalTrafficDetector } from '@nodeagent/proxy-state';
@@ -29,7 +36,7 @@ import { IpvsBackend } from '../ipvs-backend.js';
 import { NftablesBackend } from '../nftables-backend.js';
 import { Proxier } from '../proxier.js';
 import { CliFailure, oneLine } from './errors.js';
-import { resolveNodePortIPs } from './kube-proxy-flags.js';
+import { nodePortAddressesContainIPv4Loopback, resolveNodePortIPs } from './kube-proxy-flags.js';
 import type { RunCommand, RunConfig } from './run-config.js';
 
 /** What `run` needs from its process (injectable for tests). */
@@ -50,6 +57,11 @@ export interface RunIo {
     nodeIPs: readonly string[],
     log: Logger,
   ) => Promise<Backend>;
+  /**
+   * iptables mode: the nfacct counters the `kubeproxy_iptables_*_packets_total` metrics read.
+   * @default the `nfacct` tool
+   */
+  readonly nfacct?: NfacctClient;
 }
 
 const LEVEL_BY_VERBOSITY = (v: number) => (v >= 4 ? 'debug' : 'info') as 'debug' | 'info';
@@ -161,12 +173,15 @@ export async function buildBackend(
   log: Logger,
 ): Promise<Backend> {
   const localDetector = detectorFor(config, family);
-  const nodePortIPs = resolveNodePortIPs(
-    config.nodePortAddresses,
-    nodeIPs,
-    family,
-    config.mode === 'nftables',
-  );
+  const localhostNodePorts =
+    config.mode === 'iptables' &&
+    config.localhostNodePorts &&
+    family === 4 &&
+    nodePortAddressesContainIPv4Loopback(config.nodePortAddresses, nodeIPs);
+  const nodePortIPs = resolveNodePortIPs(config.nodePortAddresses, nodeIPs, family, {
+    defaultPrimary: config.mode === 'nftables',
+    loopback: localhostNodePorts,
+  });
   const common = {
     masqueradeAll: config.masqueradeAll,
     masqueradeBit: config.masqueradeBit,
@@ -177,12 +192,15 @@ export async function buildBackend(
   switch (config.mode) {
     case 'iptables': {
       const executor = new SpawnIptablesExecutor({ family: family === 6 ? 'IPv6' : 'IPv4' });
-      const localhostNodePorts =
-        config.localhostNodePorts &&
-        family === 4 &&
-        (nodePortIPs === undefined || nodePortIPs.includes('127.0.0.1'));
+      // kube-proxy's start-up: ensure each nfacct counter; the rules use those that exist.
+      const nfacct: NfacctAvailability = await ensureNfacctCounters(new SpawnNfacctClient());
+      if (!nfacct.ctStateInvalid || !nfacct.localhostNodePorts)
+        log.info(
+          { nfacct },
+          'nfacct counters unavailable (no nfacct tool or kernel support): rules without them',
+        );
       return new IptablesBackend({
-        [fam]: { executor, render: { ...common, localhostNodePorts } },
+        [fam]: { executor, render: { ...common, localhostNodePorts, nfacct } },
         logger: log,
       });
     }
@@ -393,6 +411,9 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
   const family = parseIP(nodeIPs[0]!)!.family;
   log.info({ node: nodeName, nodeIPs, mode: config.mode, ipFamily: family }, 'using this node');
   const backend = await (io.makeBackend ?? buildBackend)(config, family, nodeIPs, log);
+  // iptables mode: the nfacct metrics read the counters on scrape (only when this node has them).
+  const nfacctClient = config.mode === 'iptables' ? (io.nfacct ?? new SpawnNfacctClient()) : undefined;
+  const nfacct = nfacctClient && (await detectNfacct(nfacctClient)) ? nfacctClient : undefined;
   const prom = await loadPromClient();
   if (!prom) log.warn({}, 'prom-client is not installed: /metrics answers 500');
   const proxier = new Proxier({
@@ -404,6 +425,7 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
     minSyncPeriodMs: config.minSyncPeriodMs,
     healthz: config.healthzBindAddress === '' ? false : { bindAddress: config.healthzBindAddress },
     ...(prom ? { metrics: { registry: prom.registry, promClient: prom.module } } : {}),
+    ...(nfacct ? { nfacct } : {}),
     logger: log,
   });
   proxier.on('objectError', (e) => log.warn({ err: oneLine(e.message) }, 'skipped an invalid object'));

@@ -23,9 +23,17 @@ Rules:
   --masquerade-all                masquerade all traffic to cluster IPs
   --no-localhost-nodeports        no node ports on 127.0.0.1 (iptables only)
   --nftables-layout kube-proxy|optimized  nftables only (default: kube-proxy)
-  --nodeport-addresses <cidr>[,<cidr>]|primary
+  --nodeport-addresses <cidr|primary|localhost|all>[,...]
                                   node IPs (of --node-ip) that accept node ports: those in the
-                                  CIDRs, or the first one with 'primary' (default: all)
+                                  CIDRs; 'primary' = the first one (default: primary for
+                                  nftables, all otherwise)
+  --service-cluster-ip-range <cidr>[,<cidr>]
+                                  service CIDRs whose unallocated ClusterIPs nftables drops
+                                  (added to the ServiceCIDR objects of the manifests; not a
+                                  kube-proxy flag: kube-proxy reads ServiceCIDR objects)
+  --nfacct auto|on|off            iptables: kube-proxy's nfacct counters in the rules (auto:
+                                  if this node's kernel answers 'nfacct list'; apply: ensured
+                                  in the namespace) (default: auto)
 IPVS (kube-proxy's --ipvs-* flags; ipvs backend only):
   --ipvs-scheduler <name>         rr, wrr, lc, wlc, lblc, lblcr, sh, dh, sed, nq or mh
                                   (default: rr)
@@ -127,7 +135,7 @@ kube-proxy's flags (with --config, the file replaces every flag except --hostnam
   --detect-local-mode ClusterCIDR|BridgeInterface|InterfaceNamePrefix
   --pod-bridge-interface <name>         with BridgeInterface
   --pod-interface-name-prefix <prefix>  with InterfaceNamePrefix
-  --nodeport-addresses <cidr>[,...]|primary
+  --nodeport-addresses <cidr|primary|localhost|all>[,...]
                                         node IPs that accept NodePorts (default: all; nftables: primary)
   --masquerade-all                      masquerade all traffic to cluster IPs
   --iptables-masquerade-bit <0-31>      (default 14)
