@@ -56,6 +56,7 @@ import { forbiddenMessage, type UserInfo } from './rbac.js';
 import { checkBodyMediaType, mediaTypeOf, readBody, readRawBody } from './request-body.js';
 import { decodedPath, goQuery, hasBody, hasMalformedEscape, startRequestTimer } from './request-edges.js';
 import { requestInfo } from './request-info.js';
+import { isTrueParam } from './query-params.js';
 import { parseRoute, type ResourceRoute } from './routes.js';
 import { admitPod } from './serviceaccount-admission.js';
 import type { ServiceAccountTokens } from './serviceaccount-token.js';
@@ -138,10 +139,6 @@ function sendStatus(res: ServerResponse, status: StatusBody): void {
   sendJson(res, status.code, status);
 }
 
-function isTrue(v: string | null): boolean {
-  return v === 'true' || v === '1';
-}
-
 function intParam(q: URLSearchParams, name: string): number | undefined {
   const v = q.get(name);
   if (v === null || v === '') return undefined;
@@ -177,7 +174,7 @@ export async function handleRequest(
   const q = goQuery(url.search);
   const route = parseRoute(url.pathname);
   const watch =
-    route.kind === 'resource' && method === 'GET' && (isTrue(q.get('watch')) || route.legacyWatch);
+    route.kind === 'resource' && method === 'GET' && (isTrueParam(q.get('watch')) || route.legacyWatch);
   const timer =
     watch || ctx.requestTimeoutMs <= 0
       ? undefined
@@ -563,7 +560,7 @@ function startWatch(
   }
   const labels = parseLabelSelector(q.get('labelSelector'));
   const fields = parseFieldSelector(type, fieldSelector);
-  const bookmarks = isTrue(q.get('allowWatchBookmarks'));
+  const bookmarks = isTrueParam(q.get('allowWatchBookmarks'));
   const sendInitialRaw = q.get('sendInitialEvents');
   const rvMatch = q.get('resourceVersionMatch') ?? '';
   const rvParam = q.get('resourceVersion') ?? '';
@@ -594,7 +591,7 @@ function startWatch(
   const rv = rvParam === '' ? undefined : Number(rvParam);
   const current = ctx.store.currentRv;
   let start: WatchStart;
-  if (sendInitialRaw !== null && isTrue(sendInitialRaw)) {
+  if (sendInitialRaw !== null && isTrueParam(sendInitialRaw)) {
     if (rv !== undefined && rv > current) throw tooLargeResourceVersion(rv, current);
     start = { kind: 'state', endBookmark: true };
   } else if (rv === undefined || rv === 0) {
