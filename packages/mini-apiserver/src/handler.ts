@@ -52,11 +52,11 @@ import {
   proxyPodStream,
   servePodLog,
 } from './pod-node-proxy.js';
+import { isTrueParam } from './query-params.js';
 import { forbiddenMessage, type UserInfo } from './rbac.js';
 import { checkBodyMediaType, mediaTypeOf, readBody, readRawBody } from './request-body.js';
 import { decodedPath, goQuery, hasBody, hasMalformedEscape, startRequestTimer } from './request-edges.js';
 import { requestInfo } from './request-info.js';
-import { isTrueParam } from './query-params.js';
 import { parseRoute, type ResourceRoute } from './routes.js';
 import { admitPod } from './serviceaccount-admission.js';
 import type { ServiceAccountTokens } from './serviceaccount-token.js';

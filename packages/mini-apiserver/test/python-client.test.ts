@@ -83,7 +83,8 @@ describe.skipIf(pythonMissing && process.env.CI !== 'true')('the official Python
         });
       });
       // Created once the watch is open (the Python client lists first with watch=True).
-      for (let i = 0; i < 100 && !s.requests.some((r) => r.watch); i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 100 && !s.requests.some((r) => r.watch); i++)
+        await new Promise((r) => setTimeout(r, 50));
       await call(s, 'POST', '/api/v1/namespaces/default/pods', pod('second'));
       const events = JSON.parse(await run);
       expect(events).toEqual([
