@@ -27,6 +27,7 @@ import {
   openApiV3Index,
   VERSION_INFO,
 } from './discovery.js';
+import { dryRunRequested } from './dry-run.js';
 import {
   ApiStatusError,
   badRequest,
@@ -331,7 +332,9 @@ async function handleResource(
     return;
   }
   // --- end pod subresources ---
-  if (q.get('dryRun')) throw badRequest('dryRun is not supported by mini-apiserver');
+  // dryRun=All (dry-run.ts): the store validates and defaults the write but keeps nothing.
+  const dry = method === 'DELETE' ? false : dryRunRequested(method, q);
+  const write = <T>(fn: () => T): T => (dry ? store.dryRun(fn) : fn());
   if (
     subresource !== undefined &&
     subresource !== 'status' &&
@@ -386,18 +389,25 @@ async function handleResource(
             admitPod(store, ns, obj, { mountServiceAccountToken: true });
           }
         }
-        return sendJson(res, 201, store.create(type.resource, obj, { keepStatus: false }));
+        return sendJson(
+          res,
+          201,
+          write(() => store.create(type.resource, obj, { keepStatus: false })),
+        );
       }
       case 'DELETE': {
         if (hasBody(req)) checkBodyMediaType(req.headers['content-type']);
-        const opts = deleteOptions(await readBody(req, ctx.maxRequestBodyBytes), q);
+        const body = await readBody(req, ctx.maxRequestBodyBytes);
+        const opts = deleteOptions(body, q);
+        const dryDelete = dryRunRequested(method, q, body);
         const labels = parseLabelSelector(q.get('labelSelector'));
         const fields = parseFieldSelector(type, q.get('fieldSelector'));
         const items: KubeObject[] = [];
         for (const e of store.table(type).currentSnapshot()) {
           if (namespace !== undefined && e.namespace !== namespace) continue;
           if (!labels.matches(e.labels) || !fields.matches(e.fields)) continue;
-          items.push(store.delete(type.resource, e.namespace, e.name, opts).object);
+          const del = () => store.delete(type.resource, e.namespace, e.name, opts).object;
+          items.push(dryDelete ? store.dryRun(del) : del());
         }
         return sendJson(res, 200, {
           kind: type.listKind,
@@ -433,7 +443,11 @@ async function handleResource(
       }
       obj.metadata = { ...(obj.metadata ?? {}), name };
       const opts = subresource === 'status' ? { subresource: 'status' as const } : {};
-      return sendJson(res, 200, store.update(type.resource, obj, opts));
+      return sendJson(
+        res,
+        200,
+        write(() => store.update(type.resource, obj, opts)),
+      );
     }
     case 'PATCH': {
       if (subresource === 'binding' || subresource === 'token') throw methodNotAllowed();
@@ -442,7 +456,11 @@ async function handleResource(
       if (!patchType) throw unsupportedMediaType(PATCH_MEDIA_TYPES);
       const body = await readBody(req, ctx.maxRequestBodyBytes);
       const opts = subresource === 'status' ? { subresource: 'status' as const } : {};
-      return sendJson(res, 200, store.patch(type.resource, namespace, name, patchType, body, opts));
+      return sendJson(
+        res,
+        200,
+        write(() => store.patch(type.resource, namespace, name, patchType, body, opts)),
+      );
     }
     case 'POST': {
       if (subresource === 'token') {
@@ -474,7 +492,7 @@ async function handleResource(
         );
       }
       pod.spec = { ...spec, nodeName: target };
-      store.update('pods', pod);
+      write(() => store.update('pods', pod));
       return sendJson(res, 201, {
         kind: 'Status',
         apiVersion: 'v1',
@@ -486,8 +504,10 @@ async function handleResource(
     case 'DELETE': {
       if (subresource !== undefined) throw methodNotAllowed();
       if (hasBody(req)) checkBodyMediaType(req.headers['content-type']);
-      const opts = deleteOptions(await readBody(req, ctx.maxRequestBodyBytes), q);
-      const result = store.delete(type.resource, namespace, name, opts);
+      const body = await readBody(req, ctx.maxRequestBodyBytes);
+      const opts = deleteOptions(body, q);
+      const del = () => store.delete(type.resource, namespace, name, opts);
+      const result = dryRunRequested(method, q, body) ? store.dryRun(del) : del();
       if (['pods', 'services', 'namespaces'].includes(type.resource) || !result.deleted) {
         return sendJson(res, 200, result.object);
       }
