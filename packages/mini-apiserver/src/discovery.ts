@@ -5,6 +5,7 @@
  * @module
  * @internal
  */
+import { openApiV3Schemas } from './openapi.js';
 import { RESOURCE_TYPES, RESOURCE_VERBS, type ResourceType } from './resources.js';
 
 /** The `/version` answer. */
@@ -218,6 +219,6 @@ export function openApiV3Document(path: string): unknown {
     openapi: '3.0.0',
     info: { title: 'Kubernetes (mini-apiserver)', version: VERSION_INFO.gitVersion },
     paths,
-    components: { schemas: {} },
+    components: { schemas: openApiV3Schemas() },
   };
 }

@@ -46,6 +46,7 @@ import { parseFieldSelector } from './fields.js';
 import { parseLabelSelector } from './labels.js';
 import { listPage, writeListPage } from './list.js';
 import { isPlainObject, type KubeObject } from './object.js';
+import { checkFields, fieldValidationOf, openApiV2 } from './openapi.js';
 import { PATCH_MEDIA_TYPES, patchTypeOf } from './patch.js';
 import {
   type KubeletClientOptions,
@@ -281,6 +282,7 @@ export async function handleRequest(
         return sendJson(res, 200, doc);
       }
       case 'openapi': {
+        if (url.pathname === '/openapi/v2') return sendJson(res, 200, openApiV2());
         const rest = url.pathname.replace(/^\/openapi\/v3\/?/, '');
         if (!url.pathname.startsWith('/openapi/v3')) throw pathNotFound();
         const doc = rest === '' ? openApiV3Index() : openApiV3Document(rest);
@@ -382,6 +384,7 @@ async function handleResource(
       case 'POST': {
         const body = await readObjectBody(req, ctx.maxRequestBodyBytes);
         if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+        warn(res, checkFields(type, body, fieldValidationOf(method, q)));
         const obj = withNamespace(body as KubeObject, namespace, type.namespaced);
         if (type.resource === 'pods' && ctx.serviceAccountAdmission) {
           const ns = obj.metadata?.namespace;
@@ -436,6 +439,7 @@ async function handleResource(
       if (subresource === 'binding' || subresource === 'token') throw methodNotAllowed();
       const body = await readObjectBody(req, ctx.maxRequestBodyBytes);
       if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+      warn(res, checkFields(type, body, fieldValidationOf(method, q)));
       const obj = withNamespace(body as KubeObject, namespace, type.namespaced);
       const bodyName = obj.metadata?.name;
       if (bodyName !== undefined && bodyName !== name) {
@@ -456,6 +460,11 @@ async function handleResource(
       if (!patchType) throw unsupportedMediaType(PATCH_MEDIA_TYPES);
       const body = await readBody(req, ctx.maxRequestBodyBytes);
       const opts = subresource === 'status' ? { subresource: 'status' as const } : {};
+      const directive = fieldValidationOf(method, q);
+      if (directive !== 'Ignore') {
+        const result = store.dryRun(() => store.patch(type.resource, namespace, name, patchType, body, opts));
+        warn(res, checkFields(type, result, directive));
+      }
       return sendJson(
         res,
         200,
@@ -528,6 +537,11 @@ async function handleResource(
     default:
       throw methodNotAllowed();
   }
+}
+
+/** Sets the `Warning` headers of a response (fieldValidation=Warn). */
+function warn(res: ServerResponse, warnings: string[]): void {
+  if (warnings.length > 0 && !res.headersSent) res.setHeader('Warning', warnings);
 }
 
 function withNamespace(obj: KubeObject, namespace: string | undefined, namespaced: boolean): KubeObject {
