@@ -63,7 +63,7 @@ import { parseRoute, type ResourceRoute } from './routes.js';
 import { admitPod } from './serviceaccount-admission.js';
 import type { ServiceAccountTokens } from './serviceaccount-token.js';
 import type { ObjectStore } from './store.js';
-import { hasTable, tableVersion, toTable } from './table-output.js';
+import { hasTable, tableVersion, toTable, watchTableJson } from './table-output.js';
 import { tokenReview } from './token-review.js';
 import { type WatchStart, WatchStream } from './watch-stream.js';
 
@@ -347,7 +347,7 @@ async function handleResource(
   }
   if (subresource === 'status' && !type.hasStatus) throw pathNotFound();
   if (watch) {
-    startWatch(ctx, route, q, res);
+    startWatch(ctx, route, q, res, hasTable(type) ? tableVersion(req.headers.accept) : undefined);
     return;
   }
   if (name === undefined) {
@@ -583,6 +583,7 @@ function startWatch(
   route: ResourceRoute,
   q: URLSearchParams,
   res: ServerResponse,
+  asTable?: 'v1' | 'v1beta1',
 ): void {
   const { type, namespace } = route;
   const table = ctx.store.table(type);
@@ -650,6 +651,8 @@ function startWatch(
     maxBufferedEvents: ctx.watchBuffer.maxEvents,
     maxBufferedBytes: ctx.watchBuffer.maxBytes,
     onOverflow: ctx.watchBuffer.onOverflow,
+    // `kubectl get -w`: each event's object is a one-row Table (table-output.ts).
+    transform: asTable ? (json) => watchTableJson(type, asTable, json, ctx.clock.now()) : undefined,
   });
   ctx.watches.add(stream);
   if (start.kind === 'from') {

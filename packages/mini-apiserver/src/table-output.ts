@@ -186,3 +186,18 @@ export function toTable(
     }),
   };
 }
+
+/**
+ * The object of a watch event as a one-row Table (what kube-apiserver sends to `kubectl get
+ * -w`), with the object's resourceVersion as the Table's.
+ */
+export function watchTableJson(
+  type: ResourceType,
+  version: 'v1' | 'v1beta1',
+  json: string,
+  now: number,
+): string {
+  const obj = JSON.parse(json) as KubeObject;
+  const table = toTable(type, version, [obj], { resourceVersion: obj.metadata?.resourceVersion ?? '' }, now);
+  return table ? JSON.stringify(table) : json;
+}

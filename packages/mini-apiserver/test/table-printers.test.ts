@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: assertions read raw API JSON
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -474,6 +474,35 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
         ['NAME', 'ROLE', 'AGE', 'USERS', 'GROUPS', 'SERVICEACCOUNTS'],
         ['rb', 'Role/reader', expect.stringMatching(/^\d+s$/), 'alice', 'devs', 'default:builder'],
       ]);
+    });
+
+    test('get pods -w: watch events arrive as Table rows with the same columns', async () => {
+      const child = spawn('kubectl', ['get', 'pods', '-w', `--cache-dir=${join(dir, 'cache')}`], { env });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
+      try {
+        for (let i = 0; i < 200 && !out.includes('crash'); i++) await new Promise((r) => setTimeout(r, 50));
+        server.store.create('pods', {
+          metadata: { name: 'late', namespace: 'default' },
+          spec: {
+            containers: [
+              { name: 'a', image: 'x' },
+              { name: 'b', image: 'y' },
+            ],
+          },
+          status: { phase: 'Pending' },
+        });
+        for (let i = 0; i < 200 && !out.includes('late'); i++) await new Promise((r) => setTimeout(r, 50));
+        const lines = rows(out);
+        expect(lines[0]).toEqual(['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
+        expect(lines.find((l) => l[0] === 'late')?.slice(0, 4)).toEqual(['late', '0/2', 'Pending', '0']);
+        // One header only: the watch Tables carry the list's columns.
+        expect(lines.filter((l) => l[0] === 'NAME')).toHaveLength(1);
+      } finally {
+        child.kill();
+      }
     });
   },
 );
