@@ -178,3 +178,64 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
     });
   },
 );
+
+/** Minimal protobuf writer for hand-built bodies. */
+function varint(n: number): number[] {
+  const out: number[] = [];
+  let v = n;
+  while (v >= 0x80) {
+    out.push((v % 0x80) | 0x80);
+    v = Math.floor(v / 0x80);
+  }
+  out.push(v);
+  return out;
+}
+function msg(field: number, body: Buffer | string): Buffer {
+  const b = typeof body === 'string' ? Buffer.from(body) : body;
+  return Buffer.from([...varint((field << 3) | 2), ...varint(b.length), ...b]);
+}
+function num(field: number, n: number): Buffer {
+  return Buffer.from([...varint(field << 3), ...varint(n)]);
+}
+
+describe('protobuf Lease (client-go leader election)', () => {
+  let server: MiniApiServer | undefined;
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  test('holderIdentity, leaseDurationSeconds and MicroTime renewTime decode', async () => {
+    server = await start();
+    const lease = Buffer.concat([
+      msg(1, Buffer.concat([msg(1, 'node-a'), msg(3, 'kube-node-lease')])),
+      msg(
+        2,
+        Buffer.concat([
+          msg(1, 'node-a'),
+          num(2, 40),
+          msg(4, Buffer.concat([num(1, 1767268800), num(2, 123456000)])),
+          num(5, 3),
+        ]),
+      ),
+    ]);
+    const body = Buffer.concat([
+      Buffer.from([0x6b, 0x38, 0x73, 0x00]),
+      msg(1, Buffer.concat([msg(1, 'coordination.k8s.io/v1'), msg(2, 'Lease')])),
+      msg(2, lease),
+    ]);
+    const res = await fetch(`${server.url}/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/vnd.kubernetes.protobuf' },
+      body,
+    });
+    expect(res.status).toBe(201);
+    const created = (await res.json()) as any;
+    expect(created.metadata.name).toBe('node-a');
+    expect(created.spec).toEqual({
+      holderIdentity: 'node-a',
+      leaseDurationSeconds: 40,
+      renewTime: '2026-01-01T12:00:00.123456Z',
+      leaseTransitions: 3,
+    });
+  });
+});
