@@ -461,15 +461,17 @@ async function handleResource(
       const body = await readBody(req, ctx.maxRequestBodyBytes);
       const opts = subresource === 'status' ? { subresource: 'status' as const } : {};
       const directive = fieldValidationOf(method, q);
-      if (directive !== 'Ignore') {
-        const result = store.dryRun(() => store.patch(type.resource, namespace, name, patchType, body, opts));
-        warn(res, checkFields(type, result, directive));
+      if (directive === 'Strict') {
+        // Strict: refuse before anything is stored (the dry run computes the patched object).
+        checkFields(
+          type,
+          store.dryRun(() => store.patch(type.resource, namespace, name, patchType, body, opts)),
+          directive,
+        );
       }
-      return sendJson(
-        res,
-        200,
-        write(() => store.patch(type.resource, namespace, name, patchType, body, opts)),
-      );
+      const patched = write(() => store.patch(type.resource, namespace, name, patchType, body, opts));
+      if (directive === 'Warn') warn(res, checkFields(type, patched, directive));
+      return sendJson(res, 200, patched);
     }
     case 'POST': {
       if (subresource === 'token') {

@@ -120,6 +120,14 @@ describe('fieldValidation', () => {
     });
     expect(ignored.status).toBe(201);
     expect(ignored.headers.get('warning')).toBeNull();
+    const patched = await fetch(`${server.url}${PODS}/p`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ metadata: { labels: { a: 'b' } } }),
+    });
+    // The stored pod kept spec.foo (Warn stores it), so the patched object warns again.
+    expect(patched.status).toBe(200);
+    expect(patched.headers.get('warning')).toBe('299 - "unknown field \\"spec.foo\\""');
   });
 
   test('an unsupported directive is the 422 of CreateOptions', async () => {
