@@ -455,7 +455,11 @@ export function printerColumns(
         col('Type', d('ServiceSpec.type'), (o) => str(rec(o.spec).type)),
         col('Cluster-IP', d('ServiceSpec.clusterIP'), (o) => {
           const ips = rec(o.spec).clusterIPs;
-          return Array.isArray(ips) && ips.length > 0 ? str(ips[0]) : '<none>';
+          if (Array.isArray(ips) && ips.length > 0) return str(ips[0]);
+          // kube-apiserver always sets clusterIPs with clusterIP; objects seeded through the
+          // store API may carry only clusterIP.
+          const ip = str(rec(o.spec).clusterIP);
+          return ip === '' ? '<none>' : ip;
         }),
         col('External-IP', d('ServiceSpec.externalIPs'), serviceExternalIP),
         col('Port(s)', d('ServiceSpec.ports'), servicePorts),
