@@ -93,6 +93,30 @@ describe.skipIf(pythonMissing && process.env.CI !== 'true')('the official Python
       ]);
       const watchReq = s.requests.find((r) => r.watch);
       expect(watchReq?.query.watch).toBe('True');
+      // Resumption from a list's resource_version: only later events arrive.
+      const resume = join(dir, 'resume.py');
+      await writeFile(
+        resume,
+        [
+          'import json',
+          'from kubernetes import client, config, watch',
+          `config.load_kube_config(config_file=${JSON.stringify(join(dir, 'kubeconfig'))})`,
+          'v1 = client.CoreV1Api()',
+          "rv = v1.list_namespaced_pod('default').metadata.resource_version",
+          "v1.delete_namespaced_pod('first', 'default', grace_period_seconds=0)",
+          'out = []',
+          "for ev in watch.Watch().stream(v1.list_namespaced_pod, 'default', resource_version=rv, timeout_seconds=1):",
+          "    out.append([ev['type'], ev['object'].metadata.name])",
+          'print(json.dumps(out))',
+        ].join('\n'),
+      );
+      const resumed = await new Promise<string>((resolve, reject) => {
+        execFile(python ?? 'python3', [resume], { timeout: 20_000 }, (err, stdout, stderr) => {
+          if (err) reject(new Error(`python failed: ${stderr || err.message}`));
+          else resolve(stdout);
+        });
+      });
+      expect(JSON.parse(resumed)).toEqual([['DELETED', 'first']]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
