@@ -10,6 +10,7 @@
  * @internal
  */
 import { bytes, type Fields, fail, fields, MAGIC, strings, text } from './access-review-protobuf.js';
+import { decodeMoreKinds, MORE_PROTOBUF_KINDS } from './kinds-protobuf.js';
 
 /** The kinds {@link decodeObject} understands. */
 export const PROTOBUF_KINDS: ReadonlySet<string> = new Set([
@@ -20,22 +21,25 @@ export const PROTOBUF_KINDS: ReadonlySet<string> = new Set([
   'TokenReview',
 ]);
 
-function messages(f: Fields, n: number): Fields[] {
+/** Every value of repeated message field `n`, split into fields. */
+export function messages(f: Fields, n: number): Fields[] {
   return (f.get(n) ?? []).filter(Buffer.isBuffer).map((b) => fields(b));
 }
 
-function varintField(f: Fields, n: number): bigint | undefined {
+/** The first varint of field `n`. */
+export function varintField(f: Fields, n: number): bigint | undefined {
   const v = f.get(n)?.[0];
   return typeof v === 'bigint' ? v : undefined;
 }
 
-function boolField(f: Fields, n: number): boolean | undefined {
+/** The first varint of field `n` as a boolean. */
+export function boolField(f: Fields, n: number): boolean | undefined {
   const v = varintField(f, n);
   return v === undefined ? undefined : v !== 0n;
 }
 
 /** A `map<string, string>` (or bytes, as base64) field: repeated entries of key 1, value 2. */
-function mapField(f: Fields, n: number, base64: boolean): Record<string, string> | undefined {
+export function mapField(f: Fields, n: number, base64: boolean): Record<string, string> | undefined {
   const entries = messages(f, n);
   if (entries.length === 0) return undefined;
   const out: Record<string, string> = {};
@@ -46,12 +50,14 @@ function mapField(f: Fields, n: number, base64: boolean): Record<string, string>
   return out;
 }
 
-function put(out: Record<string, unknown>, key: string, value: unknown): void {
+/** Sets `out[key]` unless `value` is empty (JSON `omitempty`). */
+export function put(out: Record<string, unknown>, key: string, value: unknown): void {
   if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) return;
   out[key] = value;
 }
 
-function objectMeta(b: Buffer | undefined): Record<string, unknown> {
+/** Decodes an `ObjectMeta` message (the fields a client may set). */
+export function objectMeta(b: Buffer | undefined): Record<string, unknown> {
   const f = fields(b ?? Buffer.alloc(0));
   const out: Record<string, unknown> = {};
   put(out, 'name', text(f, 1));
@@ -156,7 +162,9 @@ export function decodeObject(body: Buffer): Record<string, unknown> {
   const unknown = fields(body.subarray(4));
   const typeMeta = fields(bytes(unknown, 1) ?? Buffer.alloc(0));
   const kind = text(typeMeta, 2);
-  if (!PROTOBUF_KINDS.has(kind)) fail();
   const raw = fields(bytes(unknown, 2) ?? Buffer.alloc(0));
+  if (MORE_PROTOBUF_KINDS.has(kind))
+    return { kind, apiVersion: text(typeMeta, 1), ...decodeMoreKinds(kind, raw) };
+  if (!PROTOBUF_KINDS.has(kind)) fail();
   return { kind, apiVersion: text(typeMeta, 1), ...decodeBody(kind, raw) };
 }

@@ -6,6 +6,7 @@
  * @internal
  */
 import { EVENTS_GROUP, EVENTS_V1_RESOURCES } from './events-v1.js';
+import { openApiV3Schemas } from './openapi.js';
 import { RESOURCE_TYPES, RESOURCE_VERBS, type ResourceType } from './resources.js';
 
 /** The `/version` answer. */
@@ -220,6 +221,6 @@ export function openApiV3Document(path: string): unknown {
     openapi: '3.0.0',
     info: { title: 'Kubernetes (mini-apiserver)', version: VERSION_INFO.gitVersion },
     paths,
-    components: { schemas: {} },
+    components: { schemas: openApiV3Schemas() },
   };
 }

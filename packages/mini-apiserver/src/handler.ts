@@ -27,6 +27,7 @@ import {
   openApiV3Index,
   VERSION_INFO,
 } from './discovery.js';
+import { dryRunRequested } from './dry-run.js';
 import {
   ApiStatusError,
   badRequest,
@@ -46,6 +47,7 @@ import { parseFieldSelector } from './fields.js';
 import { parseLabelSelector } from './labels.js';
 import { listPage, writeListPage } from './list.js';
 import { isPlainObject, type KubeObject } from './object.js';
+import { checkFields, fieldValidationOf, openApiV2 } from './openapi.js';
 import { PATCH_MEDIA_TYPES, patchTypeOf } from './patch.js';
 import {
   type KubeletClientOptions,
@@ -53,6 +55,7 @@ import {
   proxyPodStream,
   servePodLog,
 } from './pod-node-proxy.js';
+import { isTrueParam } from './query-params.js';
 import { forbiddenMessage, type UserInfo } from './rbac.js';
 import { checkBodyMediaType, mediaTypeOf, readBody, readRawBody } from './request-body.js';
 import { decodedPath, goQuery, hasBody, hasMalformedEscape, startRequestTimer } from './request-edges.js';
@@ -62,7 +65,7 @@ import { bindPod } from './scheduler.js';
 import { admitPod } from './serviceaccount-admission.js';
 import type { ServiceAccountTokens } from './serviceaccount-token.js';
 import type { ObjectStore } from './store.js';
-import { hasTable, tableVersion, toTable } from './table-output.js';
+import { hasTable, tableVersion, toTable, watchTableJson } from './table-output.js';
 import { tokenReview } from './token-review.js';
 import { type WatchStart, WatchStream } from './watch-stream.js';
 
@@ -140,10 +143,6 @@ function sendStatus(res: ServerResponse, status: StatusBody): void {
   sendJson(res, status.code, status);
 }
 
-function isTrue(v: string | null): boolean {
-  return v === 'true' || v === '1';
-}
-
 function intParam(q: URLSearchParams, name: string): number | undefined {
   const v = q.get(name);
   if (v === null || v === '') return undefined;
@@ -179,7 +178,7 @@ export async function handleRequest(
   const q = goQuery(url.search);
   const route = parseRoute(url.pathname);
   const watch =
-    route.kind === 'resource' && method === 'GET' && (isTrue(q.get('watch')) || route.legacyWatch);
+    route.kind === 'resource' && method === 'GET' && (isTrueParam(q.get('watch')) || route.legacyWatch);
   const timer =
     watch || ctx.requestTimeoutMs <= 0
       ? undefined
@@ -288,6 +287,7 @@ export async function handleRequest(
         return sendJson(res, 200, doc);
       }
       case 'openapi': {
+        if (url.pathname === '/openapi/v2') return sendJson(res, 200, openApiV2());
         const rest = url.pathname.replace(/^\/openapi\/v3\/?/, '');
         if (!url.pathname.startsWith('/openapi/v3')) throw pathNotFound();
         const doc = rest === '' ? openApiV3Index() : openApiV3Document(rest);
@@ -339,7 +339,9 @@ async function handleResource(
     return;
   }
   // --- end pod subresources ---
-  if (q.get('dryRun')) throw badRequest('dryRun is not supported by mini-apiserver');
+  // dryRun=All (dry-run.ts): the store validates and defaults the write but keeps nothing.
+  const dry = method === 'DELETE' ? false : dryRunRequested(method, q);
+  const write = <T>(fn: () => T): T => (dry ? store.dryRun(fn) : fn());
   if (
     subresource !== undefined &&
     subresource !== 'status' &&
@@ -350,7 +352,7 @@ async function handleResource(
   }
   if (subresource === 'status' && !type.hasStatus) throw pathNotFound();
   if (watch) {
-    startWatch(ctx, route, q, res);
+    startWatch(ctx, route, q, res, hasTable(type) ? tableVersion(req.headers.accept) : undefined);
     return;
   }
   if (name === undefined) {
@@ -387,6 +389,7 @@ async function handleResource(
       case 'POST': {
         const body = await readObjectBody(req, ctx.maxRequestBodyBytes);
         if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+        warn(res, checkFields(type, body, fieldValidationOf(method, q)));
         const obj = withNamespace(body as KubeObject, namespace, type.namespaced);
         if (type.resource === 'pods' && ctx.serviceAccountAdmission) {
           const ns = obj.metadata?.namespace;
@@ -394,18 +397,25 @@ async function handleResource(
             admitPod(store, ns, obj, { mountServiceAccountToken: true });
           }
         }
-        return sendJson(res, 201, store.create(type.resource, obj, { keepStatus: false, admit: true }));
+        return sendJson(
+          res,
+          201,
+          write(() => store.create(type.resource, obj, { keepStatus: false, admit: true })),
+        );
       }
       case 'DELETE': {
         if (hasBody(req)) checkBodyMediaType(req.headers['content-type']);
-        const opts = deleteOptions(await readBody(req, ctx.maxRequestBodyBytes), q);
+        const body = await readBody(req, ctx.maxRequestBodyBytes);
+        const opts = deleteOptions(body, q);
+        const dryDelete = dryRunRequested(method, q, body);
         const labels = parseLabelSelector(q.get('labelSelector'));
         const fields = parseFieldSelector(type, q.get('fieldSelector'));
         const items: KubeObject[] = [];
         for (const e of store.table(type).currentSnapshot()) {
           if (namespace !== undefined && e.namespace !== namespace) continue;
           if (!labels.matches(e.labels) || !fields.matches(e.fields)) continue;
-          items.push(store.delete(type.resource, e.namespace, e.name, opts).object);
+          const del = () => store.delete(type.resource, e.namespace, e.name, opts).object;
+          items.push(dryDelete ? store.dryRun(del) : del());
         }
         return sendJson(res, 200, {
           kind: type.listKind,
@@ -434,6 +444,7 @@ async function handleResource(
       if (subresource === 'binding' || subresource === 'token') throw methodNotAllowed();
       const body = await readObjectBody(req, ctx.maxRequestBodyBytes);
       if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+      warn(res, checkFields(type, body, fieldValidationOf(method, q)));
       const obj = withNamespace(body as KubeObject, namespace, type.namespaced);
       const bodyName = obj.metadata?.name;
       if (bodyName !== undefined && bodyName !== name) {
@@ -442,7 +453,11 @@ async function handleResource(
       obj.metadata = { ...(obj.metadata ?? {}), name };
       const opts =
         subresource === 'status' ? { subresource: 'status' as const, admit: true } : { admit: true };
-      return sendJson(res, 200, store.update(type.resource, obj, opts));
+      return sendJson(
+        res,
+        200,
+        write(() => store.update(type.resource, obj, opts)),
+      );
     }
     case 'PATCH': {
       if (subresource === 'binding' || subresource === 'token') throw methodNotAllowed();
@@ -452,7 +467,18 @@ async function handleResource(
       const body = await readBody(req, ctx.maxRequestBodyBytes);
       const opts =
         subresource === 'status' ? { subresource: 'status' as const, admit: true } : { admit: true };
-      return sendJson(res, 200, store.patch(type.resource, namespace, name, patchType, body, opts));
+      const directive = fieldValidationOf(method, q);
+      if (directive === 'Strict') {
+        // Strict: refuse before anything is stored (the dry run computes the patched object).
+        checkFields(
+          type,
+          store.dryRun(() => store.patch(type.resource, namespace, name, patchType, body, opts)),
+          directive,
+        );
+      }
+      const patched = write(() => store.patch(type.resource, namespace, name, patchType, body, opts));
+      if (directive === 'Warn') warn(res, checkFields(type, patched, directive));
+      return sendJson(res, 200, patched);
     }
     case 'POST': {
       if (subresource === 'token') {
@@ -466,7 +492,7 @@ async function handleResource(
       checkBodyMediaType(req.headers['content-type']);
       const body = await readBody(req, ctx.maxRequestBodyBytes);
       const target = isPlainObject(body) && isPlainObject(body.target) ? body.target.name : undefined;
-      bindPod(store, namespace, name, target);
+      write(() => bindPod(store, namespace, name, target));
       return sendJson(res, 201, {
         kind: 'Status',
         apiVersion: 'v1',
@@ -478,8 +504,10 @@ async function handleResource(
     case 'DELETE': {
       if (subresource !== undefined) throw methodNotAllowed();
       if (hasBody(req)) checkBodyMediaType(req.headers['content-type']);
-      const opts = deleteOptions(await readBody(req, ctx.maxRequestBodyBytes), q);
-      const result = store.delete(type.resource, namespace, name, opts);
+      const body = await readBody(req, ctx.maxRequestBodyBytes);
+      const opts = deleteOptions(body, q);
+      const del = () => store.delete(type.resource, namespace, name, opts);
+      const result = dryRunRequested(method, q, body) ? store.dryRun(del) : del();
       if (['pods', 'services', 'namespaces'].includes(type.resource) || !result.deleted) {
         return sendJson(res, 200, result.object);
       }
@@ -500,6 +528,11 @@ async function handleResource(
     default:
       throw methodNotAllowed();
   }
+}
+
+/** Sets the `Warning` headers of a response (fieldValidation=Warn). */
+function warn(res: ServerResponse, warnings: string[]): void {
+  if (warnings.length > 0 && !res.headersSent) res.setHeader('Warning', warnings);
 }
 
 function withNamespace(obj: KubeObject, namespace: string | undefined, namespaced: boolean): KubeObject {
@@ -541,6 +574,7 @@ function startWatch(
   route: ResourceRoute,
   q: URLSearchParams,
   res: ServerResponse,
+  asTable?: 'v1' | 'v1beta1',
 ): void {
   const { type, namespace } = route;
   const table = ctx.store.table(type);
@@ -552,7 +586,7 @@ function startWatch(
   }
   const labels = parseLabelSelector(q.get('labelSelector'));
   const fields = parseFieldSelector(type, fieldSelector);
-  const bookmarks = isTrue(q.get('allowWatchBookmarks'));
+  const bookmarks = isTrueParam(q.get('allowWatchBookmarks'));
   const sendInitialRaw = q.get('sendInitialEvents');
   const rvMatch = q.get('resourceVersionMatch') ?? '';
   const rvParam = q.get('resourceVersion') ?? '';
@@ -583,7 +617,7 @@ function startWatch(
   const rv = rvParam === '' ? undefined : Number(rvParam);
   const current = ctx.store.currentRv;
   let start: WatchStart;
-  if (sendInitialRaw !== null && isTrue(sendInitialRaw)) {
+  if (sendInitialRaw !== null && isTrueParam(sendInitialRaw)) {
     if (rv !== undefined && rv > current) throw tooLargeResourceVersion(rv, current);
     start = { kind: 'state', endBookmark: true };
   } else if (rv === undefined || rv === 0) {
@@ -608,6 +642,8 @@ function startWatch(
     maxBufferedEvents: ctx.watchBuffer.maxEvents,
     maxBufferedBytes: ctx.watchBuffer.maxBytes,
     onOverflow: ctx.watchBuffer.onOverflow,
+    // `kubectl get -w`: each event's object is a one-row Table (table-output.ts).
+    transform: asTable ? (json) => watchTableJson(type, asTable, json, ctx.clock.now()) : undefined,
   });
   ctx.watches.add(stream);
   if (start.kind === 'from') {

@@ -17,6 +17,7 @@ import type { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
 import { ApiStatusError, badRequest, failureStatus, invalid, notFound } from './errors.js';
 import type { KubeObject } from './object.js';
+import { isTrueParam } from './query-params.js';
 import type { ObjectStore } from './store.js';
 
 /** How the mini-apiserver reaches kubelets (kube-apiserver's `--kubelet-client-*` flags). */
@@ -286,7 +287,7 @@ export function streamingLocation(
   }
   const container = resolveContainer(pod, name, q.get('container'));
   const out = new URLSearchParams();
-  const on = (v: string | null): boolean => v === 'true' || v === '1';
+  const on = isTrueParam;
   if (on(q.get('stdin'))) out.set('input', '1');
   if (on(q.get('stdout'))) out.set('output', '1');
   if (on(q.get('stderr'))) out.set('error', '1');

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { isTrueParam } from './query-params.js';
+
 /** The attributes of one request the authorizer decides on. */
 export interface RequestInfo {
   /** Whether the path addresses an API resource (`/api/v1/...`, `/apis/<group>/<version>/...`). */
@@ -95,8 +97,7 @@ export function requestInfo(method: string, pathname: string, query: URLSearchPa
   let name = rest[1] ?? '';
   const subresource = rest.length >= 3 && verb !== 'proxy' ? (rest[2] as string) : '';
   if (name === '' && verb === 'get') {
-    const watch = query.get('watch');
-    verb = watch !== null && !['false', '0', 'f'].includes(watch.toLowerCase()) ? 'watch' : 'list';
+    verb = isTrueParam(query.get('watch')) ? 'watch' : 'list';
     const selected = exactNameSelector(query.get('fieldSelector'));
     if (selected !== undefined && isValidPathSegmentName(selected)) name = selected;
   }

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Clock, InvalidOptionsError } from '@nodeagent/core';
 import { prepareConfigObject } from './config-validation.js';
+import { dryRunObject } from './dry-run.js';
 import {
   alreadyExists,
   badRequest,
@@ -417,6 +418,23 @@ export class ObjectStore {
     return { object: this.#commit(type, 'DELETED', finalObj, current), deleted: true };
   }
 
+  /**
+   * Runs `write` as a dry run (`dryRun=All`): validation and defaulting happen, nothing is
+   * stored, no resourceVersion is used and no watch event is sent; the write returns the
+   * object as it would be.
+   */
+  dryRun<T>(write: () => T): T {
+    const was = this.#dryRun;
+    this.#dryRun = true;
+    try {
+      return write();
+    } finally {
+      this.#dryRun = was;
+    }
+  }
+
+  #dryRun = false;
+
   #graceSeconds(type: ResourceType, obj: KubeObject, requested: number | undefined): number {
     if (type.resource !== 'pods') return 0;
     const spec = isPlainObject(obj.spec) ? obj.spec : {};
@@ -540,6 +558,14 @@ export class ObjectStore {
     obj: KubeObject,
     prev: StoreEntry | undefined,
   ): KubeObject {
+    // --- dry run (dry-run.ts) ---
+    if (this.#dryRun) {
+      if (eventType !== 'DELETED' && Buffer.byteLength(JSON.stringify(obj)) > this.#maxObjectBytes) {
+        throw requestTooLarge();
+      }
+      return dryRunObject(obj, prev?.rv);
+    }
+    // --- end dry run ---
     const rv = this.#rv + 1;
     const meta = obj.metadata as NonNullable<KubeObject['metadata']>;
     meta.resourceVersion = String(rv);

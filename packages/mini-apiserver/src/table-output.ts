@@ -1,21 +1,23 @@
 /**
  * Server-side printing (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`, what `kubectl
- * get` asks for) for the kinds whose columns this server knows: ConfigMap (NAME, DATA, AGE),
- * Secret (NAME, TYPE, DATA, AGE) and ServiceAccount (NAME, SECRETS, AGE), with the cells of
- * kube-apiserver's printers. Other kinds answer their plain JSON, which kubectl prints with
- * NAME and AGE.
+ * get` asks for) for every kind served: ConfigMap (NAME, DATA, AGE), Secret (NAME, TYPE, DATA,
+ * AGE) and ServiceAccount (NAME, SECRETS, AGE) here, the others in `table-printers.ts`, with
+ * the cells of kube-apiserver's printers.
  *
  * @module
  * @internal
  */
 import { isPlainObject, type KubeObject } from './object.js';
 import type { ResourceType } from './resources.js';
+import { printerColumns, rowConditions } from './table-printers.js';
 
 interface Column {
   readonly name: string;
   readonly type: string;
   readonly format: string;
   readonly description: string;
+  /** 1 for the columns `kubectl get` shows only with `-o wide`. */
+  readonly priority?: number;
   readonly cell: (obj: Record<string, unknown>) => unknown;
 }
 
@@ -126,7 +128,7 @@ function columns(type: ResourceType, now: number): Column[] | undefined {
         age,
       ];
     default:
-      return undefined;
+      return printerColumns(type.resource, name, age, NAME_DOC, AGE_DOC, now, humanDuration);
   }
 }
 
@@ -172,11 +174,30 @@ export function toTable(
       type: c.type,
       format: c.format,
       description: c.description,
-      priority: 0,
+      priority: c.priority ?? 0,
     })),
-    rows: objects.map((o) => ({
-      cells: cols.map((c) => c.cell(o as Record<string, unknown>)),
-      object: { kind: 'PartialObjectMetadata', apiVersion, metadata: o.metadata ?? {} },
-    })),
+    rows: objects.map((o) => {
+      const conditions = rowConditions(type.resource, o as Record<string, unknown>, now, humanDuration);
+      return {
+        cells: cols.map((c) => c.cell(o as Record<string, unknown>)),
+        ...(conditions.length > 0 ? { conditions } : {}),
+        object: { kind: 'PartialObjectMetadata', apiVersion, metadata: o.metadata ?? {} },
+      };
+    }),
   };
+}
+
+/**
+ * The object of a watch event as a one-row Table (what kube-apiserver sends to `kubectl get
+ * -w`), with the object's resourceVersion as the Table's.
+ */
+export function watchTableJson(
+  type: ResourceType,
+  version: 'v1' | 'v1beta1',
+  json: string,
+  now: number,
+): string {
+  const obj = JSON.parse(json) as KubeObject;
+  const table = toTable(type, version, [obj], { resourceVersion: obj.metadata?.resourceVersion ?? '' }, now);
+  return table ? JSON.stringify(table) : json;
 }

@@ -43,6 +43,8 @@ export interface WatchStreamOptions {
   readonly maxBufferedBytes: number;
   /** Called when the watch is closed because its buffer overflowed. */
   readonly onOverflow: () => void;
+  /** Rewrites each event's object JSON (e.g. into a one-row Table); bookmarks are not rewritten. */
+  readonly transform?: ((json: string) => string) | undefined;
 }
 
 const FLUSH_BYTES = 256 * 1024;
@@ -68,6 +70,10 @@ export class WatchStream implements EventSink {
     this.#o = o;
   }
 
+  #line(type: string, json: string): string {
+    return line(type, this.#o.transform ? this.#o.transform(json) : json);
+  }
+
   /** Whether the watch was stalled by a fault (it sends nothing more). */
   get stalled(): boolean {
     return this.#stalledFlag;
@@ -84,7 +90,7 @@ export class WatchStream implements EventSink {
     res.flushHeaders();
     res.on('close', () => this.#closeQuietly());
     if (start.kind === 'state') {
-      for (const e of snapshot ?? []) if (this.#matches(e)) this.#enqueue(line('ADDED', e.json));
+      for (const e of snapshot ?? []) if (this.#matches(e)) this.#enqueue(this.#line('ADDED', e.json));
       if (start.endBookmark) this.#enqueue(this.#bookmarkLine(true));
     } else {
       for (const ev of history ?? []) this.onEvent(ev);
@@ -121,12 +127,12 @@ export class WatchStream implements EventSink {
     if (namespace !== undefined && ev.entry.namespace !== namespace) return;
     const prevOk = ev.prev !== undefined && this.#matches(ev.prev);
     if (ev.type === 'DELETED') {
-      if (prevOk) this.#enqueue(line('DELETED', ev.entry.json));
+      if (prevOk) this.#enqueue(this.#line('DELETED', ev.entry.json));
       return;
     }
     const curOk = this.#matches(ev.entry);
-    if (curOk) this.#enqueue(line(prevOk || ev.type === 'ADDED' ? ev.type : 'ADDED', ev.entry.json));
-    else if (prevOk) this.#enqueue(line('DELETED', withRv((ev.prev as StoreEntry).json, ev.rv)));
+    if (curOk) this.#enqueue(this.#line(prevOk || ev.type === 'ADDED' ? ev.type : 'ADDED', ev.entry.json));
+    else if (prevOk) this.#enqueue(this.#line('DELETED', withRv((ev.prev as StoreEntry).json, ev.rv)));
   }
 
   /** Stops sending anything while keeping the connection open (fault injection). */
