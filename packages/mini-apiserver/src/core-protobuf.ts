@@ -10,6 +10,7 @@
  * @internal
  */
 import { bytes, type Fields, fail, fields, MAGIC, strings, text } from './access-review-protobuf.js';
+import { decodeRbacFields, RBAC_PROTOBUF_KINDS } from './rbac-protobuf.js';
 
 /** The kinds {@link decodeObject} understands. */
 export const PROTOBUF_KINDS: ReadonlySet<string> = new Set([
@@ -156,7 +157,13 @@ export function decodeObject(body: Buffer): Record<string, unknown> {
   const unknown = fields(body.subarray(4));
   const typeMeta = fields(bytes(unknown, 1) ?? Buffer.alloc(0));
   const kind = text(typeMeta, 2);
-  if (!PROTOBUF_KINDS.has(kind)) fail();
   const raw = fields(bytes(unknown, 2) ?? Buffer.alloc(0));
+  // --- RBAC objects (rbac-protobuf.ts) ---
+  if (RBAC_PROTOBUF_KINDS.has(kind)) {
+    const metadata = objectMeta(bytes(raw, 1));
+    return { kind, apiVersion: text(typeMeta, 1), metadata, ...decodeRbacFields(kind, raw) };
+  }
+  // --- end ---
+  if (!PROTOBUF_KINDS.has(kind)) fail();
   return { kind, apiVersion: text(typeMeta, 1), ...decodeBody(kind, raw) };
 }

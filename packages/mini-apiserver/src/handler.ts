@@ -53,13 +53,15 @@ import {
   servePodLog,
 } from './pod-node-proxy.js';
 import { forbiddenMessage, type UserInfo } from './rbac.js';
+import { rbacEscalationAdmit } from './rbac-escalation.js';
 import { checkBodyMediaType, mediaTypeOf, readBody, readRawBody } from './request-body.js';
 import { decodedPath, goQuery, hasBody, hasMalformedEscape, startRequestTimer } from './request-edges.js';
 import { requestInfo } from './request-info.js';
 import { parseRoute, type ResourceRoute } from './routes.js';
+import { authorizationReviewFor } from './rules-review.js';
 import { admitPod } from './serviceaccount-admission.js';
 import type { ServiceAccountTokens } from './serviceaccount-token.js';
-import type { ObjectStore } from './store.js';
+import type { AdmitFunc, ObjectStore } from './store.js';
 import { hasTable, tableVersion, toTable } from './table-output.js';
 import { tokenReview } from './token-review.js';
 import { type WatchStart, WatchStream } from './watch-stream.js';
@@ -239,6 +241,13 @@ export async function handleRequest(
       const body = await readAccessReview(req, ctx.maxRequestBodyBytes);
       return sendJson(res, 201, review(info.resource, body, user, ctx.authorizer ?? ALWAYS_ALLOW));
     }
+    // --- SelfSubjectRulesReview, LocalSubjectAccessReview (rules-review.ts) ---
+    const answerReview = authorizationReviewFor(info, user, ctx.authorizer, ctx.store);
+    if (answerReview) {
+      if (method !== 'POST') throw methodNotAllowed();
+      return sendJson(res, 201, answerReview(await readAccessReview(req, ctx.maxRequestBodyBytes)));
+    }
+    // --- end ---
     if (
       info.isResourceRequest &&
       info.apiGroup === 'authentication.k8s.io' &&
@@ -292,7 +301,10 @@ export async function handleRequest(
       case 'unknown':
         throw pathNotFound();
       case 'resource':
-        await handleResource(ctx, route, method, q, watch, req, res);
+        await handleResource(ctx, route, method, q, watch, req, res, {
+          // RBAC escalation prevention (rbac-escalation.ts)
+          admit: rbacEscalationAdmit(ctx.authorizer, ctx.store, user, info),
+        });
         return;
     }
   } catch (err) {
@@ -318,6 +330,7 @@ async function handleResource(
   watch: boolean,
   req: IncomingMessage,
   res: ServerResponse,
+  { admit }: { readonly admit?: AdmitFunc | undefined } = {},
 ): Promise<void> {
   const { type, namespace, name, subresource } = route;
   const store = ctx.store;
@@ -389,7 +402,7 @@ async function handleResource(
             admitPod(store, ns, obj, { mountServiceAccountToken: true });
           }
         }
-        return sendJson(res, 201, store.create(type.resource, obj, { keepStatus: false }));
+        return sendJson(res, 201, store.create(type.resource, obj, { keepStatus: false, admit }));
       }
       case 'DELETE': {
         if (hasBody(req)) checkBodyMediaType(req.headers['content-type']);
@@ -435,7 +448,7 @@ async function handleResource(
         throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
       }
       obj.metadata = { ...(obj.metadata ?? {}), name };
-      const opts = subresource === 'status' ? { subresource: 'status' as const } : {};
+      const opts = subresource === 'status' ? { subresource: 'status' as const } : { admit };
       return sendJson(res, 200, store.update(type.resource, obj, opts));
     }
     case 'PATCH': {
@@ -444,7 +457,7 @@ async function handleResource(
       const patchType = patchTypeOf(ct);
       if (!patchType) throw unsupportedMediaType(PATCH_MEDIA_TYPES);
       const body = await readBody(req, ctx.maxRequestBodyBytes);
-      const opts = subresource === 'status' ? { subresource: 'status' as const } : {};
+      const opts = subresource === 'status' ? { subresource: 'status' as const } : { admit };
       return sendJson(res, 200, store.patch(type.resource, namespace, name, patchType, body, opts));
     }
     case 'POST': {

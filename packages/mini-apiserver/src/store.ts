@@ -62,7 +62,12 @@ export interface ObjectStoreOptions {
 export interface WriteOptions {
   /** Write the `status` subresource (only `status` changes are kept). */
   readonly subresource?: 'status';
+  /** Admission run on the new object (and the stored one) before validation; throws to refuse. */
+  readonly admit?: AdmitFunc | undefined;
 }
+
+/** An admission step of a write: throws (an ApiStatusError) to refuse `obj`. */
+export type AdmitFunc = (obj: KubeObject, old: KubeObject | undefined) => void;
 
 /** Options of {@link ObjectStore.create}. */
 export interface CreateOptions {
@@ -72,6 +77,8 @@ export interface CreateOptions {
    * @default true
    */
   readonly keepStatus?: boolean;
+  /** Admission run on the new object before validation; throws to refuse. */
+  readonly admit?: AdmitFunc | undefined;
 }
 
 /** Options of {@link ObjectStore.delete}, as in `DeleteOptions`. */
@@ -251,6 +258,7 @@ export class ObjectStore {
       meta.name = meta.generateName + randomSuffix(5);
     }
     if (!type.namespaced) delete meta.namespace;
+    options.admit?.(obj, undefined);
     prepareConfigObject(type.resource, obj);
     const bad = validateObject(type, obj);
     if (bad) throw bad;
@@ -298,7 +306,7 @@ export class ObjectStore {
         `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${prev.uid}`,
       );
     }
-    return this.#replace(type, prev, obj, options.subresource);
+    return this.#replace(type, prev, obj, options.subresource, options.admit);
   }
 
   /**
@@ -340,7 +348,7 @@ export class ObjectStore {
         `Precondition failed: UID in precondition: ${String(meta.uid)}, UID in object meta: ${prev.uid}`,
       );
     }
-    return this.#replace(type, prev, this.#normalizeKind(type, obj), options.subresource);
+    return this.#replace(type, prev, this.#normalizeKind(type, obj), options.subresource, options.admit);
   }
 
   /**
@@ -453,6 +461,7 @@ export class ObjectStore {
     prev: StoreEntry,
     obj: KubeObject,
     subresource: 'status' | undefined,
+    admit?: AdmitFunc,
   ): KubeObject {
     const old = JSON.parse(prev.json) as KubeObject;
     const oldMeta = old.metadata as NonNullable<KubeObject['metadata']>;
@@ -481,6 +490,7 @@ export class ObjectStore {
       else (meta as Record<string, unknown>)[k] = oldMeta[k];
     }
     delete meta.resourceVersion;
+    admit?.(next, old);
     prepareConfigObject(type.resource, next);
     const bad = validateObject(type, next, old);
     if (bad) throw bad;
