@@ -5,6 +5,8 @@
  *
  * @module
  */
+import { appendFile, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { ServerWritableStream } from '@grpc/grpc-js';
 import {
   type CgroupDriver,
@@ -195,10 +197,15 @@ export function runtimeServiceHandlers(ctx: RuntimeServiceContext): RuntimeServi
       c.resources = { linux: req.linux ?? c.resources?.linux, windows: req.windows ?? c.resources?.windows };
       return {};
     }),
-    reopenContainerLog: unary(ctx, 'ReopenContainerLog', (req) => {
+    reopenContainerLog: unary(ctx, 'ReopenContainerLog', async (req) => {
       const c = state.requireContainer(req.containerId);
       if (c.state !== ContainerState.CONTAINER_RUNNING)
         throw wrongState(`container "${c.id}" is not running`);
+      // As containerd: the log file is opened again (created when a rotation renamed it).
+      if (c.logPath !== '') {
+        await mkdir(dirname(c.logPath), { recursive: true });
+        await appendFile(c.logPath, '');
+      }
       return {};
     }),
     execSync: unary(ctx, 'ExecSync', async (req) => {
