@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { appendFile, mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { appendFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { ServerWritableStream } from '@grpc/grpc-js';
 import {
@@ -201,11 +202,9 @@ export function runtimeServiceHandlers(ctx: RuntimeServiceContext): RuntimeServi
       const c = state.requireContainer(req.containerId);
       if (c.state !== ContainerState.CONTAINER_RUNNING)
         throw wrongState(`container "${c.id}" is not running`);
-      // As containerd: the log file is opened again (created when a rotation renamed it).
-      if (c.logPath !== '') {
-        await mkdir(dirname(c.logPath), { recursive: true });
-        await appendFile(c.logPath, '');
-      }
+      // As containerd: the log file is opened again, created when a rotation renamed it (in
+      // its existing directory; no directory is created).
+      if (c.logPath !== '' && existsSync(dirname(c.logPath))) await appendFile(c.logPath, '');
       return {};
     }),
     execSync: unary(ctx, 'ExecSync', async (req) => {
