@@ -42,6 +42,7 @@ import {
 } from './errors.js';
 import type { Faults } from './faults.js';
 import { parseFieldSelector } from './fields.js';
+import { impersonatedUser } from './impersonation.js';
 import { parseLabelSelector } from './labels.js';
 import { listPage, writeListPage } from './list.js';
 import { isPlainObject, type KubeObject } from './object.js';
@@ -204,7 +205,7 @@ export async function handleRequest(
         ? { method, path: url.pathname, query, watch }
         : { method, path: url.pathname, query, watch, user: authenticated.name },
     );
-    const user = authenticated ?? ANONYMOUS_USER;
+    const user = impersonatedUser(req, authenticated ?? ANONYMOUS_USER, ctx.authorizer); // impersonation.ts
     const info = requestInfo(method, decodedPath(url.pathname), q);
     if (ctx.authorizer) {
       const decision = ctx.authorizer.authorize(user, info);
@@ -679,7 +680,7 @@ export async function handleUpgrade(
       watch: false,
       ...(authenticated !== undefined ? { user: authenticated.name } : {}),
     });
-    const user = authenticated ?? ANONYMOUS_USER;
+    const user = impersonatedUser(req, authenticated ?? ANONYMOUS_USER, ctx.authorizer); // impersonation.ts
     const info = requestInfo(method, decodedPath(url.pathname), q);
     if (ctx.authorizer) {
       const decision = ctx.authorizer.authorize(user, info);

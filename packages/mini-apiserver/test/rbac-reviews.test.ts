@@ -402,6 +402,80 @@ describe('escalation prevention', () => {
   });
 });
 
+describe('impersonation (Impersonate-User / -Group headers, kubectl --as)', () => {
+  const asAs = async (token: string, path: string, headers: Record<string, string>) => {
+    const res = await fetch(server.url + path, { headers: { authorization: `Bearer ${token}`, ...headers } });
+    return { code: res.status, body: (await res.json()) as any };
+  };
+
+  test('needs the impersonate verb on users, groups and serviceaccounts; then runs as that user', async () => {
+    await rbacServer();
+    server.store.create(
+      'clusterroles',
+      clusterRole('impersonator', [
+        { verbs: ['impersonate'], apiGroups: [''], resources: ['users'], resourceNames: ['bob'] },
+        { verbs: ['impersonate'], apiGroups: [''], resources: ['groups'], resourceNames: ['readers'] },
+      ]) as any,
+    );
+    server.store.create('clusterrolebindings', crb('impersonator', 'impersonator', 'alice') as any);
+    server.store.create(
+      'clusterroles',
+      clusterRole('pod-reader', [{ verbs: ['list'], apiGroups: [''], resources: ['pods'] }]) as any,
+    );
+    server.store.create('clusterrolebindings', {
+      ...crb('readers', 'pod-reader', 'x'),
+      subjects: [{ apiGroup: GROUP, kind: 'Group', name: 'readers' }],
+    } as any);
+    const pods = '/api/v1/namespaces/default/pods';
+    // bob has no rights of his own
+    const asBob = await asAs('alice', pods, { 'impersonate-user': 'bob' });
+    expect(asBob.code).toBe(403);
+    expect(asBob.body.message).toBe(
+      'pods is forbidden: User "bob" cannot list resource "pods" in API group "" in the namespace "default"',
+    );
+    // bob in the readers group may list
+    expect(
+      (await asAs('alice', pods, { 'impersonate-user': 'bob', 'impersonate-group': 'readers' })).code,
+    ).toBe(200);
+    const carol = await asAs('alice', pods, { 'impersonate-user': 'carol' });
+    expect(carol.code).toBe(403);
+    expect(carol.body.message).toBe(
+      'users "carol" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope',
+    );
+    const group = await asAs('alice', pods, {
+      'impersonate-user': 'bob',
+      'impersonate-group': 'system:masters',
+    });
+    expect(group.body.message).toBe(
+      'groups "system:masters" is forbidden: User "alice" cannot impersonate resource "groups" in API group "" at the cluster scope',
+    );
+    const sa = await asAs('alice', pods, { 'impersonate-user': 'system:serviceaccount:ns1:builder' });
+    expect(sa.body.message).toBe(
+      'serviceaccounts "builder" is forbidden: User "alice" cannot impersonate resource "serviceaccounts" in API group "" in the namespace "ns1"',
+    );
+    expect((await asAs('bob', pods, { 'impersonate-user': 'root' })).code).toBe(403);
+    const noUser = await asAs('alice', pods, { 'impersonate-group': 'readers' });
+    expect(noUser.code).toBe(400);
+    expect(noUser.body.message).toBe('requested [group=readers] without impersonating a user');
+    // system:masters may impersonate anyone; the review answers for the impersonated user
+    const review = await fetch(`${server.url}/apis/authorization.k8s.io/v1/selfsubjectrulesreviews`, {
+      method: 'POST',
+      headers: {
+        authorization: 'Bearer admin',
+        'impersonate-user': 'bob',
+        'impersonate-group': 'readers',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ spec: { namespace: 'default' } }),
+    });
+    expect(((await review.json()) as any).status.resourceRules).toContainEqual({
+      verbs: ['list'],
+      apiGroups: [''],
+      resources: ['pods'],
+    });
+  });
+});
+
 const kubectlMissing = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0;
 
 describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl (protobuf)', () => {
