@@ -63,6 +63,7 @@ import {
   type KubeletServerSettings,
   startKubeletServer,
 } from './kubelet-server-wiring.js';
+import { createLogRotation, type LogRotationSettings } from './log-rotation-wiring.js';
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
 import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
@@ -102,6 +103,8 @@ export interface AgentOptions {
   readonly pressure?: NodePressureProvider | undefined;
   /** Eviction thresholds and GC policy (kubelet flags, see eviction-wiring.ts). @default the kubelet's */
   readonly eviction?: EvictionSettings | undefined;
+  /** Container log rotation (kubelet flags, see log-rotation-wiring.ts). @default the kubelet's (10Mi, 5 files) */
+  readonly logRotation?: LogRotationSettings | undefined;
   /** Node and pod stats for eviction (`@nodeagent/stats`). @default none: eviction off, GC on */
   readonly summaryProvider?: SummaryProvider | undefined;
   /** Pod directories (volumes, container files). @default `<rootDir>/pods`, else a temp dir removed at stop */
@@ -610,6 +613,11 @@ async function start(
   );
   cleanups.push(() => pressureParts.stop());
   await pressureParts.start(lifetime.signal);
+  // --- container log rotation (log-rotation-wiring.ts) ---
+  const logRotation = createLogRotation({ settings: options.logRotation, cri, clock, logger: log });
+  cleanups.push(() => logRotation.stop());
+  await logRotation.start(lifetime.signal);
+  // --- end log rotation ---
   log.info({ node: nodeName }, 'Pod sources started, node agent running');
 
   let health: HealthzServer | undefined;

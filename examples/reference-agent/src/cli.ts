@@ -86,6 +86,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         cgroups: flags.cgroups,
         maxPods: flags.maxPods,
         eviction: flags.eviction,
+        logRotation: flags.logRotation,
         ...(flags.nodeStatusUpdateFrequencyMs === undefined
           ? {}
           : { nodeStatusUpdateMs: flags.nodeStatusUpdateFrequencyMs }),

@@ -30,6 +30,12 @@ import {
   type KubeletServerSettings,
   parseKubeletServerFlags,
 } from './kubelet-server-wiring.js';
+import {
+  LOG_ROTATION_FLAG_OPTIONS,
+  LOG_ROTATION_USAGE,
+  type LogRotationSettings,
+  parseLogRotationFlags,
+} from './log-rotation-wiring.js';
 
 /** A bad command line; the bin prints it with the usage and exits with 2. */
 export class FlagError extends Error {
@@ -78,6 +84,8 @@ export interface AgentFlags {
   readonly systemReserved: ResourceList | undefined;
   /** `--eviction-*`, `--image-gc-*`, `--minimum-*-ttl-duration`, `--maximum-dead-containers*` (eviction-wiring.ts). */
   readonly eviction: EvictionSettings;
+  /** `--container-log-max-size`, `--container-log-max-files`, `--container-log-monitor-interval`, `--container-log-max-workers` (log-rotation-wiring.ts). */
+  readonly logRotation: LogRotationSettings;
   /** `--max-pods`. */
   readonly maxPods: number | undefined;
   /** `--node-status-update-frequency` (Go duration), ms. */
@@ -139,7 +147,7 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --manifest-url URL             static pods from this URL (a Pod or PodList), polled every 20 s
   --manifest-url-header 'K:V'    header of the manifest URL requests (repeatable)
   --allowed-unsafe-sysctls LIST  comma-separated sysctls or prefix* patterns pods may set besides the safe ones
-${CGROUP_FLAGS_USAGE}${EVICTION_USAGE}${KUBELET_SERVER_USAGE}  -h, --help                     this text
+${CGROUP_FLAGS_USAGE}${EVICTION_USAGE}${LOG_ROTATION_USAGE}${KUBELET_SERVER_USAGE}  -h, --help                     this text
   --version                      print the agent's version and exit
 `;
 
@@ -192,6 +200,7 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
         'node-status-update-frequency': { type: 'string' },
         ...CGROUP_FLAG_OPTIONS,
         ...EVICTION_FLAG_OPTIONS,
+        ...LOG_ROTATION_FLAG_OPTIONS,
         ...KUBELET_SERVER_FLAG_OPTIONS,
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
@@ -259,6 +268,12 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
+  let logRotation: LogRotationSettings;
+  try {
+    logRotation = parseLogRotationFlags(values);
+  } catch (err) {
+    throw new FlagError((err as Error).message);
+  }
   let kubeletServer: KubeletServerSettings;
   try {
     kubeletServer = parseKubeletServerFlags(values);
@@ -271,6 +286,7 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
     rootDir: str('root-dir'),
     volumeMemoryMedium,
     eviction,
+    logRotation,
     maxPods,
     kubeconfig: str('kubeconfig'),
     runtimeEndpoint: endpoint,

@@ -32,6 +32,8 @@ export const DEFAULT_CONTAINER_LOG_MAX_SIZE = '10Mi';
 export const DEFAULT_CONTAINER_LOG_MAX_FILES = 5;
 /** Default `containerLogMonitorInterval`: 10 s. */
 export const DEFAULT_CONTAINER_LOG_MONITOR_INTERVAL_MS = 10_000;
+/** Default `containerLogMaxWorkers`: 1. */
+export const DEFAULT_CONTAINER_LOG_MAX_WORKERS = 1;
 
 const COMPRESS_SUFFIX = '.gz';
 const TMP_SUFFIX = '.tmp';
@@ -61,6 +63,12 @@ export interface ContainerLogManagerOptions {
    * @default 10000
    */
   readonly containerLogMonitorIntervalMs?: number;
+  /**
+   * Containers rotated concurrently in one pass (the kubelet's `containerLogMaxWorkers`).
+   * Minimum: 1.
+   * @default 1
+   */
+  readonly containerLogMaxWorkers?: number;
   /** @default realClock */
   readonly clock?: Clock;
   /** @default noopLogger */
@@ -99,6 +107,7 @@ export class ContainerLogManager implements Lifecycle {
   readonly #maxSize: number;
   readonly #maxFiles: number;
   readonly #intervalMs: number;
+  readonly #workers: number;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #once = new StartOnce('ContainerLogManager');
@@ -134,6 +143,14 @@ export class ContainerLogManager implements Lifecycle {
         `containerLogMonitorIntervalMs must be >= 3000, got ${interval}`,
       );
     }
+    const workers = options.containerLogMaxWorkers ?? DEFAULT_CONTAINER_LOG_MAX_WORKERS;
+    if (!Number.isInteger(workers) || workers < 1) {
+      throw new InvalidOptionsError(
+        'ContainerLogManager',
+        `containerLogMaxWorkers must be an integer >= 1, got ${workers}`,
+      );
+    }
+    this.#workers = workers;
     this.#runtime = options.runtime;
     this.#maxSize = bytes;
     this.#maxFiles = files;
@@ -180,15 +197,18 @@ export class ContainerLogManager implements Lifecycle {
       this.#log.error({ err }, 'Failed to list containers');
       return;
     }
-    for (const c of containers) {
-      // Only running containers write; an exited one keeps its last log as it is.
-      if (c.state !== ContainerState.CONTAINER_RUNNING) continue;
-      try {
-        await this.#rotateContainer(c.id);
-      } catch (err) {
-        this.#log.error({ err, containerID: c.id }, 'Failed to rotate log for container');
+    // Only running containers write; an exited one keeps its last log as it is.
+    const queue = containers.filter((c) => c.state === ContainerState.CONTAINER_RUNNING).map((c) => c.id);
+    const worker = async (): Promise<void> => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+        try {
+          await this.#rotateContainer(id);
+        } catch (err) {
+          this.#log.error({ err, containerID: id }, 'Failed to rotate log for container');
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.#workers, queue.length) }, worker));
   }
 
   /** Removes every log file of a container, rotated ones included (upstream `Clean`). */

@@ -15,6 +15,7 @@ import {
   type ContainerLogRuntime,
   DEFAULT_CONTAINER_LOG_MAX_FILES,
   DEFAULT_CONTAINER_LOG_MAX_SIZE,
+  DEFAULT_CONTAINER_LOG_MAX_WORKERS,
   DEFAULT_CONTAINER_LOG_MONITOR_INTERVAL_MS,
   readContainerLogHistory,
   rotationTimestamp,
@@ -64,6 +65,7 @@ describe('options', () => {
     expect(DEFAULT_CONTAINER_LOG_MAX_SIZE).toBe('10Mi');
     expect(DEFAULT_CONTAINER_LOG_MAX_FILES).toBe(5);
     expect(DEFAULT_CONTAINER_LOG_MONITOR_INTERVAL_MS).toBe(10_000);
+    expect(DEFAULT_CONTAINER_LOG_MAX_WORKERS).toBe(1);
   });
 
   test.each([
@@ -71,6 +73,7 @@ describe('options', () => {
     [{ containerLogMaxSize: 'ten' }, 'containerLogMaxSize must be a quantity of at least 1 byte, got "ten"'],
     [{ containerLogMaxSize: 0 }, 'containerLogMaxSize must be a quantity of at least 1 byte, got 0'],
     [{ containerLogMonitorIntervalMs: 2999 }, 'containerLogMonitorIntervalMs must be >= 3000, got 2999'],
+    [{ containerLogMaxWorkers: 0 }, 'containerLogMaxWorkers must be an integer >= 1, got 0'],
   ])('%j is refused', (opts, message) => {
     expect(() => new ContainerLogManager({ runtime: runtime([]).rt, ...opts })).toThrow(message);
   });
@@ -184,6 +187,37 @@ describe('rotation', () => {
     for (const id of ['bad', 'exited', 'ok']) await writeFile(join(dir, `${id}.log`), line(1));
     await m.rotateLogs();
     expect(await files()).toEqual(['bad.log', 'exited.log', 'ok.log', 'ok.log.20260102-030405']);
+  });
+
+  test('containerLogMaxWorkers bounds how many containers are rotated at once', async () => {
+    const clock = new FakeClock({ startMs: new Date(2026, 0, 2, 3, 4, 5).getTime() });
+    const ids = ['a', 'b', 'c', 'd', 'e'];
+    for (const workers of [1, 2]) {
+      const { rt } = runtime(ids.map((id) => ({ id, running: true })));
+      let inFlight = 0;
+      let peak = 0;
+      const slow: ContainerLogRuntime = {
+        ...rt,
+        reopenContainerLog: async (req) => {
+          inFlight++;
+          peak = Math.max(peak, inFlight);
+          await new Promise((r) => setTimeout(r, 5));
+          inFlight--;
+          return rt.reopenContainerLog(req);
+        },
+      };
+      const m = new ContainerLogManager({
+        runtime: slow,
+        clock,
+        containerLogMaxSize: 1,
+        containerLogMaxWorkers: workers,
+      });
+      for (const id of ids) await writeFile(join(dir, `${id}.log`), line(1));
+      await m.rotateLogs();
+      expect(peak).toBe(workers);
+      for (const id of ids) expect(await files()).toContain(`${id}.log.20260102-030405`);
+      for (const f of await files()) await rm(join(dir, f));
+    }
   });
 
   test('.tmp leftovers and uncompressed files whose .gz exists are removed', async () => {

@@ -1,7 +1,8 @@
 /**
  * Decodes the Kubernetes protobuf encoding of access reviews, which kubectl sends for
  * `kubectl auth can-i`: the `k8s\0` magic, a `runtime.Unknown` envelope, and inside it a
- * `SubjectAccessReview` / `SelfSubjectAccessReview` (generated.proto of authorization/v1).
+ * `SubjectAccessReview` / `SelfSubjectAccessReview` / `LocalSubjectAccessReview` /
+ * `SelfSubjectRulesReview` (generated.proto of authorization/v1).
  * Only the fields the server reads are decoded; others are skipped.
  *
  * @module
@@ -109,16 +110,28 @@ export function decodeAccessReview(body: Buffer): Record<string, unknown> {
   const spec = fields(specBytes);
   const kind = text(typeMeta, 2);
   const out: Record<string, unknown> = {};
+  if (kind === 'SelfSubjectRulesReview') {
+    // SelfSubjectRulesReviewSpec: 1 namespace.
+    const namespace = text(spec, 1);
+    return { kind, apiVersion: text(typeMeta, 1), spec: namespace === '' ? {} : { namespace } };
+  }
   const ra = bytes(spec, 1);
   const nra = bytes(spec, 2);
   if (ra) out.resourceAttributes = resourceAttributes(ra);
   if (nra) out.nonResourceAttributes = nonResourceAttributes(nra);
-  if (kind === 'SubjectAccessReview') {
+  if (kind === 'SubjectAccessReview' || kind === 'LocalSubjectAccessReview') {
     // SubjectAccessReviewSpec: 3 user, 4 groups, 6 uid.
     const user = text(spec, 3);
     if (user !== '') out.user = user;
     const groups = strings(spec, 4);
     if (groups.length > 0) out.groups = groups;
   }
-  return { kind, apiVersion: text(typeMeta, 1), spec: out };
+  // ObjectMeta: 3 namespace (a LocalSubjectAccessReview's).
+  const namespace = text(fields(bytes(review, 1) ?? Buffer.alloc(0)), 3);
+  return {
+    kind,
+    apiVersion: text(typeMeta, 1),
+    ...(namespace === '' ? {} : { metadata: { namespace } }),
+    spec: out,
+  };
 }

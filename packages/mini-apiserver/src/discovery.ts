@@ -29,10 +29,24 @@ export const VERSION_INFO = {
 /** Served by the access-review handler, not the store: create only. */
 const AUTHORIZATION_RESOURCES = [
   {
+    name: 'localsubjectaccessreviews',
+    singularName: 'localsubjectaccessreview',
+    namespaced: true,
+    kind: 'LocalSubjectAccessReview',
+    verbs: ['create'],
+  },
+  {
     name: 'selfsubjectaccessreviews',
     singularName: 'selfsubjectaccessreview',
     namespaced: false,
     kind: 'SelfSubjectAccessReview',
+    verbs: ['create'],
+  },
+  {
+    name: 'selfsubjectrulesreviews',
+    singularName: 'selfsubjectrulesreview',
+    namespaced: false,
+    kind: 'SelfSubjectRulesReview',
     verbs: ['create'],
   },
   {

@@ -44,6 +44,7 @@ import {
 import { serveEventsV1 } from './events-v1.js';
 import type { Faults } from './faults.js';
 import { parseFieldSelector } from './fields.js';
+import { impersonatedUser } from './impersonation.js';
 import { parseLabelSelector } from './labels.js';
 import { listPage, writeListPage } from './list.js';
 import { isPlainObject, type KubeObject } from './object.js';
@@ -57,14 +58,16 @@ import {
 } from './pod-node-proxy.js';
 import { isTrueParam } from './query-params.js';
 import { forbiddenMessage, type UserInfo } from './rbac.js';
+import { rbacEscalationAdmit } from './rbac-escalation.js';
 import { checkBodyMediaType, mediaTypeOf, readBody, readRawBody } from './request-body.js';
 import { decodedPath, goQuery, hasBody, hasMalformedEscape, startRequestTimer } from './request-edges.js';
 import { requestInfo } from './request-info.js';
 import { parseRoute, type ResourceRoute } from './routes.js';
+import { authorizationReviewFor } from './rules-review.js';
 import { bindPod } from './scheduler.js';
 import { admitPod } from './serviceaccount-admission.js';
 import type { ServiceAccountTokens } from './serviceaccount-token.js';
-import type { ObjectStore } from './store.js';
+import type { AdmitFunc, ObjectStore } from './store.js';
 import { hasTable, tableVersion, toTable, watchTableJson } from './table-output.js';
 import { tokenReview } from './token-review.js';
 import { type WatchStart, WatchStream } from './watch-stream.js';
@@ -203,7 +206,7 @@ export async function handleRequest(
         ? { method, path: url.pathname, query, watch }
         : { method, path: url.pathname, query, watch, user: authenticated.name },
     );
-    const user = authenticated ?? ANONYMOUS_USER;
+    const user = impersonatedUser(req, authenticated ?? ANONYMOUS_USER, ctx.authorizer); // impersonation.ts
     const info = requestInfo(method, decodedPath(url.pathname), q);
     if (ctx.authorizer) {
       const decision = ctx.authorizer.authorize(user, info);
@@ -240,6 +243,13 @@ export async function handleRequest(
       const body = await readAccessReview(req, ctx.maxRequestBodyBytes);
       return sendJson(res, 201, review(info.resource, body, user, ctx.authorizer ?? ALWAYS_ALLOW));
     }
+    // --- SelfSubjectRulesReview, LocalSubjectAccessReview (rules-review.ts) ---
+    const answerReview = authorizationReviewFor(info, user, ctx.authorizer, ctx.store);
+    if (answerReview) {
+      if (method !== 'POST') throw methodNotAllowed();
+      return sendJson(res, 201, answerReview(await readAccessReview(req, ctx.maxRequestBodyBytes)));
+    }
+    // --- end ---
     if (
       info.isResourceRequest &&
       info.apiGroup === 'authentication.k8s.io' &&
@@ -297,7 +307,10 @@ export async function handleRequest(
       case 'unknown':
         throw pathNotFound();
       case 'resource':
-        await handleResource(ctx, route, method, q, watch, req, res);
+        await handleResource(ctx, route, method, q, watch, req, res, {
+          // RBAC escalation prevention (rbac-escalation.ts)
+          admit: rbacEscalationAdmit(ctx.authorizer, ctx.store, user, info),
+        });
         return;
     }
   } catch (err) {
@@ -323,6 +336,7 @@ async function handleResource(
   watch: boolean,
   req: IncomingMessage,
   res: ServerResponse,
+  { admit }: { readonly admit?: AdmitFunc | undefined } = {},
 ): Promise<void> {
   const { type, namespace, name, subresource } = route;
   const store = ctx.store;
@@ -400,7 +414,7 @@ async function handleResource(
         return sendJson(
           res,
           201,
-          write(() => store.create(type.resource, obj, { keepStatus: false, admit: true })),
+          write(() => store.create(type.resource, obj, { keepStatus: false, admit: true, check: admit })),
         );
       }
       case 'DELETE': {
@@ -452,7 +466,9 @@ async function handleResource(
       }
       obj.metadata = { ...(obj.metadata ?? {}), name };
       const opts =
-        subresource === 'status' ? { subresource: 'status' as const, admit: true } : { admit: true };
+        subresource === 'status'
+          ? { subresource: 'status' as const, admit: true }
+          : { admit: true, check: admit };
       return sendJson(
         res,
         200,
@@ -466,7 +482,9 @@ async function handleResource(
       if (!patchType) throw unsupportedMediaType(PATCH_MEDIA_TYPES);
       const body = await readBody(req, ctx.maxRequestBodyBytes);
       const opts =
-        subresource === 'status' ? { subresource: 'status' as const, admit: true } : { admit: true };
+        subresource === 'status'
+          ? { subresource: 'status' as const, admit: true }
+          : { admit: true, check: admit };
       const directive = fieldValidationOf(method, q);
       if (directive === 'Strict') {
         // Strict: refuse before anything is stored (the dry run computes the patched object).
@@ -691,7 +709,7 @@ export async function handleUpgrade(
       watch: false,
       ...(authenticated !== undefined ? { user: authenticated.name } : {}),
     });
-    const user = authenticated ?? ANONYMOUS_USER;
+    const user = impersonatedUser(req, authenticated ?? ANONYMOUS_USER, ctx.authorizer); // impersonation.ts
     const info = requestInfo(method, decodedPath(url.pathname), q);
     if (ctx.authorizer) {
       const decision = ctx.authorizer.authorize(user, info);

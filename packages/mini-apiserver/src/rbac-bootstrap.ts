@@ -4,7 +4,9 @@
  * `system:public-info-viewer`), self access reviews (`system:basic-user`, which `kubectl
  * auth can-i` needs), the issuer discovery documents for service accounts
  * (`system:service-account-issuer-discovery`) and the unbound `system:auth-delegator`
- * (token and access reviews, for servers that delegate authentication). Created in the store when the server starts in RBAC mode.
+ * (token and access reviews, for servers that delegate authentication) and the unbound
+ * `system:kubelet-api-admin` (full access to the kubelet API, for the API server's kubelet
+ * client). Created in the store when the server starts in RBAC mode.
  *
  * @module
  * @internal
@@ -79,6 +81,15 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
       clusterRole('system:auth-delegator', [
         { verbs: ['create'], apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'] },
         { verbs: ['create'], apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'] },
+      ]),
+      clusterRole('system:kubelet-api-admin', [
+        { verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['nodes'] },
+        { verbs: ['proxy'], apiGroups: [''], resources: ['nodes'] },
+        {
+          verbs: ['*'],
+          apiGroups: [''],
+          resources: ['nodes/proxy', 'nodes/metrics', 'nodes/spec', 'nodes/stats', 'nodes/log'],
+        },
       ]),
       clusterRole('system:public-info-viewer', [
         { verbs: ['get'], nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'] },

@@ -75,7 +75,12 @@ export interface WriteOptions {
    * @default false
    */
   readonly admit?: boolean;
+  /** An extra admission step run on the new object (and the stored one) before validation; throws to refuse (RBAC escalation checks). */
+  readonly check?: AdmitFunc | undefined;
 }
+
+/** An admission step of a write: throws (an ApiStatusError) to refuse `obj`. */
+export type AdmitFunc = (obj: KubeObject, old: KubeObject | undefined) => void;
 
 /** Options of {@link ObjectStore.create}. */
 export interface CreateOptions {
@@ -87,6 +92,8 @@ export interface CreateOptions {
   readonly keepStatus?: boolean;
   /** Run the `admit` hook, as {@link WriteOptions.admit}. @default false */
   readonly admit?: boolean;
+  /** An extra admission step run on the new object (and the stored one) before validation; throws to refuse (RBAC escalation checks). */
+  readonly check?: AdmitFunc | undefined;
 }
 
 /** Options of {@link ObjectStore.delete}, as in `DeleteOptions`. */
@@ -268,6 +275,7 @@ export class ObjectStore {
       meta.name = meta.generateName + randomSuffix(5);
     }
     if (!type.namespaced) delete meta.namespace;
+    options.check?.(obj, undefined);
     prepareConfigObject(type.resource, obj);
     if (options.admit === true) this.#admit?.(type.resource, obj, undefined);
     const bad = validateObject(type, obj);
@@ -316,7 +324,7 @@ export class ObjectStore {
         `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${prev.uid}`,
       );
     }
-    return this.#replace(type, prev, obj, options.subresource, options.admit === true);
+    return this.#replace(type, prev, obj, options.subresource, options.admit === true, options.check);
   }
 
   /**
@@ -364,6 +372,7 @@ export class ObjectStore {
       this.#normalizeKind(type, obj),
       options.subresource,
       options.admit === true,
+      options.check,
     );
   }
 
@@ -495,6 +504,7 @@ export class ObjectStore {
     obj: KubeObject,
     subresource: 'status' | undefined,
     admit: boolean,
+    check?: AdmitFunc,
   ): KubeObject {
     const old = JSON.parse(prev.json) as KubeObject;
     const oldMeta = old.metadata as NonNullable<KubeObject['metadata']>;
@@ -523,6 +533,7 @@ export class ObjectStore {
       else (meta as Record<string, unknown>)[k] = oldMeta[k];
     }
     delete meta.resourceVersion;
+    check?.(next, old);
     prepareConfigObject(type.resource, next);
     if (admit) this.#admit?.(type.resource, next, old);
     const bad = validateObject(type, next, old);

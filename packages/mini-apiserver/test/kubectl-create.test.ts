@@ -162,7 +162,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
         // ipFamilies, sessionAffinity, nodePorts, ...): what kubectl sent must be kept.
         for (const [k, v] of Object.entries(want)) {
           if (resource === 'services' && k === 'spec')
-            expect(got[k], `${resource}/${name} .${k}`).toMatchObject(v);
+            expect(got[k], `${resource}/${name} .${k}`).toMatchObject(v as object);
           else expect(got[k], `${resource}/${name} .${k}`).toEqual(v);
         }
       },

@@ -458,7 +458,9 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl auth can-i
         );
       });
       expect(resources.split('\n').sort()).toEqual([
+        'localsubjectaccessreviews.authorization.k8s.io',
         'selfsubjectaccessreviews.authorization.k8s.io',
+        'selfsubjectrulesreviews.authorization.k8s.io',
         'subjectaccessreviews.authorization.k8s.io',
       ]);
     } finally {

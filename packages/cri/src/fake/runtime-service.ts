@@ -5,6 +5,9 @@
  *
  * @module
  */
+import { existsSync } from 'node:fs';
+import { appendFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { ServerWritableStream } from '@grpc/grpc-js';
 import {
   type CgroupDriver,
@@ -195,10 +198,13 @@ export function runtimeServiceHandlers(ctx: RuntimeServiceContext): RuntimeServi
       c.resources = { linux: req.linux ?? c.resources?.linux, windows: req.windows ?? c.resources?.windows };
       return {};
     }),
-    reopenContainerLog: unary(ctx, 'ReopenContainerLog', (req) => {
+    reopenContainerLog: unary(ctx, 'ReopenContainerLog', async (req) => {
       const c = state.requireContainer(req.containerId);
       if (c.state !== ContainerState.CONTAINER_RUNNING)
         throw wrongState(`container "${c.id}" is not running`);
+      // As containerd: the log file is opened again, created when a rotation renamed it (in
+      // its existing directory; no directory is created).
+      if (c.logPath !== '' && existsSync(dirname(c.logPath))) await appendFile(c.logPath, '');
       return {};
     }),
     execSync: unary(ctx, 'ExecSync', async (req) => {
