@@ -801,14 +801,18 @@ export function traceService(
       for (const d of iptablesDestinations(v, q)) {
         const ip = dest(d);
         if (ip === undefined) continue;
-        const r = traceIptables(text ?? '', {
-          sourceIP,
-          destIP: ip,
-          destPort: d.port,
-          protocol: d.protocol as 'TCP',
-          nodeIPs: localIPs,
-        });
-        traces.push(toTrace('iptables', d, sourceIP, ip, r));
+        try {
+          const r = traceIptables(kubeRulesOnly(text ?? ''), {
+            sourceIP,
+            destIP: ip,
+            destPort: d.port,
+            protocol: d.protocol as 'TCP',
+            nodeIPs: localIPs,
+          });
+          traces.push(toTrace('iptables', d, sourceIP, ip, r));
+        } catch (e) {
+          findings.push(traceFailed(subject, 'iptables', ip, d.port, e));
+        }
       }
     } else if (mode === 'nftables') {
       const t = view.nft.get(family === 6 ? 'ip6' : 'ip');
@@ -817,12 +821,16 @@ export function traceService(
       for (const d of nftDestinations(t, q)) {
         const ip = dest(d);
         if (ip === undefined) continue;
-        const r = tracer.trace({ sourceIP, destIP: ip, destPort: d.port, protocol: d.protocol as 'TCP' });
-        traces.push(toTrace('nftables', d, sourceIP, ip, r));
+        try {
+          const r = tracer.trace({ sourceIP, destIP: ip, destPort: d.port, protocol: d.protocol as 'TCP' });
+          traces.push(toTrace('nftables', d, sourceIP, ip, r));
+        } catch (e) {
+          findings.push(traceFailed(subject, 'nftables', ip, d.port, e));
+        }
       }
     }
   }
-  if (traces.length === 0) {
+  if (traces.length === 0 && findings.length === 0) {
     findings.push({
       id: 'service-not-programmed',
       severity: 'error',
@@ -844,6 +852,34 @@ export function traceService(
     });
   }
   return { traces, findings };
+}
+
+/**
+ * The part of an iptables-save text the tracer follows: kube-proxy's `KUBE-*` chains and the
+ * built-in chains' jumps into them (other programs' rules, e.g. a CNI's, are left out, as
+ * are the default `--reject-with icmp-port-unreachable` the tracer does not need).
+ */
+export function kubeRulesOnly(save: string): string {
+  return save
+    .split('\n')
+    .filter((l) => {
+      if (!l.startsWith('-A ')) return true;
+      const chain = l.split(' ')[1] ?? '';
+      return chain.startsWith('KUBE-') || / -j KUBE-/.test(l);
+    })
+    .filter((l) => !l.startsWith(':') || l.startsWith(':KUBE-') || / (ACCEPT|DROP) \[/.test(l))
+    .map((l) => l.replace(/ --reject-with icmp6?-port-unreachable$/, ''))
+    .join('\n');
+}
+
+function traceFailed(subject: string, mode: DetectedMode, ip: string, port: number, e: unknown): Finding {
+  return {
+    id: 'trace-failed',
+    severity: 'warning',
+    subject,
+    message: `${subject}: the ${mode} tracer cannot follow the live rules for ${ip}:${port}: ${oneLine(e instanceof Error ? e.message : String(e))}`,
+    remedy: `read the rules by hand: ${mode === 'iptables' ? 'iptables-save -t nat | grep KUBE' : 'nft list table ip kube-proxy'}`,
+  };
 }
 
 function toTrace(
