@@ -6,6 +6,7 @@
  * iptables-mode chains mixed into the legacy backend and next to the nftables table, an
  * old-layout base chain, ip_forward turned off - and checks doctor reports each one.
  */
+import { readFileSync } from 'node:fs';
 import { tokenizeRule } from '@nodeagent/iptables';
 import { createNetns, createVethPair, listLeakedNetns, type Netns } from '@nodeagent/test-support/netns';
 import { describeRealNode } from '@nodeagent/test-support/real-node';
@@ -203,4 +204,38 @@ describeRealNode('nodeagent-proxy doctor --netns (real kernel)', ['root', 'netns
       );
     });
   });
+
+  it('the README example runs as written (namespace name and versions line aside)', async () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const shop = /All examples use this `shop\.yaml`[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)![1]!;
+    const section = readme.slice(readme.indexOf('### `nodeagent-proxy doctor`'));
+    const block = /```console\n([\s\S]*?)```/.exec(section)![1]!;
+    const n = await nodeNs();
+    all.push(n.node, n.peer);
+    // The README's namespace has no forwarding yet (a fresh namespace's default).
+    await n.node.execChecked(['sysctl', '-q', '-w', 'net.ipv4.ip_forward=0']);
+    const rename = (t: string) => t.replaceAll('node1', n.node.name);
+    const steps: { cmd: string; out: string[] }[] = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('$ ')) steps.push({ cmd: rename(line.slice(2)), out: [] });
+      else if (line !== '') steps.at(-1)!.out.push(rename(line));
+    }
+    expect(steps.map((s) => s.cmd.split(' ')[0])).toEqual(['nodeagent-proxy', 'ip', 'nodeagent-proxy']);
+    const words = (cmd: string) => [...cmd.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+    const hostDependent = (l: string) => l.startsWith('info  [versions] ');
+    for (const step of steps) {
+      const argv = words(step.cmd);
+      let out: string;
+      if (argv[0] === 'nodeagent-proxy') {
+        const r = await runCli(argv.slice(1), { files: { 'shop.yaml': shop } });
+        expect(r.stderr).toBe('');
+        out = r.stdout;
+      } else {
+        out = (await n.node.execChecked(argv.slice(4))).trim();
+      }
+      const lines = out.split('\n').filter((l) => l !== '');
+      expect(lines.filter((l) => !hostDependent(l))).toEqual(step.out.filter((l) => !hostDependent(l)));
+      expect(lines.filter(hostDependent)).toHaveLength(step.out.filter(hostDependent).length);
+    }
+  }, 60_000);
 });

@@ -835,7 +835,7 @@ export function traceService(
       id: 'service-not-programmed',
       severity: 'error',
       subject,
-      message: `${subject}: no rule in the kernel names this service (${view.modes.length === 0 ? 'no proxy rules at all' : `looked in ${view.modes.filter((m) => m !== 'ipvs').join(', ') || 'no traceable mode'}`}); clients get no load balancing for it`,
+      message: `${subject}: no dispatch rule or map element in the kernel leads to this service (${view.modes.length === 0 ? 'no proxy rules at all' : `looked in ${view.modes.filter((m) => m !== 'ipvs').join(', ') || 'no traceable mode'}`}); clients get no load balancing for it`,
       remedy:
         'check the Service exists with a ClusterIP and this port (kubectl get svc), that it is not headless, and that the proxy synced since it was created',
     });
