@@ -4,9 +4,12 @@
  * an injected command runner; each broken variant is made by editing the saved text the way
  * the kernel would show the problem.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseManifests } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
+import { startMiniApiServer } from '../../mini-apiserver/src/index.js';
 import { runDoctorCli } from '../src/cli/doctor.js';
 import type { DoctorRunner } from '../src/cli/doctor-read.js';
 import { runProxyCli } from '../src/cli/run-proxy-cli.js';
@@ -307,5 +310,66 @@ describe('doctor command line', () => {
       expect(c).toMatch(
         /^(cat \/proc\/sys\/|iptables-(legacy|nft)-save$|ip6tables-(legacy|nft)-save$|nft list table|nft --version|iptables --version|conntrack --version|ipvsadm (-Ln|--version)|uname -r|ip -j addr show)/,
       );
+  });
+});
+
+describe('doctor --kubeconfig', () => {
+  it('lists Services and EndpointSlices from the API server and diffs them against the kernel', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kpdoc-'));
+    const server = await startMiniApiServer({
+      host: '127.0.0.1',
+      autoCreateNamespaces: true,
+      endpointSliceController: false,
+      kubeconfigPath: join(dir, 'kubeconfig'),
+    });
+    try {
+      const parsed = parseManifests(CLUSTER_YAML);
+      for (const s of parsed.services) server.store.create('services', s as never);
+      for (const e of parsed.endpointSlices) server.store.create('endpointslices', e as never);
+      const args = [
+        '--kubeconfig',
+        join(dir, 'kubeconfig'),
+        '--node-name',
+        NODE,
+        '--node-ip',
+        NODE_IP,
+        '--cluster-cidr',
+        POD_CIDR,
+      ];
+      const ok = await doctorJson({ saves: sections('nft-node.txt') }, args);
+      expect(ok.report.findings.find((f) => f.id === 'drift')?.message).toMatch(
+        /match what the objects imply \(3 service port/,
+      );
+      // A new endpoint in the API that the kernel does not have yet.
+      server.store.update('endpointslices', {
+        ...parsed.endpointSlices.find((e) => e.metadata?.name === 'web-1'),
+        endpoints: [
+          { addresses: ['10.100.1.2'], nodeName: NODE },
+          { addresses: ['10.100.3.3'], nodeName: 'node-c' },
+        ],
+      } as never);
+      const drift = await doctorJson({ saves: sections('nft-node.txt') }, args);
+      expect(drift.code).toBe(1);
+      expect(
+        drift.report.findings
+          .filter((f) => f.id === 'drift')
+          .map((f) => f.message)
+          .join('\n'),
+      ).toMatch(/10\.100\.3\.3/);
+    } finally {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an unreadable kubeconfig is a failure (exit 1) naming it', async () => {
+    const r = await doctor({ saves: sections('nft-node.txt') }, [
+      '--kubeconfig',
+      '/nonexistent/kubeconfig',
+      '--node-name',
+      NODE,
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cannot load the API server configuration/);
   });
 });
