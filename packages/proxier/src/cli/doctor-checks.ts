@@ -426,7 +426,11 @@ export function prerequisiteFindings(r: NodeReadings, view: NodeView): Finding[]
   }
   const localhostNodePorts = view.iptables.some((v) =>
     (v.tables.get('nat')?.chains.get('KUBE-SERVICES') ?? []).some(
-      (rule) => rule.params.get('-j')?.value === 'KUBE-NODEPORTS' && !rule.raw.includes('! -d 127.0.0.0/8'),
+      // kube-proxy's catch-all NodePort rule; `! -d 127.0.0.0/8` or per-address `-d IP` rules
+      // (--iptables-localhost-nodeports=false, --nodeport-addresses) leave 127.0.0.1 out.
+      (rule) =>
+        rule.params.get('-j')?.value === 'KUBE-NODEPORTS' &&
+        (rule.params.get('-d') === undefined || rule.params.get('-d')!.value.startsWith('127.')),
     ),
   );
   if (
