@@ -20,7 +20,8 @@
  * end - t0; apply = that sync's own duration (render + the tool's run). Every landed change
  * is then checked with one kernel read (see `kernelHas`: `iptables-save -t nat`, or the
  * service's chain / map elements with `nft`) for the first, the last and every 10th change
- * (the read runs between changes, never inside a measurement).
+ * (the read runs between changes, never inside a measurement); not for nftables at 10,000
+ * services (see `checkKernel`).
  * A check that fails throws.
  *
  * Initial load: the Proxier's first full sync of all N services, except for kube-proxy's
