@@ -12,6 +12,7 @@ import { type NfacctClient, SpawnNfacctClient } from '@nodeagent/iptables';
 import { IPVS_DEPRECATION_MESSAGE } from '@nodeagent/ipvs';
 import { applyRules } from './apply.js';
 import { type ParsedCommand, parseCommandLine } from './args.js';
+import { runDoctorCli } from './doctor.js';
 import { CliFailure, CliUsageError, oneLine } from './errors.js';
 import { defaultReadManifest, type LoadedInput, loadInput, type ReadManifest } from './load-input.js';
 import { renderBackend, resolveNfacct } from './render-backend.js';
@@ -184,6 +185,9 @@ export async function runProxyCli(argv: readonly string[], io: ProxyCliIo): Prom
     if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
       io.stdout.write(`${PREFIX} ${proxierVersion()}\n`);
       return EXIT_CODES.ok;
+    }
+    if (argv[0] === 'doctor' || (argv[0] === 'help' && argv[1] === 'doctor')) {
+      return await runDoctorCli(argv[0] === 'help' ? ['--help'] : argv.slice(1), io);
     }
     if (argv[0] === 'run' || (argv[0] === 'help' && argv[1] === 'run')) {
       const readFile = (path: string) => readFileText(path);

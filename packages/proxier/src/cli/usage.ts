@@ -62,6 +62,7 @@ Commands:
   trace    show where a packet goes through those rules
   apply    program the rules into a named network namespace
   run      run as kube-proxy: follow the API server's Services and EndpointSlices
+  doctor   explain this node's proxy rules: modes, leftovers, drift, prerequisites, a trace
 
 nodeagent-proxy <command> --help shows the options of a command; nodeagent-proxy --version
 prints the version.
