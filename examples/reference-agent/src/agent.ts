@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig, type V1Node, type V1Taint } from '@kubernetes/client-node';
@@ -474,8 +474,17 @@ async function start(
     logger: log,
   });
   // A temp pods dir is removed at stop: unmount what is left in it first.
+  // Pods still running at stop keep their volumes (as the kubelet leaves them), but a temp dir
+  // is this process's own: every pod's volumes are torn down (tmpfs unmounted) before it goes.
   if (tempPodsRoot)
-    cleanups.push(async () => void (await volumes.manager.cleanupOrphanedPodDirs(() => false)));
+    cleanups.push(async () => {
+      for (const uid of await readdir(podsRoot).catch(() => [] as string[])) {
+        await volumes.manager
+          .unmountPodVolumes(uid)
+          .catch((err: unknown) => log.warn({ err, uid }, 'tearing down the volumes of a temp pod dir'));
+      }
+      await volumes.manager.cleanupOrphanedPodDirs(() => false);
+    });
   cleanups.push(() => volumes.manager.stop());
   await volumes.manager.start(lifetime.signal);
   // --- end volumes ---
