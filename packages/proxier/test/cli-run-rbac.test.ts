@@ -107,8 +107,17 @@ async function runWith(manifests: KubeObject[], waitForRules: boolean) {
     });
     const programmed = () =>
       JSON.stringify(dumpTable(nft.state.table('ip', 'kube-proxy')) ?? null).includes('172.30.7.10');
-    if (waitForRules) await eventually(() => expect(programmed()).toBe(true), 10_000);
-    else await new Promise((r) => setTimeout(r, 1500));
+    if (waitForRules) {
+      await eventually(() => expect(programmed()).toBe(true), 10_000);
+      // The ServiceCIDR informer starts after the first sync: wait for its list and watch.
+      await eventually(
+        () =>
+          expect(
+            server.requests.filter((r) => r.user === PROXY.name && r.path.endsWith('/servicecidrs')).length,
+          ).toBeGreaterThanOrEqual(2),
+        10_000,
+      );
+    } else await new Promise((r) => setTimeout(r, 1500));
     const had = programmed();
     stop('SIGTERM');
     expect(await done).toBe(0);
@@ -141,11 +150,7 @@ describe('nodeagent-proxy run with deploy/rbac.yaml only', () => {
             ...(without([i, j, verb])[i] as KubeObject),
             metadata: current(),
           });
-          // The mini-apiserver does not serve ServiceCIDRs (and the informer on them starts after
-          // the first sync, without holding it back): their verbs are needed against a real API
-          // server only.
-          const servedElsewhereOnly = rule.resources?.includes('servicecidrs') === true;
-          if (!servedElsewhereOnly && requests.every((r) => rbac.authorize(PROXY, r).allowed)) {
+          if (requests.every((r) => rbac.authorize(PROXY, r).allowed)) {
             unneeded.push(`${rule.resources?.join(',')} ${verb}`);
           }
           server.store.update('clusterroles', { ...m, metadata: current() });
