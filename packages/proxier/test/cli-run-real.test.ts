@@ -39,7 +39,7 @@ const apiServerCode = (kubeconfigPath: string) => `
 import { startMiniApiServer } from '@nodeagent/mini-apiserver';
 const server = await startMiniApiServer({
   host: '127.0.0.1', port: ${API_PORT}, kubeconfigPath: ${JSON.stringify(kubeconfigPath)},
-  autoCreateNamespaces: true, endpointSliceController: false,
+  autoCreateNamespaces: true, endpointSliceController: false, serviceClusterIpRange: '172.29.0.0/16',
 });
 console.log('api ready ' + server.url);
 process.on('SIGTERM', () => void server.stop().then(() => process.exit(0)));

@@ -53,6 +53,13 @@ interface Harness {
   trace(destIP: string, destPort: number): { outcome: string; endpoints: readonly string[] };
 }
 
+/** The server of the running test: its ServiceCIDRs are what the proxier's `cluster-ips-check` drops. */
+let currentServer: MiniApiServer | undefined;
+const serviceCIDRs = (): string[] =>
+  (currentServer?.store.list('servicecidrs') ?? []).flatMap((o) =>
+    ((o as { spec?: { cidrs?: string[] } }).spec?.cidrs ?? []).filter((c) => !c.includes(':')),
+  );
+
 const BACKENDS: Record<string, () => Harness> = {
   iptables: () => {
     const ipt = new FakeIptablesExecutor();
@@ -87,7 +94,7 @@ const BACKENDS: Record<string, () => Harness> = {
         const f = new FakeNftExecutor();
         await new NftSyncer({
           executor: f,
-          render: nftRenderOptions(snapshot, { localDetector: DETECTOR }),
+          render: nftRenderOptions(snapshot, { localDetector: DETECTOR, serviceCIDRs: serviceCIDRs() }),
         }).sync(snapshot);
         return dumpTable(f.state.table('ip', 'kube-proxy'));
       },
@@ -107,6 +114,7 @@ async function setup(
   extra: Partial<ProxierOptions> & { gateSlices?: Promise<void> } = {},
 ): Promise<{ server: MiniApiServer; proxier: Proxier; h: Harness; started: Promise<void> }> {
   const server = await startMiniApiServer({ bookmarkIntervalMs: 0, autoCreateNamespaces: true });
+  currentServer = server;
   cleanups.push(() => server.stop());
   server.store.create('nodes', node(NODE, NODE_IP) as never);
   const kc = new KubeConfig();
@@ -398,6 +406,8 @@ describe('Proxier side channels: healthz, health-check node ports, conntrack, me
 describe('Proxier lifecycle', () => {
   it('the start signal bounds only readiness: aborting it later leaves the proxier running until stop()', async () => {
     const server = await startMiniApiServer({ bookmarkIntervalMs: 0, autoCreateNamespaces: true });
+    currentServer = server;
+    currentServer = server;
     cleanups.push(() => server.stop());
     server.store.create('nodes', node(NODE, NODE_IP) as never);
     const kc = new KubeConfig();
