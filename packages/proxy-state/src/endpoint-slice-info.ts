@@ -120,43 +120,45 @@ export function parseEndpointSlice(slice: V1EndpointSlice): ParsedEndpointSlice 
         }
       },
     );
-    objectList<V1EndpointSlice['endpoints'][number]>(slice.endpoints, 'endpoints', problems).forEach(
-      (ep, i) => {
-        const addresses: unknown = ep.addresses;
-        if (addresses !== undefined && addresses !== null && !Array.isArray(addresses)) {
-          problems.push(`endpoints[${i}].addresses must be a list, not ${describeValue(addresses)}`);
-          return;
-        }
-        const first = ep.addresses?.[0];
-        if (first === undefined) return; // upstream ignores endpoints without addresses
-        const parsed = typeof first === 'string' ? parseIP(first) : null;
-        if (parsed === null || parsed.family !== family) {
-          problems.push(
-            `endpoints[${i}].addresses[0] ${JSON.stringify(first)} is not an ${addressType} address`,
-          );
-          return;
-        }
-        const c = objectField(ep.conditions, `endpoints[${i}].conditions`, problems);
-        const condition = (k: 'ready' | 'serving' | 'terminating', dflt: boolean): boolean => {
-          const v = c[k];
-          if (v === undefined || v === null) return dflt;
-          if (typeof v === 'boolean') return v;
-          problems.push(`endpoints[${i}].conditions.${k} must be true or false, not ${describeValue(v)}`);
-          return dflt;
-        };
-        const hints = objectField(ep.hints, `endpoints[${i}].hints`, problems);
-        endpoints.push({
-          ip: parsed.ip,
-          ready: condition('ready', true),
-          serving: condition('serving', true),
-          terminating: condition('terminating', false),
-          nodeName: typeof ep.nodeName === 'string' && ep.nodeName !== '' ? ep.nodeName : null,
-          zone: typeof ep.zone === 'string' && ep.zone !== '' ? ep.zone : null,
-          zoneHints: names(hints.forZones, `endpoints[${i}].hints.forZones`, problems),
-          nodeHints: names(hints.forNodes, `endpoints[${i}].hints.forNodes`, problems),
-        });
-      },
-    );
+    objectList<NonNullable<V1EndpointSlice['endpoints']>[number]>(
+      slice.endpoints,
+      'endpoints',
+      problems,
+    ).forEach((ep, i) => {
+      const addresses: unknown = ep.addresses;
+      if (addresses !== undefined && addresses !== null && !Array.isArray(addresses)) {
+        problems.push(`endpoints[${i}].addresses must be a list, not ${describeValue(addresses)}`);
+        return;
+      }
+      const first = ep.addresses?.[0];
+      if (first === undefined) return; // upstream ignores endpoints without addresses
+      const parsed = typeof first === 'string' ? parseIP(first) : null;
+      if (parsed === null || parsed.family !== family) {
+        problems.push(
+          `endpoints[${i}].addresses[0] ${JSON.stringify(first)} is not an ${addressType} address`,
+        );
+        return;
+      }
+      const c = objectField(ep.conditions, `endpoints[${i}].conditions`, problems);
+      const condition = (k: 'ready' | 'serving' | 'terminating', dflt: boolean): boolean => {
+        const v = c[k];
+        if (v === undefined || v === null) return dflt;
+        if (typeof v === 'boolean') return v;
+        problems.push(`endpoints[${i}].conditions.${k} must be true or false, not ${describeValue(v)}`);
+        return dflt;
+      };
+      const hints = objectField(ep.hints, `endpoints[${i}].hints`, problems);
+      endpoints.push({
+        ip: parsed.ip,
+        ready: condition('ready', true),
+        serving: condition('serving', true),
+        terminating: condition('terminating', false),
+        nodeName: typeof ep.nodeName === 'string' && ep.nodeName !== '' ? ep.nodeName : null,
+        zone: typeof ep.zone === 'string' && ep.zone !== '' ? ep.zone : null,
+        zoneHints: names(hints.forZones, `endpoints[${i}].hints.forZones`, problems),
+        nodeHints: names(hints.forNodes, `endpoints[${i}].hints.forNodes`, problems),
+      });
+    });
   }
   if (problems.length > 0) throw new InvalidEndpointSliceError(namespace, sliceName, problems);
   ports.sort((a, b) => a.port - b.port || cmp(a.name, b.name) || cmp(a.protocol, b.protocol));
