@@ -10,7 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { hostname } from 'node:os';
-import { KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
 import {
   consoleLogger,
   type Logger,
@@ -128,23 +128,21 @@ async function fetchNode(
   log: Logger,
   stop: Promise<string>,
 ): Promise<V1Node | undefined> {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new CliFailure('invalid configuration: no current cluster in the kubeconfig');
-  const url = `${cluster.server.replace(/\/$/, '')}/api/v1/nodes/${encodeURIComponent(name)}`;
+  if (!kc.getCurrentCluster())
+    throw new CliFailure('invalid configuration: no current cluster in the kubeconfig');
+  // client-node's own API client applies the kubeconfig's credentials the same way in 1.x and 2.x.
+  const core = kc.makeApiClient(CoreV1Api);
   let stopped = false;
   void stop.then(() => {
     stopped = true;
   });
   for (let attempt = 0; attempt < 30 && !stopped; attempt++) {
     try {
-      const init = await kc.applyToFetchOptions({ method: 'GET', headers: { Accept: 'application/json' } });
-      const res = await fetch(url, init as RequestInit);
-      if (res.ok) return (await res.json()) as V1Node;
-      log.info({ node: name, status: res.status }, 'cannot read this node yet; retrying');
+      return await core.readNode({ name });
     } catch (e) {
       log.info(
-        { node: name, err: oneLine((e as Error).message) },
-        'cannot reach the API server yet; retrying',
+        { node: name, err: oneLine((e as Error).message).slice(0, 300) },
+        'cannot read this node yet; retrying',
       );
     }
     await new Promise((r) => setTimeout(r, 1000));
