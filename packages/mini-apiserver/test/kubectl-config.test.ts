@@ -1,66 +1,31 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: assertions read raw API JSON
-import { execFile, spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { MiniApiServer } from '../src/index.js';
-import { start } from './helpers.js';
-
-const kubectlMissing = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0;
+import { describe, expect, test } from 'vitest';
+import { kubectlMissing, useKubectlServer } from './kubectl-harness.js';
 
 // kubectl's typed clients send these objects as protobuf (`application/vnd.kubernetes.protobuf`).
 describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
   'kubectl with ConfigMaps, Secrets, ServiceAccounts and tokens',
   () => {
-    let server: MiniApiServer;
-    let dir: string;
-    let env: NodeJS.ProcessEnv;
-
-    beforeAll(async () => {
-      if (kubectlMissing)
-        throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
-      dir = await mkdtemp(join(tmpdir(), 'mini-apiserver-kubectl-config-'));
-      server = await start({ kubeconfigPath: join(dir, 'kubeconfig') });
-      env = { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir };
-    });
-    afterAll(async () => {
-      await server?.stop();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
-
-    function kubectl(...args: string[]): Promise<string> {
-      return new Promise((resolve, reject) => {
-        execFile(
-          'kubectl',
-          [...args, `--cache-dir=${join(dir, 'cache')}`],
-          { env, timeout: 20_000 },
-          (err, stdout, stderr) => {
-            if (err) reject(new Error(`kubectl ${args.join(' ')} failed: ${stderr || err.message}`));
-            else resolve(stdout);
-          },
-        );
-      });
-    }
+    const h = useKubectlServer('mini-apiserver-kubectl-config-');
+    const kubectl = h.kubectl;
 
     test('create configmap / secret generic / secret tls / serviceaccount, and get them', async () => {
       expect(
         await kubectl('create', 'configmap', 'app', '--from-literal=a=b', '--from-literal=c.txt=line'),
       ).toBe('configmap/app created\n');
-      expect((server.store.get('configmaps', 'default', 'app') as any).data).toEqual({
+      expect((h.server.store.get('configmaps', 'default', 'app') as any).data).toEqual({
         a: 'b',
         'c.txt': 'line',
       });
       expect(await kubectl('create', 'secret', 'generic', 'creds', '--from-literal=password=s3cr3t')).toBe(
         'secret/creds created\n',
       );
-      const secret = server.store.get('secrets', 'default', 'creds') as any;
+      const secret = h.server.store.get('secrets', 'default', 'creds') as any;
       expect(secret.type).toBe('Opaque');
       expect(Buffer.from(secret.data.password, 'base64').toString()).toBe('s3cr3t');
       expect(await kubectl('create', 'serviceaccount', 'bot', '--namespace', 'kube-system')).toBe(
         'serviceaccount/bot created\n',
       );
-      expect(server.store.tryGet('serviceaccounts', 'kube-system', 'bot')).toBeDefined();
+      expect(h.server.store.tryGet('serviceaccounts', 'kube-system', 'bot')).toBeDefined();
       expect(await kubectl('get', 'cm,secret,sa', '-o', 'name')).toBe(
         ['configmap/app', 'configmap/kube-root-ca.crt', 'secret/creds', 'serviceaccount/default', ''].join(
           '\n',
@@ -112,10 +77,10 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
       expect(payload.aud).toEqual(['x']);
       expect(payload.exp - payload.iat).toBe(1200);
       expect(payload.sub).toBe('system:serviceaccount:default:default');
-      const review = server.serviceAccountTokens.authenticate(token, ['x']);
+      const review = h.server.serviceAccountTokens.authenticate(token, ['x']);
       expect(review).toMatchObject({ ok: true, audiences: ['x'] });
       // Bound to a pod: the reference travels in the protobuf TokenRequest.
-      const p = server.store.create('pods', {
+      const p = h.server.store.create('pods', {
         metadata: { name: 'web', namespace: 'default' },
         spec: { serviceAccountName: 'default', containers: [{ name: 'app', image: 'busybox' }] },
       });

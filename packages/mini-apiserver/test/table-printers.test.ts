@@ -1,13 +1,12 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: assertions read raw API JSON
-import { execFile, spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
 import type { MiniApiServer } from '../src/index.js';
 import { humanDuration } from '../src/table-output.js';
 import { formatLabels, podStatusCells } from '../src/table-printers.js';
 import { call, start } from './helpers.js';
+import { kubectlMissing, useKubectlServer } from './kubectl-harness.js';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
 const ago = (s: number): string => new Date(NOW - s * 1000).toISOString();
@@ -219,40 +218,11 @@ describe('Table over HTTP', () => {
   });
 });
 
-const kubectlMissing = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0;
-
 describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
   'kubectl get prints kube-apiserver columns',
   () => {
-    let server: MiniApiServer;
-    let dir: string;
-    let env: NodeJS.ProcessEnv;
-
-    beforeAll(async () => {
-      if (kubectlMissing)
-        throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
-      dir = await mkdtemp(join(tmpdir(), 'mini-apiserver-kubectl-table-'));
-      server = await start({ kubeconfigPath: join(dir, 'kubeconfig') });
-      env = { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir };
-    });
-    afterAll(async () => {
-      await server?.stop();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
-
-    function kubectl(...args: string[]): Promise<string> {
-      return new Promise((resolve, reject) => {
-        execFile(
-          'kubectl',
-          [...args, `--cache-dir=${join(dir, 'cache')}`],
-          { env, timeout: 20_000 },
-          (err, stdout, stderr) => {
-            if (err) reject(new Error(`kubectl ${args.join(' ')} failed: ${stderr || err.message}`));
-            else resolve(stdout);
-          },
-        );
-      });
-    }
+    const h = useKubectlServer('mini-apiserver-kubectl-table-');
+    const kubectl = h.kubectl;
     /** Rows split on runs of 2+ spaces (kubectl's tabwriter padding); AGE cells replaced. */
     function rows(text: string): string[][] {
       return text
@@ -262,7 +232,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
     }
 
     test('get pods -o wide: READY, STATUS (CrashLoopBackOff), RESTARTS, IP, NODE', async () => {
-      const s = server.store;
+      const s = h.server.store;
       s.create('pods', {
         metadata: { name: 'crash', namespace: 'default' },
         spec: { containers: [{ name: 'app', image: 'busybox' }], nodeName: 'node-a' },
@@ -304,11 +274,11 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
     });
 
     test('get nodes (-o wide): STATUS, ROLES, VERSION, addresses and node info', async () => {
-      server.store.create('nodes', {
+      h.server.store.create('nodes', {
         metadata: { name: 'node-a', labels: { 'node-role.kubernetes.io/control-plane': '' } },
         spec: { unschedulable: true },
       });
-      const node = server.store.get('nodes', undefined, 'node-a');
+      const node = h.server.store.get('nodes', undefined, 'node-a');
       node.status = {
         conditions: [{ type: 'Ready', status: 'True' }],
         addresses: [{ type: 'InternalIP', address: '192.168.1.10' }],
@@ -319,7 +289,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
           containerRuntimeVersion: 'containerd://1.7.24',
         },
       };
-      server.store.update('nodes', node, { subresource: 'status' });
+      h.server.store.update('nodes', node, { subresource: 'status' });
       const out = rows(await kubectl('get', 'nodes', '-o', 'wide'));
       expect(out[0]).toEqual([
         'NAME',
@@ -348,7 +318,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
     });
 
     test('get svc -o wide: TYPE, CLUSTER-IP, EXTERNAL-IP, PORT(S), SELECTOR', async () => {
-      server.store.create('services', {
+      h.server.store.create('services', {
         metadata: { name: 'np', namespace: 'default' },
         spec: {
           type: 'NodePort',
@@ -358,7 +328,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
           ports: [{ port: 80, targetPort: 8080, nodePort: 30080, protocol: 'TCP' }],
         },
       });
-      server.store.create('services', {
+      h.server.store.create('services', {
         metadata: { name: 'ext', namespace: 'default' },
         spec: { type: 'ExternalName', externalName: 'db.example.com' },
       });
@@ -385,7 +355,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
     });
 
     test('namespaces, leases, endpointslices, events, roles and bindings', async () => {
-      const s = server.store;
+      const s = h.server.store;
       expect(rows(await kubectl('get', 'ns', 'default'))).toEqual([
         ['NAME', 'STATUS', 'AGE'],
         ['default', 'Active', expect.stringMatching(/^\d+s$/)],
@@ -477,14 +447,16 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
     });
 
     test('get pods -w: watch events arrive as Table rows with the same columns', async () => {
-      const child = spawn('kubectl', ['get', 'pods', '-w', `--cache-dir=${join(dir, 'cache')}`], { env });
+      const child = spawn('kubectl', ['get', 'pods', '-w', `--cache-dir=${join(h.dir, 'cache')}`], {
+        env: h.env,
+      });
       let out = '';
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
       });
       try {
         for (let i = 0; i < 200 && !out.includes('crash'); i++) await new Promise((r) => setTimeout(r, 50));
-        server.store.create('pods', {
+        h.server.store.create('pods', {
           metadata: { name: 'late', namespace: 'default' },
           spec: {
             containers: [

@@ -1,0 +1,67 @@
+/**
+ * The real kubectl against a mini-apiserver started for one describe block: the kubeconfig,
+ * HOME and cache in a temp dir, `kubectl(...)` resolving with stdout or rejecting with stderr.
+ * Under CI=true a missing kubectl fails the block; elsewhere the caller skips it.
+ */
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import type { MiniApiServer } from '../src/index.js';
+import { start } from './helpers.js';
+
+/** True when no kubectl binary runs here. */
+export const kubectlMissing =
+  spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0;
+
+/** What {@link useKubectlServer} gives a describe block. */
+export interface KubectlServer {
+  /** The server (set in beforeAll). */
+  readonly server: MiniApiServer;
+  /** The temp dir holding the kubeconfig. */
+  readonly dir: string;
+  /** kubectl's environment (KUBECONFIG, HOME), for spawning it directly. */
+  readonly env: NodeJS.ProcessEnv;
+  /** Runs kubectl against the server; resolves with stdout. */
+  kubectl(...args: string[]): Promise<string>;
+}
+
+/** Registers beforeAll/afterAll that start and stop a server for kubectl; call inside describe. */
+export function useKubectlServer(prefix: string): KubectlServer {
+  const h = { server: undefined as unknown as MiniApiServer, dir: '', env: {} as NodeJS.ProcessEnv };
+  beforeAll(async () => {
+    if (kubectlMissing)
+      throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
+    h.dir = await mkdtemp(join(tmpdir(), prefix));
+    h.server = await start({ kubeconfigPath: join(h.dir, 'kubeconfig') });
+    h.env = { ...process.env, KUBECONFIG: join(h.dir, 'kubeconfig'), HOME: h.dir };
+  });
+  afterAll(async () => {
+    await h.server?.stop();
+    if (h.dir) await rm(h.dir, { recursive: true, force: true });
+  });
+  return {
+    get server() {
+      return h.server;
+    },
+    get dir() {
+      return h.dir;
+    },
+    get env() {
+      return h.env;
+    },
+    kubectl: (...args) =>
+      new Promise((resolve, reject) => {
+        execFile(
+          'kubectl',
+          [...args, `--cache-dir=${join(h.dir, 'cache')}`],
+          { env: h.env, timeout: 20_000 },
+          (err, stdout, stderr) => {
+            if (err) reject(new Error(`kubectl ${args.join(' ')} failed: ${stderr || err.message}`));
+            else resolve(stdout);
+          },
+        );
+      }),
+  };
+}
