@@ -1,13 +1,8 @@
-// biome-ignore-all lint/suspicious/noExplicitAny: assertions read raw API JSON
-import { execFile, spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import type { MiniApiServer } from '../src/index.js';
 import { start } from './helpers.js';
+import { kubectlMissing, useKubectlServer } from './kubectl-harness.js';
 
-const kubectlMissing = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0;
 if (kubectlMissing && process.env.CI !== 'true') {
   console.warn('\n*** kubectl not found: skipping the kubectl create tests ***\n');
 }
@@ -106,35 +101,8 @@ const CASES: Array<{ args: string[]; resource: string; ns?: string; name: string
 describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
   'kubectl create <kind> (protobuf bodies)',
   () => {
-    let server: MiniApiServer;
-    let dir: string;
-    let env: NodeJS.ProcessEnv;
-
-    beforeAll(async () => {
-      if (kubectlMissing)
-        throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
-      dir = await mkdtemp(join(tmpdir(), 'mini-apiserver-kubectl-create-'));
-      server = await start({ kubeconfigPath: join(dir, 'kubeconfig') });
-      env = { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir };
-    });
-    afterAll(async () => {
-      await server?.stop();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
-
-    function kubectl(...args: string[]): Promise<string> {
-      return new Promise((resolve, reject) => {
-        execFile(
-          'kubectl',
-          [...args, `--cache-dir=${join(dir, 'cache')}`],
-          { env, timeout: 20_000 },
-          (err, stdout, stderr) => {
-            if (err) reject(new Error(`kubectl ${args.join(' ')} failed: ${stderr || err.message}`));
-            else resolve(stdout);
-          },
-        );
-      });
-    }
+    const h = useKubectlServer('mini-apiserver-kubectl-create-');
+    const kubectl = h.kubectl;
 
     /** The parts of an object a client sets (what the server must have decoded). */
     function clientPart(obj: any): any {
@@ -151,7 +119,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
         const expected = JSON.parse(await kubectl('create', ...args, '--dry-run=client', '-o', 'json'));
         const out = await kubectl('create', ...args);
         expect(out).toMatch(/ created\n$/);
-        const stored = server.store.get(resource as any, ns, name) as any;
+        const stored = h.server.store.get(resource as any, ns, name) as any;
         const got = clientPart(stored);
         const want = clientPart(expected);
         // kube-apiserver's namespace strategy adds the `kubernetes` finalizer on create.
@@ -174,7 +142,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
         // runtime.Unknown{typeMeta{apiVersion "v1", kind "Widget"}}
         Buffer.from([0x0a, 0x0c, 0x0a, 0x02, 0x76, 0x31, 0x12, 0x06, ...Buffer.from('Widget')]),
       ]);
-      const res = await fetch(`${server.url}/api/v1/namespaces/default/configmaps`, {
+      const res = await fetch(`${h.server.url}/api/v1/namespaces/default/configmaps`, {
         method: 'POST',
         headers: { 'content-type': 'application/vnd.kubernetes.protobuf' },
         body,
