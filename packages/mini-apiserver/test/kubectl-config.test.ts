@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: assertions read raw API JSON
 import { describe, expect, test } from 'vitest';
 import { kubectlMissing, useKubectlServer } from './kubectl-harness.js';
 

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: assertions read raw API JSON
 import { afterAll, describe, expect, test } from 'vitest';
 import type { MiniApiServer } from '../src/index.js';
 import { start } from './helpers.js';
