@@ -32,6 +32,7 @@ install_into() { # dir spec...
 }
 
 status=0
+failed_logs=()
 for leg in "$@"; do
   node_major=${leg%%:*}
   cn_major=${leg##*:}
@@ -47,10 +48,18 @@ for leg in "$@"; do
   version=$("$node_bin/node" --version)
   cn_version=$("$node_bin/node" -p "require('$repo/$cn/package.json').version")
   printf '\n--- unit suites on Node.js %s with @kubernetes/client-node %s\n' "$version" "$cn_version"
-  if ! PATH="$node_bin:$PATH" NODEAGENT_TESTS=unit "$node_bin/node" node_modules/vitest/vitest.mjs run; then
+  log=$scratch/leg-$node_major.log
+  if ! PATH="$node_bin:$PATH" NODEAGENT_TESTS=unit "$node_bin/node" node_modules/vitest/vitest.mjs run 2>&1 | tee "$log"; then
     status=1
+    failed_logs+=("$version:$log")
   fi
   restore
   printf -- '--- Node.js %s leg: %ss\n' "$version" "$(($(date +%s) - t0))"
+done
+# A failing leg is followed by the other legs' output; repeat what failed at the very end so
+# that it is in the last lines of a CI log.
+for entry in "${failed_logs[@]}"; do
+  printf '\n=== FAILED: unit suites on Node.js %s; what failed:\n' "${entry%%:*}"
+  sed 's/\x1b\[[0-9;]*m//g' "${entry#*:}" | grep -E -A8 ' FAIL |Unhandled|⎯⎯ (Failed|Unhandled)|Error:|AssertionError' | head -120
 done
 exit $status
