@@ -25,6 +25,7 @@ const ROOTS = [
   ['V1Secret', 'io.k8s.api.core.v1', '', 'v1', 'Secret'],
   ['V1ServiceAccount', 'io.k8s.api.core.v1', '', 'v1', 'ServiceAccount'],
   ['V1EndpointSlice', 'io.k8s.api.discovery.v1', 'discovery.k8s.io', 'v1', 'EndpointSlice'],
+  ['V1DaemonSet', 'io.k8s.api.apps.v1', 'apps', 'v1', 'DaemonSet'],
   ['V1Lease', 'io.k8s.api.coordination.v1', 'coordination.k8s.io', 'v1', 'Lease'],
   ['V1Role', 'io.k8s.api.rbac.v1', 'rbac.authorization.k8s.io', 'v1', 'Role'],
   ['V1ClusterRole', 'io.k8s.api.rbac.v1', 'rbac.authorization.k8s.io', 'v1', 'ClusterRole'],
@@ -59,8 +60,11 @@ function docs(cls) {
 
 const out = {};
 const queue = [];
+/** Core types first reached from another group's kind (a DaemonSet's pod template). */
+const CORE = new Set(['V1PodTemplateSpec']);
 function defName(cls, prefix) {
   const short = cls.replace(/^(CoreV1|V1|EventsV1|DiscoveryV1)/, '');
+  if (CORE.has(cls)) return `io.k8s.api.core.v1.${short}`;
   return `${META.has(cls) ? 'io.k8s.apimachinery.pkg.apis.meta.v1' : prefix}.${short}`;
 }
 const names = new Map();

@@ -113,6 +113,29 @@ export function defaultPod(pod: KubeObject, create: boolean): void {
   }
 }
 
+/**
+ * Applies kube-apiserver's DaemonSet defaults in place (`SetDefaults_DaemonSet` of apps/v1:
+ * a `RollingUpdate` strategy with `maxUnavailable: 1` and `maxSurge: 0`,
+ * `revisionHistoryLimit: 10`, and the pod template's spec defaulted as a pod's — without the
+ * `DefaultTolerationSeconds` admission, which applies to pods only).
+ */
+export function defaultDaemonSet(ds: KubeObject): void {
+  const spec = ds.spec;
+  if (!isPlainObject(spec)) return;
+  if (!isPlainObject(spec.updateStrategy)) spec.updateStrategy = {};
+  const strategy = spec.updateStrategy as Rec;
+  setIfAbsent(strategy, 'type', 'RollingUpdate');
+  if (strategy.type === 'RollingUpdate') {
+    if (!isPlainObject(strategy.rollingUpdate)) strategy.rollingUpdate = {};
+    const ru = strategy.rollingUpdate as Rec;
+    if (ru.maxUnavailable === undefined || ru.maxUnavailable === null) ru.maxUnavailable = 1;
+    if (ru.maxSurge === undefined || ru.maxSurge === null) ru.maxSurge = 0;
+  }
+  if (spec.revisionHistoryLimit === undefined || spec.revisionHistoryLimit === null)
+    spec.revisionHistoryLimit = 10;
+  if (isPlainObject(spec.template)) defaultPod(spec.template as KubeObject, false);
+}
+
 /** An `Unsupported value` cause as upstream's `field.NotSupported`. */
 export function notSupported(field: string, value: unknown, supported: readonly string[]): StatusCause {
   return {

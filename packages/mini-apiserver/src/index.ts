@@ -22,7 +22,12 @@
  * @packageDocumentation
  */
 
-export { DEFAULT_TOLERATION_SECONDS, defaultPod, defaultPullPolicy } from './api-defaults.js';
+export {
+  DEFAULT_TOLERATION_SECONDS,
+  defaultDaemonSet,
+  defaultPod,
+  defaultPullPolicy,
+} from './api-defaults.js';
 export {
   ANONYMOUS_USER,
   type BearerToken,

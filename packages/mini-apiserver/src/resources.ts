@@ -69,6 +69,7 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   rt('', 'v1', 'serviceaccounts', 'serviceaccount', 'ServiceAccount', true, ['sa'], false),
   rt('discovery.k8s.io', 'v1', 'endpointslices', 'endpointslice', 'EndpointSlice', true, [], false),
   rt('networking.k8s.io', 'v1', 'servicecidrs', 'servicecidr', 'ServiceCIDR', false, [], true),
+  rt('apps', 'v1', 'daemonsets', 'daemonset', 'DaemonSet', true, ['ds'], true, ['all']),
   rt('coordination.k8s.io', 'v1', 'leases', 'lease', 'Lease', true, ['lease'], false),
   rt('rbac.authorization.k8s.io', 'v1', 'roles', 'role', 'Role', true, [], false),
   rt('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'clusterrole', 'ClusterRole', false, [], false),
@@ -109,6 +110,7 @@ export type ResourceName =
   | 'serviceaccounts'
   | 'endpointslices'
   | 'servicecidrs'
+  | 'daemonsets'
   | 'leases'
   | 'roles'
   | 'clusterroles'

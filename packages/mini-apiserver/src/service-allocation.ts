@@ -9,7 +9,7 @@
  * @module
  */
 import { InvalidOptionsError } from '@nodeagent/core';
-import { defaultPod } from './api-defaults.js';
+import { defaultDaemonSet, defaultPod } from './api-defaults.js';
 import { type ApiStatusError, invalid, type StatusCause } from './errors.js';
 import { isPlainObject, type KubeObject } from './object.js';
 
@@ -144,6 +144,7 @@ export class ApiDefaulting {
    */
   apply(resource: string, obj: KubeObject, old: KubeObject | undefined): void {
     if (resource === 'pods') defaultPod(obj, old === undefined);
+    else if (resource === 'daemonsets') defaultDaemonSet(obj);
     else if (resource === 'services') {
       const bad = this.#service(obj, old);
       if (bad) throw bad;

@@ -32,6 +32,19 @@ export interface RowCondition {
 
 /** Field documentation (the API's swagger docs) used as column descriptions. */
 const DOC: Readonly<Record<string, string>> = {
+  'DaemonSetStatus.desiredNumberScheduled':
+    'The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/',
+  'DaemonSetStatus.currentNumberScheduled':
+    'The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/',
+  'DaemonSetStatus.numberReady':
+    'numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.',
+  'DaemonSetStatus.updatedNumberScheduled': 'The total number of nodes that are running updated daemon pod',
+  'DaemonSetStatus.numberAvailable':
+    'The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)',
+  'DaemonSetSpec.selector':
+    "A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must match the pod template\\'s labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+  'PodSpec.nodeSelector':
+    "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node\\'s labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/",
   'Event.count': 'The number of times this event has occurred.',
   'Event.firstTimestamp':
     'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)',
@@ -116,6 +129,40 @@ export function formatLabels(m: unknown): string {
     .map(([k, v]) => `${k}=${str(v)}`)
     .sort();
   return entries.length === 0 ? '<none>' : entries.join(',');
+}
+
+/**
+ * apimachinery's `metav1.FormatLabelSelector`: the selector's requirements sorted by key
+ * (`k=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`), `<none>` when it has none.
+ */
+export function formatLabelSelector(selector: unknown): string {
+  const sel = rec(selector);
+  const reqs: Array<[string, string]> = Object.entries(rec(sel.matchLabels)).map(([k, v]) => [
+    k,
+    `${k}=${str(v)}`,
+  ]);
+  for (const e of arr(sel.matchExpressions)) {
+    const key = str(e.key);
+    const values = (Array.isArray(e.values) ? e.values.map(str) : []).sort().join(',');
+    switch (e.operator) {
+      case 'In':
+        reqs.push([key, `${key} in (${values})`]);
+        break;
+      case 'NotIn':
+        reqs.push([key, `${key} notin (${values})`]);
+        break;
+      case 'Exists':
+        reqs.push([key, key]);
+        break;
+      case 'DoesNotExist':
+        reqs.push([key, `!${key}`]);
+        break;
+      default:
+        return '<error>';
+    }
+  }
+  reqs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return reqs.length === 0 ? '<none>' : reqs.map((r) => r[1]).join(',');
 }
 
 function isRestartableInit(c: Obj | undefined): boolean {
@@ -472,6 +519,65 @@ export function printerColumns(
         col('Status', 'The status of the namespace', (o) => str(rec(o.status).phase)),
         ageColumn,
       ];
+    case 'daemonsets': {
+      const status = (o: Obj, k: string) => num(rec(o.status)[k]);
+      const containers = (o: Obj) => arr(rec(rec(rec(o.spec).template).spec).containers);
+      return [
+        nameColumn,
+        col(
+          'Desired',
+          d('DaemonSetStatus.desiredNumberScheduled'),
+          (o) => status(o, 'desiredNumberScheduled'),
+          0,
+          'integer',
+        ),
+        col(
+          'Current',
+          d('DaemonSetStatus.currentNumberScheduled'),
+          (o) => status(o, 'currentNumberScheduled'),
+          0,
+          'integer',
+        ),
+        col('Ready', d('DaemonSetStatus.numberReady'), (o) => status(o, 'numberReady'), 0, 'integer'),
+        col(
+          'Up-to-date',
+          d('DaemonSetStatus.updatedNumberScheduled'),
+          (o) => status(o, 'updatedNumberScheduled'),
+          0,
+          'integer',
+        ),
+        col(
+          'Available',
+          d('DaemonSetStatus.numberAvailable'),
+          (o) => status(o, 'numberAvailable'),
+          0,
+          'integer',
+        ),
+        col('Node Selector', d('PodSpec.nodeSelector'), (o) =>
+          formatLabels(rec(rec(rec(o.spec).template).spec).nodeSelector),
+        ),
+        ageColumn,
+        col(
+          'Containers',
+          'Names of each container in the template.',
+          (o) =>
+            containers(o)
+              .map((c) => str(c.name))
+              .join(','),
+          1,
+        ),
+        col(
+          'Images',
+          'Images referenced by each container in the template.',
+          (o) =>
+            containers(o)
+              .map((c) => str(c.image))
+              .join(','),
+          1,
+        ),
+        col('Selector', d('DaemonSetSpec.selector'), (o) => formatLabelSelector(rec(o.spec).selector), 1),
+      ];
+    }
     case 'leases':
       return [
         nameColumn,

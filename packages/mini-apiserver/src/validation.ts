@@ -124,6 +124,140 @@ function validateContainers(
   });
 }
 
+/** A pod's spec, with the field paths of a Pod (`spec.…`). */
+function validatePodSpec(spec: Record<string, unknown>, causes: StatusCause[]): void {
+  const volumes = validateVolumes(spec.volumes, (f, n) => checkName(f, n, 'label'), causes);
+  validateContainers('spec.containers', spec.containers, true, volumes, causes);
+  validateContainers('spec.initContainers', spec.initContainers, false, volumes, causes);
+  validatePodEnums(spec, causes);
+  const rp = spec.restartPolicy;
+  if (rp !== undefined && rp !== 'Always' && rp !== 'OnFailure' && rp !== 'Never') {
+    causes.push({
+      reason: 'FieldValueNotSupported',
+      message: `Unsupported value: "${String(rp)}": supported values: "Always", "OnFailure", "Never"`,
+      field: 'spec.restartPolicy',
+    });
+  }
+}
+
+/** Go's `%#v` of a `map[string]string`, as upstream prints it in a field error: keys sorted. */
+function goStringMap(m: Record<string, unknown> | undefined): string {
+  if (m === undefined) return 'map[string]string(nil)';
+  const entries = Object.keys(m)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${JSON.stringify(String(m[k]))}`);
+  return `map[string]string{${entries.join(', ')}}`;
+}
+
+/** Whether a label selector (`matchLabels`, `matchExpressions`) selects `labels`. */
+function selectorMatches(selector: Record<string, unknown>, labels: Record<string, unknown>): boolean {
+  const ml = isPlainObject(selector.matchLabels) ? selector.matchLabels : {};
+  for (const [k, v] of Object.entries(ml)) if (labels[k] !== v) return false;
+  const exprs = Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
+  for (const e of exprs) {
+    if (!isPlainObject(e) || typeof e.key !== 'string') return false;
+    const values = Array.isArray(e.values) ? e.values.map(String) : [];
+    const has = Object.hasOwn(labels, e.key);
+    const value = has ? String(labels[e.key]) : undefined;
+    switch (e.operator) {
+      case 'In':
+        if (value === undefined || !values.includes(value)) return false;
+        break;
+      case 'NotIn':
+        if (value !== undefined && values.includes(value)) return false;
+        break;
+      case 'Exists':
+        if (!has) return false;
+        break;
+      case 'DoesNotExist':
+        if (has) return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * apps/v1 DaemonSet spec, as upstream's `ValidateDaemonSetSpec`: a non-empty selector that
+ * selects the template's labels, the template's pod spec (field paths under
+ * `spec.template.spec`), `restartPolicy` `Always` only, and the update strategy's type.
+ */
+function validateDaemonSetSpec(specValue: unknown, causes: StatusCause[]): void {
+  const spec = isPlainObject(specValue) ? specValue : {};
+  const selector = isPlainObject(spec.selector) ? spec.selector : undefined;
+  const template = isPlainObject(spec.template) ? spec.template : undefined;
+  const templateMeta = template && isPlainObject(template.metadata) ? template.metadata : {};
+  const labels = isPlainObject(templateMeta.labels) ? templateMeta.labels : {};
+  // Upstream's order: a nil selector selects nothing (so the labels do not match), an empty
+  // one selects everything and is refused on its own.
+  if (selector === undefined || !selectorMatches(selector, labels)) {
+    causes.push({
+      reason: 'FieldValueInvalid',
+      message: `Invalid value: ${goStringMap(isPlainObject(templateMeta.labels) ? labels : undefined)}: \`selector\` does not match template \`labels\``,
+      field: 'spec.template.metadata.labels',
+    });
+  }
+  if (selector !== undefined) {
+    const ml = isPlainObject(selector.matchLabels) ? selector.matchLabels : {};
+    const exprs = Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
+    if (Object.keys(ml).length === 0 && exprs.length === 0) {
+      // Go prints the (non-Stringer) struct with %#v.
+      const labelsPart = isPlainObject(selector.matchLabels)
+        ? 'map[string]string{}'
+        : 'map[string]string(nil)';
+      const exprPart = Array.isArray(selector.matchExpressions)
+        ? '[]v1.LabelSelectorRequirement{}'
+        : '[]v1.LabelSelectorRequirement(nil)';
+      causes.push({
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: v1.LabelSelector{MatchLabels:${labelsPart}, MatchExpressions:${exprPart}}: empty selector is invalid for daemonset`,
+        field: 'spec.selector',
+      });
+    }
+  }
+  validateLabels(templateMeta.labels, 'spec.template.metadata.labels', causes);
+  validateAnnotations(templateMeta.annotations, 'spec.template.metadata.annotations', causes);
+  const podSpec = template && isPlainObject(template.spec) ? template.spec : undefined;
+  if (podSpec === undefined) {
+    causes.push(required('spec.template.spec.containers'));
+  } else {
+    const own: StatusCause[] = [];
+    validatePodSpec(podSpec, own);
+    for (const c of own) {
+      causes.push(c.field?.startsWith('spec.') ? { ...c, field: `spec.template.${c.field}` } : c);
+    }
+    // Unset only on a store write without API defaulting, which would make it `Always`.
+    const rp = podSpec.restartPolicy;
+    if (rp !== undefined && rp !== 'Always') {
+      causes.push({
+        reason: 'FieldValueNotSupported',
+        message: `Unsupported value: ${JSON.stringify(rp)}: supported values: "Always"`,
+        field: 'spec.template.spec.restartPolicy',
+      });
+    }
+    if (podSpec.activeDeadlineSeconds !== undefined && podSpec.activeDeadlineSeconds !== null) {
+      causes.push(
+        invalidValue(
+          'spec.template.spec.activeDeadlineSeconds',
+          podSpec.activeDeadlineSeconds,
+          'must not be specified',
+        ),
+      );
+    }
+  }
+  const strategy = isPlainObject(spec.updateStrategy) ? spec.updateStrategy : {};
+  const st = strategy.type;
+  if (st !== undefined && st !== 'OnDelete' && st !== 'RollingUpdate') {
+    causes.push({
+      reason: 'FieldValueNotSupported',
+      message: `Unsupported value: ${JSON.stringify(st)}: supported values: "OnDelete", "RollingUpdate"`,
+      field: 'spec.updateStrategy.type',
+    });
+  }
+}
+
 function validateSpecific(type: ResourceType, obj: KubeObject, causes: StatusCause[]): void {
   const o = obj as Record<string, unknown>;
   switch (type.resource) {
@@ -133,20 +267,12 @@ function validateSpecific(type: ResourceType, obj: KubeObject, causes: StatusCau
         causes.push(required('spec.containers'));
         return;
       }
-      const volumes = validateVolumes(spec.volumes, (f, n) => checkName(f, n, 'label'), causes);
-      validateContainers('spec.containers', spec.containers, true, volumes, causes);
-      validateContainers('spec.initContainers', spec.initContainers, false, volumes, causes);
-      validatePodEnums(spec, causes);
-      const rp = spec.restartPolicy;
-      if (rp !== undefined && rp !== 'Always' && rp !== 'OnFailure' && rp !== 'Never') {
-        causes.push({
-          reason: 'FieldValueNotSupported',
-          message: `Unsupported value: "${String(rp)}": supported values: "Always", "OnFailure", "Never"`,
-          field: 'spec.restartPolicy',
-        });
-      }
+      validatePodSpec(spec, causes);
       break;
     }
+    case 'daemonsets':
+      validateDaemonSetSpec(o.spec, causes);
+      break;
     case 'services': {
       const spec = isPlainObject(o.spec) ? o.spec : {};
       validateServiceEnums(spec, causes);

@@ -37,6 +37,7 @@ describe('OpenAPI documents', () => {
         '/v1/Secret',
         '/v1/Service',
         '/v1/ServiceAccount',
+        'apps/v1/DaemonSet',
         'coordination.k8s.io/v1/Lease',
         'discovery.k8s.io/v1/EndpointSlice',
         'rbac.authorization.k8s.io/v1/ClusterRole',
