@@ -8,7 +8,7 @@
  * @module
  */
 import { posix } from 'node:path';
-import type { Clock, Logger } from '@nodeagent/core';
+import type { Clock, Logger, MetricsOptions } from '@nodeagent/core';
 import type { CriClient } from '@nodeagent/cri';
 import type { MetricsTextProvider } from '@nodeagent/kubelet-server';
 import {
@@ -30,6 +30,8 @@ export interface AgentStatsDeps {
   readonly podLogsRoot: string;
   /** The kubelet root directory (nodefs), when known. */
   readonly rootDir: string | undefined;
+  /** The agent's `/metrics` registry (metrics-wiring.ts). @default none */
+  readonly metrics?: MetricsOptions | undefined;
   readonly clock: Clock;
   readonly logger: Logger;
 }
@@ -54,6 +56,7 @@ export function createAgentStats(deps: AgentStatsDeps): AgentStats {
     podLogsDirectory: deps.podLogsRoot,
     podsCgroupRoots: [under('kubepods'), under('kubepods.slice')],
     ...(deps.rootDir !== undefined ? { rootDirectory: deps.rootDir } : {}),
+    ...(deps.metrics !== undefined ? { metrics: deps.metrics } : {}),
     clock: deps.clock,
     logger: deps.logger.child({ component: 'stats' }),
   });
