@@ -76,7 +76,7 @@ import { createAgentMetrics } from './metrics-wiring.js';
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
 import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
-import { createAgentStats } from './stats-wiring.js';
+import { createAgentStats, podVolumeLister } from './stats-wiring.js';
 import { createStatusParts } from './status-wiring.js';
 import { TrackedSyncer } from './tracked-syncer.js';
 import { createVolumeParts } from './volumes-wiring.js';
@@ -114,6 +114,8 @@ export interface AgentOptions {
   readonly eviction?: EvictionSettings | undefined;
   /** Container log rotation (kubelet flags, see log-rotation-wiring.ts). @default the kubelet's (10Mi, 5 files) */
   readonly logRotation?: LogRotationSettings | undefined;
+  /** The kubelet's `volumeStatsAggPeriod`: how often pod volumes are measured for `pods[].volume`, ms (≤ 0: off). @default 60_000 */
+  readonly volumeStatsAggPeriodMs?: number | undefined;
   /** Node and pod stats for eviction (`@nodeagent/stats`). @default none: eviction off, GC on */
   readonly summaryProvider?: SummaryProvider | undefined;
   /** Pod directories (volumes, container files). @default `<rootDir>/pods`, else a temp dir removed at stop */
@@ -355,6 +357,7 @@ async function start(
 
   const nodeIps = options.nodeIp?.split(',').map((ip) => ip.trim()) ?? [];
   // --- stats (stats-wiring.ts): the Summary for eviction and the kubelet server ---
+  let volumesRef: VolumeManager | undefined;
   const stats = createAgentStats({
     nodeName,
     cri,
@@ -363,6 +366,12 @@ async function start(
     podLogsRoot,
     rootDir: options.rootDir,
     metrics,
+    // pods[].volume: the volume manager (created below) of the pods the agent knows.
+    volumeStatsAggPeriodMs: options.volumeStatsAggPeriodMs,
+    volumes: podVolumeLister(
+      () => volumesRef,
+      () => podSourcesRef?.config.pods().map((p) => p.metadata?.uid ?? '') ?? [],
+    ),
     clock,
     logger: log,
   });
@@ -518,6 +527,7 @@ async function start(
     });
   cleanups.push(() => volumes.manager.stop());
   await volumes.manager.start(lifetime.signal);
+  volumesRef = volumes.manager;
   // --- end volumes ---
   const envSources = new PodEnvSources(api);
   const runtime = new KubeRuntimeManager({

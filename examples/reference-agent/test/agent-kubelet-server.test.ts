@@ -3,7 +3,9 @@
 // KubeletServer (client certificate of the embedded API server) → fake runtime. The
 // container's `echo` steps are its log; `kubectl exec -- sh -c 'echo hi'` prints hi.
 import { execFile, spawnSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { get as httpsGet } from 'node:https';
+import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
@@ -47,6 +49,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
         nodeName: NODE,
         nodeIp: '127.0.0.1',
         kubeletServer: parseKubeletServerFlags({ address: '127.0.0.1', port: '0', 'healthz-port': '0' }),
+        volumeStatsAggPeriodMs: 1000,
         ...FAST_AGENT_TIMINGS,
         logger: testLogger(),
       });
@@ -176,6 +179,64 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
       expect(direct.status).toBe(200);
       expect(direct.type).toBe('text/plain; version=0.0.4; charset=utf-8');
       expect(direct.body).toMatch(/^prober_probe_total\{[^}]*pod="probed"/m);
+    });
+
+    it('reports the pod volumes in the summary: emptyDir usage (du) and configMap, in ephemeral-storage too', async () => {
+      await agent.api.create('/api/v1/namespaces/default/configmaps', {
+        metadata: { name: 'settings' },
+        data: { 'app.conf': 'x'.repeat(3000) },
+      });
+      await agent.api.create(
+        '/api/v1/namespaces/default/pods',
+        makePod(
+          'stored',
+          NODE,
+          [
+            {
+              ...shContainer('app', EMBEDDED_BUSYBOX_IMAGE, 'sleep 600'),
+              volumeMounts: [
+                { name: 'scratch', mountPath: '/scratch' },
+                { name: 'settings', mountPath: '/etc/app' },
+                { name: 'host', mountPath: '/host' },
+              ],
+            },
+          ],
+          {
+            volumes: [
+              { name: 'scratch', emptyDir: {} },
+              { name: 'settings', configMap: { name: 'settings' } },
+              { name: 'host', hostPath: { path: '/tmp' } },
+            ],
+          },
+        ),
+      );
+      await waitFor('stored Running', () => podNamed(agent, 'stored')?.status?.phase === 'Running', 20_000);
+      const uid = podNamed(agent, 'stored')?.metadata?.uid ?? '';
+      const scratch = agent.volumes.getMountedVolumesForPod(uid).get('scratch')?.hostPath ?? '';
+      await writeFile(join(scratch, 'blob'), Buffer.alloc(256 * 1024, 7));
+      type Vol = { name: string; usedBytes: number; capacityBytes: number; inodesUsed: number };
+      const pod = await waitFor(
+        'volume stats with the blob',
+        async () => {
+          const r = await kubectl('get', '--raw', `/api/v1/nodes/${NODE}/proxy/stats/summary`);
+          const s = JSON.parse(r.stdout) as {
+            pods: { podRef: { name: string }; volume?: Vol[]; 'ephemeral-storage'?: { usedBytes: number } }[];
+          };
+          const p = s.pods.find((x) => x.podRef.name === 'stored');
+          return (p?.volume?.find((v) => v.name === 'scratch')?.usedBytes ?? 0) >= 256 * 1024 ? p : undefined;
+        },
+        20_000,
+      );
+      // hostPath reports no usage (upstream MetricsNil); the kube-api-access projected volume
+      // is there only when the service account admission added it.
+      const names = (pod.volume ?? []).map((v) => v.name);
+      expect(names).toEqual(expect.arrayContaining(['scratch', 'settings']));
+      expect(names).not.toContain('host');
+      const settings = pod.volume?.find((v) => v.name === 'settings');
+      expect(settings?.usedBytes).toBeGreaterThanOrEqual(3000);
+      expect(settings?.capacityBytes).toBeGreaterThan(0);
+      const volumesUsed = (pod.volume ?? []).reduce((n, v) => n + v.usedBytes, 0);
+      expect(pod['ephemeral-storage']?.usedBytes).toBeGreaterThanOrEqual(volumesUsed);
     });
 
     it('reports the kubelet port in daemonEndpoints', async () => {
