@@ -17,7 +17,15 @@ import {
   PredicateAdmitHandler,
   SysctlAllowlist,
 } from '@nodeagent/admission';
-import { type Clock, definedFields, type Logger, noopLogger, realClock, WorkQueue } from '@nodeagent/core';
+import {
+  type Clock,
+  createPromMetricsProvider,
+  definedFields,
+  type Logger,
+  noopLogger,
+  realClock,
+  WorkQueue,
+} from '@nodeagent/core';
 import { type CriClient, createCriClient } from '@nodeagent/cri';
 import type { FakeRuntime } from '@nodeagent/cri/testing';
 import {
@@ -64,10 +72,11 @@ import {
   startKubeletServer,
 } from './kubelet-server-wiring.js';
 import { createLogRotation, type LogRotationSettings } from './log-rotation-wiring.js';
+import { createAgentMetrics } from './metrics-wiring.js';
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
 import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
-import { createAgentStats } from './stats-wiring.js';
+import { createAgentStats, podVolumeLister } from './stats-wiring.js';
 import { createStatusParts } from './status-wiring.js';
 import { TrackedSyncer } from './tracked-syncer.js';
 import { createVolumeParts } from './volumes-wiring.js';
@@ -105,6 +114,8 @@ export interface AgentOptions {
   readonly eviction?: EvictionSettings | undefined;
   /** Container log rotation (kubelet flags, see log-rotation-wiring.ts). @default the kubelet's (10Mi, 5 files) */
   readonly logRotation?: LogRotationSettings | undefined;
+  /** The kubelet's `volumeStatsAggPeriod`: how often pod volumes are measured for `pods[].volume`, ms (≤ 0: off). @default 60_000 */
+  readonly volumeStatsAggPeriodMs?: number | undefined;
   /** Node and pod stats for eviction (`@nodeagent/stats`). @default none: eviction off, GC on */
   readonly summaryProvider?: SummaryProvider | undefined;
   /** Pod directories (volumes, container files). @default `<rootDir>/pods`, else a temp dir removed at stop */
@@ -237,6 +248,10 @@ async function start(
   stop: () => Promise<void>,
 ): Promise<RunningAgent> {
   const { nodeName } = options;
+  // --- metrics (metrics-wiring.ts): /metrics and /metrics/probes registries, passed to every part ---
+  const agentMetrics = createAgentMetrics(nodeName);
+  const metrics = agentMetrics.metrics;
+  // --- end metrics ---
   const lifetime = new AbortController();
   cleanups.push(() => lifetime.abort());
 
@@ -265,7 +280,13 @@ async function start(
   cleanups.push(() => api.close());
   // One recorder for the node, as the kubelet's (source kubelet/<node>); at stop, what is
   // queued gets two seconds to be written.
-  const events = new EventRecorder({ sink: apiClientEventSink(api), host: nodeName, clock, logger: log });
+  const events = new EventRecorder({
+    sink: apiClientEventSink(api),
+    host: nodeName,
+    clock,
+    logger: log,
+    metrics,
+  });
   cleanups.push(async () => {
     await events.flush(AbortSignal.timeout(2_000)).catch(() => {});
     await events.stop();
@@ -284,7 +305,7 @@ async function start(
     cleanups.push(() => embedded.stop());
     log.info({ endpoint }, 'Embedded fake runtime listening');
   }
-  const cri = createCriClient(endpoint, { logger: log });
+  const cri = createCriClient(endpoint, { logger: log, metrics });
   cleanups.push(() => cri.close());
   await cri.waitForReady({ timeoutMs: 30_000, signal: lifetime.signal });
   if (options.podCidr !== undefined) {
@@ -306,9 +327,15 @@ async function start(
     statusSource: criPodStatusSource(cri, { clock }),
     clock,
     logger: log,
+    metrics,
     ...definedFields({ relistPeriodMs: options.relistPeriodMs }),
   });
-  const queue = new WorkQueue<string>({ name: 'pod-workers', clock, logger: log });
+  const queue = new WorkQueue<string>({
+    name: 'pod-workers',
+    clock,
+    logger: log,
+    metrics: createPromMetricsProvider(metrics),
+  });
   let workers: PodWorkers<CachedPodStatus> | undefined;
   let lifecycleRef: PodLifecycle | undefined;
   let podSourcesRef: PodSources | undefined;
@@ -330,6 +357,7 @@ async function start(
 
   const nodeIps = options.nodeIp?.split(',').map((ip) => ip.trim()) ?? [];
   // --- stats (stats-wiring.ts): the Summary for eviction and the kubelet server ---
+  let volumesRef: VolumeManager | undefined;
   const stats = createAgentStats({
     nodeName,
     cri,
@@ -337,6 +365,13 @@ async function start(
     cgroupRoot: options.cgroups?.cgroupRoot,
     podLogsRoot,
     rootDir: options.rootDir,
+    metrics,
+    // pods[].volume: the volume manager (created below) of the pods the agent knows.
+    volumeStatsAggPeriodMs: options.volumeStatsAggPeriodMs,
+    volumes: podVolumeLister(
+      () => volumesRef,
+      () => podSourcesRef?.config.pods().map((p) => p.metadata?.uid ?? '') ?? [],
+    ),
     clock,
     logger: log,
   });
@@ -362,6 +397,7 @@ async function start(
     recordNodeEvent: (type, reason, message) => events.event(nodeReference(nodeName), type, reason, message),
     recordPodEvent: (pod, type, reason, message, annotations) =>
       events.event(pod, type, reason, message, annotations),
+    metrics,
     clock,
     logger: log,
   });
@@ -400,6 +436,8 @@ async function start(
       summary: stats.provider,
       resourceMetrics: stats.resourceMetrics,
       cadvisorMetrics: stats.cadvisorMetrics,
+      metrics: agentMetrics.text,
+      probeMetrics: agentMetrics.probeText,
       clientCa: embeddedKubeletClient?.clientCa,
       clock,
       logger: log,
@@ -434,6 +472,7 @@ async function start(
     },
     recordNodeEvent: (type, reason, message) => events.event(nodeReference(nodeName), type, reason, message),
     kubeletPort: kubeletServer?.port,
+    metrics,
     clock,
     logger: log,
   });
@@ -444,6 +483,7 @@ async function start(
     statusProvider: { getPodStatus: (uid) => podStatus.getPodStatus(uid) },
     commandRunner: criCommandRunner(cri),
     recorder: recordPodEvent,
+    metrics: agentMetrics.probes,
     clock,
     logger: log,
   });
@@ -487,11 +527,13 @@ async function start(
     });
   cleanups.push(() => volumes.manager.stop());
   await volumes.manager.start(lifetime.signal);
+  volumesRef = volumes.manager;
   // --- end volumes ---
   const envSources = new PodEnvSources(api);
   const runtime = new KubeRuntimeManager({
     cri,
     envSources,
+    metrics,
     clock,
     logger: log,
     podsRoot,
@@ -530,13 +572,14 @@ async function start(
     syncer: podSyncer,
     statusProvider: pleg.cache,
     workQueue: queue,
+    metrics,
     clock,
     logger: log,
     ...definedFields({ resyncIntervalMs: options.resyncIntervalMs }),
     ...definedFields({ backOffPeriodMs: options.backOffPeriodMs }),
   });
 
-  const informers = new SharedInformerFactory({ kubeConfig, defaults: { logger: log, clock } });
+  const informers = new SharedInformerFactory({ kubeConfig, defaults: { logger: log, clock, metrics } });
   const pods = informers.pods<PodObject>({ fieldSelector: `spec.nodeName=${nodeName}` });
   podsRef = pods;
   const node = informers.nodes<ApiObject<V1Node>>({ fieldSelector: `metadata.name=${nodeName}` });

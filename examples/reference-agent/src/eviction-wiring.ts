@@ -9,7 +9,13 @@
  */
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { PodAdmitHandler } from '@nodeagent/admission';
-import { type Clock, definedFields, type Logger, parseGoDuration } from '@nodeagent/core';
+import {
+  type Clock,
+  definedFields,
+  type Logger,
+  type MetricsOptions,
+  parseGoDuration,
+} from '@nodeagent/core';
 import type { CriClient } from '@nodeagent/cri';
 import {
   EvictionManager,
@@ -186,6 +192,8 @@ export interface EvictionWiringDeps {
     message: string,
     annotations?: Readonly<Record<string, string>>,
   ) => void;
+  /** The agent's `/metrics` registry (metrics-wiring.ts). @default none */
+  readonly metrics?: MetricsOptions | undefined;
   readonly clock: Clock;
   readonly logger: Logger;
 }
@@ -236,6 +244,7 @@ export function createEvictionParts(d: EvictionWiringDeps): EvictionParts {
     onWarning: (reason, message) => d.recordNodeEvent('Warning', reason, message),
     clock: d.clock,
     logger: d.logger,
+    ...definedFields({ metrics: d.metrics }),
     ...settings.imageGC,
     ...(summary === undefined
       ? {}
@@ -272,6 +281,7 @@ export function createEvictionParts(d: EvictionWiringDeps): EvictionParts {
           },
           clock: d.clock,
           logger: d.logger,
+          ...definedFields({ metrics: d.metrics }),
           ...(settings.pressureTransitionPeriodMs === undefined
             ? {}
             : { pressureTransitionPeriodMs: settings.pressureTransitionPeriodMs }),

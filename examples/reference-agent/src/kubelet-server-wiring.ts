@@ -199,6 +199,8 @@ export interface KubeletServerDeps {
   readonly clientCa?: string | undefined;
   /** `/metrics`. */
   readonly metrics?: MetricsTextProvider | undefined;
+  /** `/metrics/probes`. */
+  readonly probeMetrics?: MetricsTextProvider | undefined;
   /** `/stats/summary`. */
   readonly summary?: SummaryProvider | undefined;
   /** `/metrics/resource`. */
@@ -273,6 +275,7 @@ export async function startKubeletServer(deps: KubeletServerDeps): Promise<Kubel
       authorizer,
       healthChecks: deps.healthChecks,
       ...(deps.metrics !== undefined ? { metrics: deps.metrics } : {}),
+      ...(deps.probeMetrics !== undefined ? { probeMetrics: deps.probeMetrics } : {}),
       ...(deps.summary !== undefined ? { summary: deps.summary } : {}),
       ...(deps.resourceMetrics !== undefined ? { resourceMetrics: deps.resourceMetrics } : {}),
       ...(deps.cadvisorMetrics !== undefined ? { cadvisorMetrics: deps.cadvisorMetrics } : {}),

@@ -6,7 +6,7 @@
  * @module
  */
 import type { V1Pod, V1Taint } from '@kubernetes/client-node';
-import { type Clock, definedFields, type Logger } from '@nodeagent/core';
+import { type Clock, definedFields, type Logger, type MetricsOptions } from '@nodeagent/core';
 import type { CriClient } from '@nodeagent/cri';
 import type { PlegHealth } from '@nodeagent/pleg';
 import {
@@ -49,6 +49,8 @@ export interface StatusWiringDeps {
   readonly recordNodeEvent: (type: 'Normal' | 'Warning', reason: string, message: string) => void;
   /** `daemonEndpoints.kubeletEndpoint.Port`: the kubelet server's port. @default 10250 */
   readonly kubeletPort?: number | undefined;
+  /** The agent's `/metrics` registry (metrics-wiring.ts). @default none */
+  readonly metrics?: MetricsOptions | undefined;
   readonly clock: Clock;
   readonly logger: Logger;
 }
@@ -90,6 +92,7 @@ export function createStatusParts(d: StatusWiringDeps): StatusParts {
     couldHaveRunningContainers: (pod) => d.couldHaveRunningContainers(pod.metadata?.uid ?? ''),
     clock: d.clock,
     logger: d.logger,
+    ...definedFields({ metrics: d.metrics }),
   });
   const nodeStatus = new NodeStatusManager({
     api: d.api,
@@ -116,6 +119,7 @@ export function createStatusParts(d: StatusWiringDeps): StatusParts {
       pressure: d.pressure,
       evictionHard: d.evictionHard,
       kubeletPort: d.kubeletPort,
+      metrics: d.metrics,
     }),
   });
   const lease = new NodeLease({
@@ -124,7 +128,7 @@ export function createStatusParts(d: StatusWiringDeps): StatusParts {
     nodeUid: () => nodeStatus.nodeUid,
     clock: d.clock,
     logger: d.logger,
-    ...definedFields({ leaseDurationSeconds: d.leaseDurationSeconds }),
+    ...definedFields({ leaseDurationSeconds: d.leaseDurationSeconds, metrics: d.metrics }),
   });
   return { podStatus, nodeStatus, lease };
 }

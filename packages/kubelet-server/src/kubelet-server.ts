@@ -26,6 +26,7 @@ import { requestAttributes, type UserInfo } from './request-attributes.js';
 import { loadOrGenerateServingCertificate } from './serving-cert.js';
 import { isUpgradeRequest } from './stream-proxy.js';
 import { proxyToRuntime, type StreamingKind, streamingUrl } from './streaming-handler.js';
+import { summaryFor } from './summary-handler.js';
 
 /** Which handlers a listener serves. */
 type ServerKind = 'main' | 'readOnly' | 'healthz';
@@ -255,8 +256,8 @@ export class KubeletServer implements Lifecycle {
     }
     if ((path === '/stats/summary' || path === '/stats/summary/') && o.summary !== undefined) {
       if (method !== 'GET' && method !== 'POST') return sendText(res, 405, 'Method Not Allowed');
-      // A GET reads the cached stats; a POST may force an update (upstream `handleSummary`).
-      return sendJson(res, await o.summary.get(method === 'POST'));
+      // summary-handler.ts: only_cpu_and_memory, else a GET reads the cache and a POST updates.
+      return sendJson(res, await summaryFor(o.summary, method, query));
     }
     if (kind !== 'main') return sendText(res, 404, '404 page not found\n');
     // Debugging handlers: the authenticated server only.

@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fixture, get, startFixture } from './fixture.js';
 
+const summaryCalls: string[] = [];
+
 describe('KubeletServer endpoints', () => {
   let f: Fixture;
   beforeAll(async () => {
@@ -13,7 +15,16 @@ describe('KubeletServer endpoints', () => {
       healthChecks: { syncloop: () => undefined },
       metrics: { metrics: async () => 'kubelet_running_pods 1\n' },
       cadvisorMetrics: { metrics: async () => 'container_cpu_usage_seconds_total 1\n' },
-      summary: { get: async () => ({ node: { nodeName: 'node1' }, pods: [] }) as never },
+      summary: {
+        get: async (update) => {
+          summaryCalls.push(`get(${update})`);
+          return { node: { nodeName: 'node1' }, pods: [] } as never;
+        },
+        getCpuAndMemory: async () => {
+          summaryCalls.push('getCpuAndMemory');
+          return { node: { nodeName: 'node1' }, pods: [] } as never;
+        },
+      },
     });
   });
   afterAll(async () => {
@@ -57,6 +68,27 @@ describe('KubeletServer endpoints', () => {
     );
     expect((await get(`${f.server.url}/metrics/resource`)).status).toBe(404); // not injected
     expect(JSON.parse((await get(`${f.server.url}/stats/summary`)).body).node.nodeName).toBe('node1');
+  });
+
+  it('/stats/summary: only_cpu_and_memory=true (once, exactly) → GetCPUAndMemoryStats; GET cached, POST updated', async () => {
+    // Upstream handleSummary: Form["only_cpu_and_memory"] must have one value equal to "true".
+    summaryCalls.length = 0;
+    const base = `${f.server.url}/stats/summary`;
+    await get(`${base}?only_cpu_and_memory=true`);
+    await get(`${base}/?only_cpu_and_memory=1`);
+    await get(`${base}?only_cpu_and_memory=true&only_cpu_and_memory=true`);
+    await get(`${base}?only_cpu_and_memory=True`);
+    await get(base, { method: 'POST' });
+    await get(`${base}?only_cpu_and_memory=true`, { method: 'POST' });
+    expect(summaryCalls).toEqual([
+      'getCpuAndMemory',
+      'get(false)',
+      'get(false)',
+      'get(false)',
+      'get(true)',
+      'getCpuAndMemory',
+    ]);
+    expect((await get(base, { method: 'PUT' })).status).toBe(405);
   });
 
   it('streams a container log, with tailLines, timestamps and limitBytes', async () => {

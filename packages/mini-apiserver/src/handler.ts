@@ -47,6 +47,7 @@ import { parseFieldSelector } from './fields.js';
 import { impersonatedUser } from './impersonation.js';
 import { parseLabelSelector } from './labels.js';
 import { listPage, writeListPage } from './list.js';
+import { parseNodeProxyPath, serveNodeProxy } from './node-proxy.js';
 import { isPlainObject, type KubeObject } from './object.js';
 import { checkFields, fieldValidationOf, openApiV2 } from './openapi.js';
 import { PATCH_MEDIA_TYPES, patchTypeOf } from './patch.js';
@@ -183,7 +184,7 @@ export async function handleRequest(
   const watch =
     route.kind === 'resource' && method === 'GET' && (isTrueParam(q.get('watch')) || route.legacyWatch);
   const timer =
-    watch || ctx.requestTimeoutMs <= 0
+    watch || ctx.requestTimeoutMs <= 0 || parseNodeProxyPath(url.pathname) !== undefined
       ? undefined
       : startRequestTimer(ctx.clock, ctx.requestTimeoutMs, req, res);
   try {
@@ -276,6 +277,13 @@ export async function handleRequest(
       res.end(text);
       return;
     }
+    // --- nodes/{name}/proxy/{path} (node-proxy.ts) ---
+    const nodeProxy = parseNodeProxyPath(url.pathname);
+    if (nodeProxy !== undefined) {
+      await serveNodeProxy(ctx.store, ctx.kubeletClient, nodeProxy, url.search, req, res);
+      return;
+    }
+    // --- end nodes proxy ---
     // --- events.k8s.io/v1 (events-v1.ts) ---
     if (await serveEventsV1(ctx.store, method, url.pathname, q, req, res, ctx.maxRequestBodyBytes)) return;
     // --- end events.k8s.io/v1 ---

@@ -89,8 +89,8 @@ function resolveContainer(pod: PodShape, name: string, requested: string | null)
   return container;
 }
 
-/** `https://<address>:<port>` of the kubelet on `nodeName`. */
-function kubeletBase(store: ObjectStore, nodeName: string, client: KubeletClientOptions): URL {
+/** `https://<address>:<port>` of the kubelet on `nodeName`. @internal */
+export function kubeletBase(store: ObjectStore, nodeName: string, client: KubeletClientOptions): URL {
   const node = store.tryGet('nodes', undefined, nodeName) as (KubeObject & NodeShape) | undefined;
   if (node === undefined) throw notFound({ group: '', resource: 'nodes' }, nodeName);
   const port = node.status?.daemonEndpoints?.kubeletEndpoint?.Port ?? 0;
@@ -112,7 +112,8 @@ function kubeletBase(store: ObjectStore, nodeName: string, client: KubeletClient
   return new URL(`https://${address.includes(':') ? `[${address}]` : address}:${port}`);
 }
 
-function tlsOptions(client: KubeletClientOptions): Record<string, unknown> {
+/** TLS options of a request to a kubelet. @internal */
+export function tlsOptions(client: KubeletClientOptions): Record<string, unknown> {
   return {
     rejectUnauthorized: client.ca !== undefined,
     ...(client.ca !== undefined ? { ca: client.ca } : {}),

@@ -354,6 +354,7 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> implemen
         return false;
       }
       this.#relistTime = timestamp;
+      this.#metrics.runningPodsAndContainers(pods);
       this.#setCurrent(pods);
       const needsReinspection = new Map<string, RuntimePod | undefined>();
       let inspected = 0;

@@ -7,6 +7,7 @@
  * @module
  */
 import { createMetricFactory, type MetricsOptions } from '@nodeagent/core';
+import type { RuntimePod } from '@nodeagent/kubecontainer';
 
 /** Options for PLEG metrics. */
 export interface PlegMetricsOptions extends MetricsOptions {
@@ -26,6 +27,8 @@ export interface PlegMetricsRecorder {
   eventedConnectionError(): void;
   eventedConnectionSuccess(): void;
   eventedLatency(seconds: number): void;
+  /** `kubelet_running_pods` and `kubelet_running_containers` from one listing. */
+  runningPodsAndContainers(pods: readonly RuntimePod[]): void;
 }
 
 /** A recorder that records nothing. @internal */
@@ -37,6 +40,7 @@ export const noopPlegMetrics: PlegMetricsRecorder = {
   eventedConnectionError() {},
   eventedConnectionSuccess() {},
   eventedLatency() {},
+  runningPodsAndContainers() {},
 };
 
 /** Builds the recorder for `options` (no-op when `undefined`). @internal */
@@ -77,6 +81,15 @@ export function createPlegMetricsRecorder(options: PlegMetricsOptions | undefine
     'evented_pleg_connection_latency_seconds',
     'The latency of streaming connection with the CRI runtime, measured in seconds.',
   );
+  const runningPods = gauge('running_pods', 'Number of pods that have a running pod sandbox');
+  const runningContainers = lazy(() =>
+    factory.gauge({
+      name: `${prefix}running_containers`,
+      help: 'Number of containers currently running',
+      labelNames: ['container_state'],
+    }),
+  );
+  const seenStates = new Set<string>();
   return {
     relistDuration: (s) => duration().observe(s),
     relistInterval: (s) => interval().observe(s),
@@ -85,5 +98,23 @@ export function createPlegMetricsRecorder(options: PlegMetricsOptions | undefine
     eventedConnectionError: () => connError().inc(),
     eventedConnectionSuccess: () => connSuccess().inc(),
     eventedLatency: (s) => latency().observe(s),
+    runningPodsAndContainers(pods) {
+      // As upstream's updateRunningPodAndContainerMetrics: containers counted by state, a pod
+      // counted when one of its sandboxes runs. A state that no container is in any more is
+      // set to 0 (upstream leaves its last value).
+      const byState = new Map<string, number>();
+      let running = 0;
+      for (const pod of pods) {
+        for (const c of pod.containers) byState.set(c.state, (byState.get(c.state) ?? 0) + 1);
+        if (pod.sandboxes.some((s) => s.state === 'running')) running++;
+      }
+      for (const state of seenStates)
+        if (!byState.has(state)) runningContainers().set({ container_state: state }, 0);
+      for (const [state, n] of byState) {
+        seenStates.add(state);
+        runningContainers().set({ container_state: state }, n);
+      }
+      runningPods().set(running);
+    },
   };
 }

@@ -186,6 +186,36 @@ describe('GenericPLEG over the fake runtime', () => {
     ).toBe(1);
   });
 
+  it('sets kubelet_running_pods (running sandboxes) and kubelet_running_containers by container_state', async () => {
+    // Upstream TestRunningPodAndContainerCount: pods count when a sandbox runs; containers by state.
+    const registry = new promClient.Registry();
+    pleg = make({ metrics: { registry, promClient } });
+    const a = await runPod('a');
+    await createContainer(a.id, 'a', 'web');
+    const exited = await createContainer(a.id, 'a', 'job');
+    await h.cri.runtime.stopContainer({ containerId: exited, timeout: 0n });
+    await createContainer(a.id, 'a', 'idle', false);
+    const b = await runPod('b');
+    await createContainer(b.id, 'b', 'web');
+    await h.cri.runtime.stopPodSandbox({ podSandboxId: b.id });
+    await runPod('c');
+    await pleg.relist();
+    const gauge = async (name: string) =>
+      Object.fromEntries(
+        ((await registry.getSingleMetric(name)?.get())?.values ?? []).map((v) => [
+          String(v.labels.container_state ?? ''),
+          v.value,
+        ]),
+      );
+    expect(await gauge('kubelet_running_pods')).toEqual({ '': 2 });
+    // b's container is stopped with its sandbox.
+    expect(await gauge('kubelet_running_containers')).toEqual({ running: 1, exited: 2, created: 1 });
+    await h.cri.runtime.removePodSandbox({ podSandboxId: a.id });
+    await pleg.relist();
+    expect(await gauge('kubelet_running_containers')).toEqual({ running: 0, exited: 1, created: 0 });
+    expect(await gauge('kubelet_running_pods')).toEqual({ '': 1 });
+  });
+
   it('health: not before the first relist, then the kubelet message after 3 minutes without one', async () => {
     expect(pleg.healthy()).toEqual({ ok: false, message: 'pleg has yet to be successful' });
     await pleg.relist();

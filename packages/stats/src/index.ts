@@ -64,3 +64,12 @@ export {
   type StatsProvider,
 } from './stats-provider.js';
 export * from './summary-types.js';
+export {
+  DEFAULT_VOLUME_STATS_AGG_PERIOD_MS,
+  FsResourceAnalyzer,
+  type FsResourceAnalyzerOptions,
+  type MeasuredVolume,
+  type PodVolumeLister,
+  type PodVolumeStats,
+  VolumeStatsOptionsError,
+} from './volume-stats.js';

@@ -6,6 +6,7 @@
 import type { Clock, Logger, MetricsOptions } from '@nodeagent/core';
 import type { CriClient } from '@nodeagent/cri';
 import type { StatfsFunction } from './filesystem.js';
+import type { PodVolumeLister } from './volume-stats.js';
 
 /** A pod as the kubelet's pod manager knows it. */
 export interface StatsPod {
@@ -69,6 +70,13 @@ export interface StatsProviderOptions {
   readonly systemCgroups?: SystemCgroups;
   /** Housekeeping period, ms (cAdvisor's `--housekeeping_interval`). Minimum: 1000. @default 10_000 */
   readonly housekeepingIntervalMs?: number;
+  /**
+   * The pods' volumes: measured by an {@link FsResourceAnalyzer} into `pods[].volume` and
+   * counted in `ephemeral-storage`. @default none (no volume stats)
+   */
+  readonly volumes?: PodVolumeLister;
+  /** How often each pod's volumes are measured (`--volume-stats-agg-period`), ms, jittered up to twice that. Minimum: 1000. @default 60_000 */
+  readonly volumeStatsAggPeriodMs?: number;
   /** Deadline of each CRI stats call, ms. @default 10_000 */
   readonly criTimeoutMs?: number;
   /** @default realClock */

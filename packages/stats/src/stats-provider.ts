@@ -70,7 +70,9 @@ import {
   SystemContainerMisc,
   SystemContainerPods,
   SystemContainerRuntime,
+  type VolumeStats,
 } from './summary-types.js';
+import { FsResourceAnalyzer } from './volume-stats.js';
 
 /** One container as `/metrics/cadvisor` labels it. */
 export interface CadvisorContainer {
@@ -172,6 +174,7 @@ class Provider implements StatsProvider {
   private readonly statfs;
   private housekeeping: Housekeeping | undefined;
   private prepared: Promise<void> | undefined;
+  private readonly volumeStats: FsResourceAnalyzer | undefined;
   cgroupVersion: 'v1' | 'v2' | undefined;
   /** CRI CPU samples for usageNanoCores, by container or sandbox id. */
   private procCpu: { cpuNs: number; timeMs: number; nanoCores?: number } | undefined;
@@ -190,6 +193,16 @@ class Provider implements StatsProvider {
     this.errors = new StatsErrorRecorder(this.log, o.metrics);
     this.proc = new ProcFs(o.procRoot ?? '/proc');
     this.statfs = o.statfs ?? defaultStatfs;
+    if (o.volumes !== undefined) {
+      this.volumeStats = new FsResourceAnalyzer({
+        lister: o.volumes,
+        statfs: this.statfs,
+        clock: this.clock,
+        logger: this.log,
+        onError: (path, reason) => this.errors.record('du', path, reason),
+        ...(o.volumeStatsAggPeriodMs === undefined ? {} : { periodMs: o.volumeStatsAggPeriodMs }),
+      });
+    }
   }
 
   private prepare(): Promise<void> {
@@ -221,10 +234,12 @@ class Provider implements StatsProvider {
   async start(): Promise<void> {
     await this.prepare();
     await this.housekeeping?.start();
+    this.volumeStats?.start();
   }
 
   async stop(): Promise<void> {
     this.housekeeping?.stop();
+    this.volumeStats?.stop();
   }
 
   async housekeep(): Promise<void> {
@@ -519,7 +534,11 @@ class Provider implements StatsProvider {
             cri,
             podCgroups === undefined ? undefined : cache?.cgroups.get(podCgroups.path),
           );
-          const eph = ephemeralStorage(containers, facts.nodefs, timeMs);
+          const volumes = this.volumeStats?.podVolumeStats(meta.uid);
+          const all =
+            volumes === undefined ? [] : [...volumes.ephemeralVolumes, ...volumes.persistentVolumes];
+          if (all.length > 0) pod.volume = all;
+          const eph = ephemeralStorage(containers, volumes?.ephemeralVolumes ?? [], facts.nodefs, timeMs);
           if (eph !== undefined) pod['ephemeral-storage'] = eph;
         }
         out[index] = pod;
@@ -695,22 +714,24 @@ function deviceOfMount(mounts: readonly MountEntry[], path: string): string {
   return best?.source ?? path;
 }
 
-/** The pod's ephemeral storage: writable layers plus logs (volumes not counted; see README). */
+/**
+ * The pod's ephemeral storage: writable layers, logs and the ephemeral volumes (upstream
+ * `calcEphemeralStorage`; the `/etc/hosts` file is not counted, see README).
+ */
 function ephemeralStorage(
   containers: readonly ContainerStats[],
+  volumes: readonly VolumeStats[],
   nodefs: FsCapacity | undefined,
   timeMs: number,
 ): FsStats | undefined {
   let used = 0;
   let inodes = 0;
   let seen = false;
-  for (const c of containers) {
-    for (const fs of [c.rootfs, c.logs]) {
-      if (fs === undefined) continue;
-      seen = true;
-      used += fs.usedBytes ?? 0;
-      inodes += fs.inodesUsed ?? 0;
-    }
+  for (const fs of [...containers.flatMap((c) => [c.rootfs, c.logs]), ...volumes]) {
+    if (fs === undefined) continue;
+    seen = true;
+    used += fs.usedBytes ?? 0;
+    inodes += fs.inodesUsed ?? 0;
   }
   return seen ? fsStats(timeMs, nodefs, { usedBytes: used, inodesUsed: inodes }) : undefined;
 }

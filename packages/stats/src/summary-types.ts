@@ -238,4 +238,9 @@ export interface UserDefinedMetric {
  */
 export interface SummaryProvider {
   get(updateStats: boolean): Promise<Summary>;
+  /**
+   * CPU and memory only (upstream `GetCPUAndMemoryStats`: `/stats/summary?only_cpu_and_memory=true`).
+   * Optional: without it the kubelet server keeps those fields of `get(false)`.
+   */
+  getCpuAndMemory?(): Promise<Summary>;
 }

@@ -68,6 +68,14 @@ describe('embedded mode (fake runtime, no cgroups)', () => {
     expect(s.pods[0]?.containers[0]?.rootfs).toBeUndefined();
     expect(s.pods[0]?.['ephemeral-storage']).toBeUndefined();
     expect(s.pods[0]?.containers[0]?.memory?.workingSetBytes).toBe(64 * MiB);
+    // Exactly upstream GetCPUAndMemoryStats' fields (node, pod, container).
+    const allowed = (o: object, keys: string[]) =>
+      expect(Object.keys(o).filter((k) => !keys.includes(k))).toEqual([]);
+    allowed(s.node, ['nodeName', 'startTime', 'cpu', 'memory', 'swap', 'systemContainers']);
+    for (const p of s.pods) {
+      allowed(p, ['podRef', 'startTime', 'containers', 'cpu', 'memory', 'swap']);
+      for (const c of p.containers) allowed(c, ['name', 'startTime', 'cpu', 'memory', 'swap']);
+    }
   });
 
   it('keeps only pods the pod lister knows', async () => {
