@@ -305,7 +305,7 @@ export function streamingLocation(
   return `/${kind}/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/${encodeURIComponent(container)}?${out}`;
 }
 
-/** Opens a TLS connection to the kubelet at `base`; a failure becomes kube-apiserver's "error dialing backend". */
+/** Opens a TLS connection to the kubelet at `base`; rejects with `error dialing backend: …`. */
 function dialKubelet(base: URL, client: KubeletClientOptions): Promise<Duplex> {
   return new Promise((resolve, reject) => {
     const upstream = tlsConnect(
@@ -320,17 +320,15 @@ function dialKubelet(base: URL, client: KubeletClientOptions): Promise<Duplex> {
         resolve(upstream);
       },
     );
-    const onEarly = (err: Error): void =>
-      reject(
-        new ApiStatusError(
-          failureStatus(
-            500,
-            'InternalError',
-            `Internal error occurred: error dialing backend: ${err.message}`,
-          ),
-        ),
-      );
+    const onEarly = (err: Error): void => reject(new Error(`error dialing backend: ${err.message}`));
     upstream.once('error', onEarly);
+  });
+}
+
+/** {@link dialKubelet} with the failure as kube-apiserver's 500 Status (before any upgrade was answered). */
+function dialKubeletOrStatus(base: URL, client: KubeletClientOptions): Promise<Duplex> {
+  return dialKubelet(base, client).catch((err: Error) => {
+    throw new ApiStatusError(failureStatus(500, 'InternalError', `Internal error occurred: ${err.message}`));
   });
 }
 
@@ -371,6 +369,7 @@ export async function proxyPodStream(
     path: location,
     host: base.host,
   };
+  const statusTarget: KubeletStreamTarget = { ...target, dial: () => dialKubeletOrStatus(base, client) };
   if (subresource !== 'portforward' && isWebSocketRequestWithStreamCloseProtocol(req)) {
     const on = isTrueParam;
     void translateStream(req, socket, head, target, {
@@ -382,11 +381,11 @@ export async function proxyPodStream(
     return 'translated';
   }
   if (subresource === 'portforward' && isWebSocketRequestWithTunnelingProtocol(req)) {
-    const r = await tunnelPortForward(req, socket, head, target);
+    const r = await tunnelPortForward(req, socket, head, statusTarget);
     observe?.('tunneled', r.code);
     return 'tunneled';
   }
-  const upstream = await target.dial();
+  const upstream = await statusTarget.dial();
   const lines = [`${req.method ?? 'GET'} ${location} HTTP/1.1`, `Host: ${base.host}`];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const h = (req.rawHeaders[i] ?? '').toLowerCase();
