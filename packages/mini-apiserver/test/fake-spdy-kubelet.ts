@@ -7,7 +7,7 @@
  *   events are recorded; command `fail-internal` answers a non-exit Failure status;
  * - `/portForward/{ns}/{pod}` (`portforward.k8s.io`): each `data` stream is connected to
  *   `127.0.0.1:<port header>` (the "pod" listener);
- * - paths under `/refuse/` answer 404 with a Status, `/text-refuse/` 500 with plain text.
+ * - container `refused` answers 404 with a Status, container `broken` 500 with plain text.
  * Every request is recorded (method, path, upgrade and protocol headers).
  */
 import { spawn } from 'node:child_process';
@@ -48,7 +48,7 @@ export async function startFakeSpdyKubelet(tls: CertificateAndKey): Promise<Fake
     socket.on('error', () => socket.destroy());
     requests.push(record(req));
     const url = new URL(req.url ?? '/', 'https://kubelet');
-    if (url.pathname.startsWith('/refuse/')) {
+    if (url.pathname.endsWith('/refused')) {
       const body = JSON.stringify({
         kind: 'Status',
         apiVersion: 'v1',
@@ -63,7 +63,7 @@ export async function startFakeSpdyKubelet(tls: CertificateAndKey): Promise<Fake
       );
       return;
     }
-    if (url.pathname.startsWith('/text-refuse/')) {
+    if (url.pathname.endsWith('/broken')) {
       socket.end('HTTP/1.1 500 Internal Server Error\r\nContent-Length: 8\r\n\r\nno luck\n');
       return;
     }

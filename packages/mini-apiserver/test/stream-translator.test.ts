@@ -148,6 +148,21 @@ describe('WebSocket → SPDY stream translation', () => {
     server = await start({ kubeletClient: {}, kubeconfigPath: join(dir, 'kubeconfig') });
     env = { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir };
     server.store.create('pods', pod('web', { nodeName: 'n1', status: { phase: 'Running' } }));
+    server.store.create('pods', {
+      ...pod('multi', { nodeName: 'n1', status: { phase: 'Running' } }),
+      spec: {
+        nodeName: 'n1',
+        containers: ['app', 'refused', 'broken'].map((name) => ({ name, image: 'busybox' })),
+      },
+    });
+    server.store.create('pods', pod('lost', { nodeName: 'n2', status: { phase: 'Running' } }));
+    server.store.create('nodes', {
+      metadata: { name: 'n2' },
+      status: {
+        addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+        daemonEndpoints: { kubeletEndpoint: { Port: 1 } },
+      },
+    });
     server.store.create('nodes', {
       metadata: { name: 'n1' },
       status: {
@@ -259,6 +274,39 @@ describe('WebSocket → SPDY stream translation', () => {
       code: 500,
     });
     c.socket.destroy();
+  });
+
+  it('reports a kubelet refusal (its Status, or its text) and an unreachable kubelet on channel 3', async () => {
+    const status = async (podName: string, container: string): Promise<unknown> => {
+      const c = await wsConnect(
+        server,
+        `/api/v1/namespaces/default/pods/${podName}/exec?command=true&stdout=true&container=${container}`,
+        'v5.channel.k8s.io',
+      );
+      expect(c.status).toBe(101);
+      await c.waitFor(() => closeFrame(c) !== undefined);
+      c.socket.destroy();
+      return JSON.parse(channelText(c, 3));
+    };
+    expect(await status('multi', 'refused')).toMatchObject({
+      status: 'Failure',
+      message: 'pod does not exist',
+      reason: 'NotFound',
+      code: 404,
+    });
+    expect(await status('multi', 'broken')).toEqual({
+      metadata: {},
+      status: 'Failure',
+      message: 'Internal error occurred: unable to upgrade connection: no luck',
+      reason: 'InternalError',
+      details: { causes: [{ message: 'unable to upgrade connection: no luck' }] },
+      code: 500,
+    });
+    expect(await status('lost', 'app')).toMatchObject({
+      reason: 'InternalError',
+      message: expect.stringMatching(/^Internal error occurred: error dialing backend: connect ECONNREFUSED/),
+    });
+    expect(server.podStreamCounts.get('translated 404')).toBe(1);
   });
 
   it('passes v4-only WebSocket and SPDY requests through unchanged', async () => {
