@@ -4,7 +4,8 @@
  * - `/exec/{ns}/{pod}/{container}?command=…` runs the command for real (`child_process`, no
  *   container): the `stdin` stream feeds its stdin, `stdout`/`stderr` carry its output, the
  *   `error` stream gets the v4 status (`Success` or `NonZeroExitCode` with the code), `resize`
- *   events are recorded; command `fail-internal` answers a non-exit Failure status;
+ *   events are recorded; command `fail-internal` answers a non-exit Failure status, `blob N`
+ *   writes N bytes from memory;
  * - `/portForward/{ns}/{pod}` (`portforward.k8s.io`): each `data` stream is connected to
  *   `127.0.0.1:<port header>` (the "pod" listener);
  * - container `refused` answers 404 with a Status, container `broken` 500 with plain text.
@@ -131,6 +132,19 @@ function serveExec(socket: Duplex, head: Buffer, q: URLSearchParams, resizes: st
       (c) => resizes.push(c.toString()),
       () => {},
     );
+    if (cmd[0] === 'blob') {
+      // `blob <bytes>`: that many bytes on stdout from memory (benchmarks), then Success.
+      const chunk = Buffer.alloc(64 * 1024, 120);
+      const out = streams.get('stdout');
+      for (let left = Number(cmd[1] ?? 0); left > 0; left -= chunk.length) {
+        out?.write(left >= chunk.length ? chunk : chunk.subarray(0, left));
+      }
+      out?.end();
+      errorStream.write(Buffer.from(JSON.stringify({ metadata: {}, status: 'Success' })));
+      errorStream.end();
+      conn.close();
+      return;
+    }
     if (cmd[0] === 'fail-internal') {
       errorStream.write(
         Buffer.from(JSON.stringify({ metadata: {}, status: 'Failure', message: 'runtime broke' })),
