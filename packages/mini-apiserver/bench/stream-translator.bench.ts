@@ -55,7 +55,7 @@ function overWebSocket(): Promise<number> {
         `GET ${PATH} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n`,
       ),
     );
-    let buf = Buffer.alloc(0);
+    let buf: Buffer = Buffer.alloc(0);
     let headDone = false;
     let stdout = 0;
     s.on('error', reject);
@@ -103,7 +103,7 @@ function overSpdy(): Promise<number> {
       ),
     );
     s.on('error', reject);
-    let buf = Buffer.alloc(0);
+    let buf: Buffer = Buffer.alloc(0);
     const onData = (c: Buffer): void => {
       buf = Buffer.concat([buf, c]);
       const end = buf.indexOf('\r\n\r\n');

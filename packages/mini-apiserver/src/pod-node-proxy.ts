@@ -27,6 +27,7 @@ import {
   translateStream,
   tunnelPortForward,
 } from './stream-translator.js';
+import { webSocketHandshakeError } from './websocket.js';
 
 /** How the mini-apiserver reaches kubelets (kube-apiserver's `--kubelet-client-*` flags). */
 export interface KubeletClientOptions {
@@ -370,7 +371,11 @@ export async function proxyPodStream(
     host: base.host,
   };
   const statusTarget: KubeletStreamTarget = { ...target, dial: () => dialKubeletOrStatus(base, client) };
-  if (subresource !== 'portforward' && isWebSocketRequestWithStreamCloseProtocol(req)) {
+  const translate = subresource !== 'portforward' && isWebSocketRequestWithStreamCloseProtocol(req);
+  const tunnel = subresource === 'portforward' && isWebSocketRequestWithTunnelingProtocol(req);
+  const handshakeError = translate || tunnel ? webSocketHandshakeError(req) : undefined;
+  if (handshakeError !== undefined) throw badRequest(handshakeError);
+  if (translate) {
     const on = isTrueParam;
     void translateStream(req, socket, head, target, {
       stdin: on(q.get('stdin')),
@@ -380,7 +385,7 @@ export async function proxyPodStream(
     }).then((r) => observe?.('translated', r.code));
     return 'translated';
   }
-  if (subresource === 'portforward' && isWebSocketRequestWithTunnelingProtocol(req)) {
+  if (tunnel) {
     const r = await tunnelPortForward(req, socket, head, statusTarget);
     observe?.('tunneled', r.code);
     return 'tunneled';

@@ -43,6 +43,23 @@ export function webSocketProtocols(req: IncomingMessage): string[] {
     .filter((p) => p !== '');
 }
 
+/**
+ * Why `req` is not an acceptable RFC 6455 handshake (gorilla/websocket's messages), or
+ * undefined when it is: `Sec-WebSocket-Version` must be 13 and `Sec-WebSocket-Key` the base64
+ * of 16 bytes.
+ */
+export function webSocketHandshakeError(req: IncomingMessage): string | undefined {
+  const version = String(req.headers['sec-websocket-version'] ?? '');
+  if (!version.split(',').some((v) => v.trim() === '13')) {
+    return "websocket: unsupported version: 13 not found in 'Sec-Websocket-Version' header";
+  }
+  const key = String(req.headers['sec-websocket-key'] ?? '').trim();
+  if (!/^[A-Za-z0-9+/]{22}==$/.test(key)) {
+    return "websocket: not a websocket handshake: 'Sec-WebSocket-Key' header must be Base64 encoded value of 16-byte in length";
+  }
+  return undefined;
+}
+
 /** `Sec-WebSocket-Accept` for a client's `Sec-WebSocket-Key`. */
 export function webSocketAccept(key: string): string {
   return createHash('sha1').update(`${key}${WS_GUID}`).digest('base64');

@@ -345,8 +345,27 @@ describe('WebSocket → SPDY stream translation', () => {
     expect(server.podStreamCounts.get('tunneled 101')).toBeGreaterThanOrEqual(1);
   });
 
-  it('returns the handshake accept value of RFC 6455', () => {
+  it('returns the handshake accept value of RFC 6455 and refuses a bad handshake with 400', async () => {
     expect(webSocketAccept('dGhlIHNhbXBsZSBub25jZQ==')).toBe('s3pPLMBiTxaQ9kYGzzhZRbK+xOo=');
+    const u = new URL(server.url);
+    const answer = (headers: string) =>
+      new Promise<string>((resolve) => {
+        const s = connect(Number(u.port), u.hostname, () =>
+          s.write(
+            `GET ${exec('command=true&stdout=true')} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Protocol: v5.channel.k8s.io\r\n${headers}\r\n`,
+          ),
+        );
+        let text = '';
+        s.on('data', (c: Buffer) => {
+          text += c.toString();
+        });
+        s.on('close', () => resolve(text));
+      });
+    const noVersion = await answer('Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n');
+    expect(noVersion).toMatch(/^HTTP\/1\.1 400/);
+    expect(noVersion).toContain("13 not found in 'Sec-Websocket-Version' header");
+    const badKey = await answer('Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n');
+    expect(badKey).toContain('Base64 encoded value of 16-byte in length');
   });
 
   it('decodes the kubelet error stream as client-go does', () => {
