@@ -8,7 +8,8 @@
  * {@link SpdyConnection} runs either end of such a connection over an already upgraded
  * socket: the client opens odd-numbered streams and waits for their `SYN_REPLY`, the server
  * answers each `SYN_STREAM`. As spdystream, there is no flow control (`WINDOW_UPDATE` is
- * read and ignored; nothing waits for a window) and `SETTINGS` are ignored.
+ * read and ignored; nothing waits for a window) and `SETTINGS` are ignored. The peer's pings
+ * are answered; with `pingIntervalMs` this end pings too.
  *
  * @module
  */
@@ -390,6 +391,12 @@ export interface SpdyConnectionOptions {
   readonly onClose?: (err?: Error) => void;
   /** Bytes already read from the socket after the upgrade response/request. */
   readonly head?: Buffer;
+  /**
+   * Send a `PING` this often (milliseconds) to keep idle connections open through proxies,
+   * as client-go's SPDY round tripper does with its `PingPeriod`; 0 disables.
+   * @default 0
+   */
+  readonly pingIntervalMs?: number;
 }
 
 /** Either end of a SPDY/3.1 connection over an upgraded socket. */
@@ -405,11 +412,18 @@ export class SpdyConnection {
   #inbound: Promise<void> = Promise.resolve();
   #closed = false;
   #goAway = false;
+  #pingTimer: ReturnType<typeof setInterval> | undefined;
+  #nextPingId: number;
 
   constructor(socket: Duplex, opts: SpdyConnectionOptions) {
     this.#socket = socket;
     this.#opts = opts;
     this.#nextId = opts.server ? 2 : 1;
+    this.#nextPingId = opts.server ? 2 : 1;
+    if ((opts.pingIntervalMs ?? 0) > 0) {
+      this.#pingTimer = setInterval(() => this.ping(), opts.pingIntervalMs);
+      this.#pingTimer.unref?.();
+    }
     socket.on('data', (c: Buffer) => this.#onBytes(c));
     socket.on('error', (err: Error) => this.#end(err));
     // Frames already read are handled before the end is signalled.
@@ -452,6 +466,14 @@ export class SpdyConnection {
     return new Promise((resolve, reject) => {
       this.#awaitingReply.set(id, { resolve: () => resolve(stream), reject });
     });
+  }
+
+  /** Sends a `PING` with this end's next ping id (odd for the client, even for the server). */
+  ping(): void {
+    const p = Buffer.alloc(4);
+    p.writeUInt32BE(this.#nextPingId >>> 0);
+    this.#nextPingId = (this.#nextPingId + 2) % 0x100000000;
+    this.writeRaw(spdyControlFrame(SpdyFrameType.Ping, 0, p));
   }
 
   /** Sends `GOAWAY` and closes the socket once written. */
@@ -568,6 +590,7 @@ export class SpdyConnection {
   #end(err?: Error): void {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#pingTimer !== undefined) clearInterval(this.#pingTimer);
     for (const w of this.#awaitingReply.values())
       w.reject(err ?? new SpdyProtocolError('SPDY connection closed'));
     this.#awaitingReply.clear();

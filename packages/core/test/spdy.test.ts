@@ -115,6 +115,40 @@ describe('SpdyConnection', () => {
     return new SpdyConnection(sock, { server: false });
   }
 
+  it('answers the peer pings and pings on its own interval', async () => {
+    const server = createServer((sock: Socket) => {
+      new SpdyConnection(sock, { server: true });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanup.push(() => server.close());
+    const port = (server.address() as { port: number }).port;
+    const sock = await new Promise<Socket>((r) => {
+      const s = connect(port, '127.0.0.1', () => r(s));
+    });
+    cleanup.push(() => sock.destroy());
+    const frames: { type: number; id: number }[] = [];
+    const reader = new SpdyFrameReader();
+    const writes: Buffer[] = [];
+    const origWrite = sock.write.bind(sock);
+    sock.write = ((chunk: Buffer, ...rest: never[]) => {
+      writes.push(Buffer.from(chunk));
+      return origWrite(chunk, ...rest);
+    }) as typeof sock.write;
+    sock.on('data', (c: Buffer) => {
+      for (const f of reader.push(c))
+        if (f.control) frames.push({ type: f.type, id: f.payload.readUInt32BE(0) });
+    });
+    const client = new SpdyConnection(sock, { server: false, pingIntervalMs: 20 });
+    for (let i = 0; i < 200 && frames.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    // The server echoed the client's pings (odd ids 1, 3, ...).
+    expect(frames.slice(0, 2)).toEqual([
+      { type: SpdyFrameType.Ping, id: 1 },
+      { type: SpdyFrameType.Ping, id: 3 },
+    ]);
+    expect(writes.length).toBeGreaterThanOrEqual(2);
+    client.close();
+  });
+
   it('opens streams, carries data both ways with FIN, and ends streams when the socket closes', async () => {
     const seen: string[] = [];
     const client = await pair((s) => {

@@ -251,6 +251,11 @@ describeRealNode('kubectl logs and exec on a real containerd', [...NODE_SANDBOX_
     expect(api.podStreamCounts.get('translated 200')).toBeGreaterThanOrEqual(2);
   });
 
+  it('a translated exec outlives the 5 s SPDY ping towards the kubelet', { timeout: 45_000 }, async () => {
+    const r = await kubectl('exec', 'bb', '--', 'sh', '-c', 'sleep 6; echo after the ping');
+    expect(r, r.stderr).toMatchObject({ code: 0, stdout: 'after the ping\n' });
+  });
+
   it('kubectl exec -i feeds stdin to the container and closes it', { timeout: 45_000 }, async () => {
     const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       const child = execFile(

@@ -246,7 +246,8 @@ export async function upgradeToSpdy(
     if (status !== undefined) throw new StreamUpgradeError(status.message ?? body, status);
     throw new StreamUpgradeError(`unable to upgrade connection: ${body}`);
   }
-  const conn = new SpdyConnection(socket, { server: false, head: head.rest });
+  // client-go's SPDY round tripper as kube-apiserver's translator configures it: a ping every 5 s.
+  const conn = new SpdyConnection(socket, { server: false, head: head.rest, pingIntervalMs: 5000 });
   socket.resume();
   return { conn, protocol: head.headers['x-stream-protocol-version'] ?? '' };
 }
