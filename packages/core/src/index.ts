@@ -80,6 +80,25 @@ export {
   runCommand,
 } from './run-command.js';
 export {
+  decodeSpdyHeaderBlock,
+  encodeSpdyHeaderBlock,
+  SPDY_FLAG_FIN,
+  SPDY_HEADER_DICTIONARY,
+  SpdyConnection,
+  type SpdyConnectionOptions,
+  SpdyFrameReader,
+  SpdyFrameType,
+  SpdyHeaderCompressor,
+  SpdyHeaderDecompressor,
+  type SpdyHeaders,
+  SpdyProtocolError,
+  type SpdyRawFrame,
+  SpdyRstStatus,
+  SpdyStream,
+  spdyControlFrame,
+  spdyDataFrame,
+} from './spdy.js';
+export {
   WorkQueue,
   type WorkQueueItem,
   type WorkQueueKey,

@@ -1,8 +1,11 @@
 // The fake's Exec: a URL on its streaming server; a WebSocket upgrade with
 // v5.channel.k8s.io (or v4) gets the command's stdout (channel 1), stderr (2) and the v4
 // status (3: Success, or NonZeroExitCode with the exit code), as the kubelet's remotecommand
-// server frames them; other protocols are refused with 403 and SPDY with 400.
+// server frames them; other protocols are refused with 403. SPDY/3.1 with v4.channel.k8s.io
+// (what kube-apiserver's translator and client-go's SPDY executor send) runs the same over the
+// streams the client opens.
 import { connect } from 'node:net';
+import { SpdyConnection, type SpdyStream } from '@nodeagent/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseClientFrames } from '../src/fake/streaming-server.js';
 import { hasCriCode } from '../src/index.js';
@@ -91,12 +94,64 @@ describe('FakeRuntime Exec over its streaming server', () => {
     });
   });
 
-  it('refuses unknown protocols (403), SPDY (400) and a used token (404)', async () => {
+  it('refuses unknown protocols (403), SPDY without v4 (403), other upgrades (400) and a used token (404)', async () => {
     const a = await h.cri.runtime.exec({ containerId: id, cmd: ['echo'], stdout: true });
     expect((await wsExchange(a.url, 'channel.k8s.io')).head).toContain('403');
-    expect((await wsExchange(a.url, 'v4.channel.k8s.io', 'SPDY/3.1')).head).toContain('400');
+    expect((await wsExchange(a.url, 'v4.channel.k8s.io', 'SPDY/3.1')).head).toContain('403');
+    expect((await wsExchange(a.url, 'v4.channel.k8s.io', 'h2c')).head).toContain('400');
     await wsExchange(a.url, 'v5.channel.k8s.io');
     expect((await wsExchange(a.url, 'v5.channel.k8s.io')).head).toContain('404');
+  });
+
+  it('runs over SPDY/3.1 v4.channel.k8s.io with the streams the client opens', async () => {
+    const { url } = await h.cri.runtime.exec({
+      containerId: id,
+      cmd: ['sh', '-c', 'exit 7'],
+      stdout: true,
+      stderr: true,
+      stdin: true,
+    });
+    const u = new URL(url);
+    const socket = connect(Number(u.port), u.hostname);
+    socket.write(
+      `POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\nX-Stream-Protocol-Version: v3.channel.k8s.io\r\nContent-Length: 0\r\n\r\n`,
+    );
+    const head = await new Promise<{ text: string; rest: Buffer }>((resolve) => {
+      let buf = Buffer.alloc(0);
+      const onData = (c: Buffer): void => {
+        buf = Buffer.concat([buf, c]);
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        socket.off('data', onData);
+        resolve({ text: buf.toString('latin1', 0, end), rest: buf.subarray(end + 4) });
+      };
+      socket.on('data', onData);
+    });
+    expect(head.text).toContain('101 Switching Protocols');
+    expect(head.text).toContain('X-Stream-Protocol-Version: v4.channel.k8s.io');
+    const conn = new SpdyConnection(socket, { server: false, head: head.rest });
+    const collect = (s: SpdyStream): Promise<string> =>
+      new Promise((resolve) => {
+        let out = '';
+        s.read(
+          (c) => {
+            out += c.toString();
+          },
+          () => resolve(out),
+        );
+      });
+    const error = collect(await conn.createStream({ streamtype: ['error'] }));
+    (await conn.createStream({ streamtype: ['stdin'] })).end();
+    const stdout = collect(await conn.createStream({ streamtype: ['stdout'] }));
+    const stderr = collect(await conn.createStream({ streamtype: ['stderr'] }));
+    expect(await stdout).toBe('');
+    expect(await stderr).toBe('nope\n');
+    expect(JSON.parse(await error)).toMatchObject({
+      status: 'Failure',
+      reason: 'NonZeroExitCode',
+      details: { causes: [{ reason: 'ExitCode', message: '7' }] },
+    });
+    socket.destroy();
   });
 
   it('rejects an exec without streams or into an unknown container', async () => {

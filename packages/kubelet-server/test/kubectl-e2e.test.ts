@@ -1,7 +1,9 @@
 // End to end with the real kubectl: kubectl → mini-apiserver (pods/log, pods/exec forwarded
 // to the node's InternalIP + daemonEndpoints port with a kubelet client certificate) →
 // KubeletServer (x509 authn, SubjectAccessReview authz against the mini-apiserver) → fake
-// CRI runtime (log files; Exec over its WebSocket streaming server).
+// CRI runtime (log files; Exec over its streaming server). kubectl's WebSocket v5 exec is
+// translated to SPDY by the mini-apiserver, as kube-apiserver does; the kubelet proxies that
+// SPDY upgrade to the fake's streaming server.
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -111,7 +113,9 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
       }
     });
 
-    it('kubectl exec -- sh -c "echo hi" (WebSocket v5 through both proxies) and its exit code', async () => {
+    it('kubectl exec -- sh -c "echo hi" (WebSocket v5, translated to SPDY for the kubelet) and its exit code', async () => {
+      const execPath = '/api/v1/namespaces/default/pods/web/exec';
+      const before = api.requests.filter((r) => r.path === execPath).length;
       expect(await kubectl('exec', 'web', '--', 'sh', '-c', 'echo hi')).toMatchObject({
         code: 0,
         stdout: 'hi\n',
@@ -119,6 +123,9 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
       const failed = await kubectl('exec', 'web', '--', 'false-command');
       expect(failed.code).toBe(3);
       expect(failed.stderr).toContain('unknown command');
+      // One WebSocket request per exec: no SPDY fallback by kubectl.
+      const execs = api.requests.filter((r) => r.path === execPath).slice(before);
+      expect(execs.map((r) => `${r.method} ${r.upgrade}`)).toEqual(['GET websocket', 'GET websocket']);
     });
 
     it('answers the apiserver errors: unknown pod, bad container, invalid and undecodable options', async () => {

@@ -1,7 +1,9 @@
 // Real containerd 1.6 in a private node sandbox: `kubectl logs`, `kubectl exec` and `kubectl port-forward` of a
-// busybox container through the mini-apiserver and the KubeletServer. containerd's streaming
-// server refuses kubectl's WebSocket v5 request (it speaks v4 and older), so kubectl falls back
-// to SPDY, which both proxies pass through unchanged. The streaming server listens on
+// busybox container through the mini-apiserver and the KubeletServer. kubectl 1.32 asks over
+// WebSocket (v5.channel.k8s.io for exec, SPDY/3.1+portforward.k8s.io for port-forward); the
+// mini-apiserver translates exec to SPDY and tunnels port-forward as kube-apiserver does, so
+// containerd 1.6's streaming server (SPDY, v4 and older) serves it without kubectl falling
+// back to SPDY itself. The streaming server listens on
 // 127.0.0.1 inside the sandbox's network namespace: the test reaches it through a small
 // forwarder process in that namespace, over a unix socket (the KubeletServer's dialer option).
 import { execFile, spawn, spawnSync } from 'node:child_process';
@@ -197,7 +199,9 @@ describeRealNode('kubectl logs and exec on a real containerd', [...NODE_SANDBOX_
     }
   });
 
-  it('kubectl port-forward reaches the pod port through CRI PortForward', async () => {
+  it('kubectl port-forward reaches the pod port through the WebSocket tunnel and CRI PortForward', async () => {
+    const pfPath = '/api/v1/namespaces/default/pods/bb/portforward';
+    const before = api.requests.filter((r) => r.path === pfPath).length;
     const child = spawn('kubectl', ['port-forward', 'pod/bb', ':8080'], {
       env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir },
     });
@@ -217,25 +221,52 @@ describeRealNode('kubectl logs and exec on a real containerd', [...NODE_SANDBOX_
       expect(port, out).toBeGreaterThan(0);
       const body = await (await fetch(`http://127.0.0.1:${port}/index.html`)).text();
       expect(body).toBe('pf-ok\n');
+      // One WebSocket request, tunnelled: no SPDY fallback.
+      const pf = api.requests.filter((r) => r.path === pfPath).slice(before);
+      expect(pf.map((r) => `${r.method} ${r.upgrade}`)).toEqual(['GET websocket']);
+      expect(api.podStreamCounts.get('tunneled 101')).toBeGreaterThanOrEqual(1);
     } finally {
       child.kill();
     }
   }, 45_000);
 
-  it('kubectl exec runs in the container (SPDY after the WebSocket refusal) with its exit code', {
+  it('kubectl exec runs in the container over WebSocket (translated to SPDY) with its exit code', {
     timeout: 45_000,
   }, async () => {
+    const before = api.requests.filter((r) => r.path === '/api/v1/namespaces/default/pods/bb/exec').length;
     const hi = await kubectl('exec', 'bb', '--', 'sh', '-c', 'echo hi from $(hostname)');
     expect(hi, hi.stderr).toMatchObject({
       code: 0,
       stdout: expect.stringMatching(/^hi from \S+\n$/),
     });
-    const three = await kubectl('exec', 'bb', '--', 'sh', '-c', 'exit 3');
-    expect(three.code, three.stderr).toBe(3);
-    // kubectl tried WebSocket first (GET), then SPDY (POST), for each exec.
+    const three = await kubectl('exec', 'bb', '--', 'sh', '-c', 'echo hi; exit 3');
+    expect(three, three.stderr).toMatchObject({ code: 3, stdout: 'hi\n' });
+    expect(three.stderr).toContain('command terminated with exit code 3');
+    // One WebSocket request (GET) per exec, no SPDY (POST) fallback.
     const execs = api.requests
       .filter((r) => r.path === '/api/v1/namespaces/default/pods/bb/exec')
-      .map((r) => r.method);
-    expect(execs.slice(-4)).toEqual(['GET', 'POST', 'GET', 'POST']);
+      .slice(before)
+      .map((r) => `${r.method} ${r.upgrade}`);
+    expect(execs).toEqual(['GET websocket', 'GET websocket']);
+    expect(api.podStreamCounts.get('translated 200')).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a translated exec outlives the 5 s SPDY ping towards the kubelet', { timeout: 45_000 }, async () => {
+    const r = await kubectl('exec', 'bb', '--', 'sh', '-c', 'sleep 6; echo after the ping');
+    expect(r, r.stderr).toMatchObject({ code: 0, stdout: 'after the ping\n' });
+  });
+
+  it('kubectl exec -i feeds stdin to the container and closes it', { timeout: 45_000 }, async () => {
+    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(
+        'kubectl',
+        ['exec', '-i', 'bb', '--', 'sh', '-c', 'tr a-z A-Z; echo stdin closed'],
+        { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir }, timeout: 30_000 },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+      child.stdin?.end('from the test\n');
+    });
+    expect(r, r.stderr).toMatchObject({ code: 0, stdout: 'FROM THE TEST\nstdin closed\n' });
   });
 });

@@ -54,6 +54,7 @@ import { PATCH_MEDIA_TYPES, patchTypeOf } from './patch.js';
 import {
   type KubeletClientOptions,
   NODE_PROXIED_POD_SUBRESOURCES,
+  type PodStreamObserver,
   proxyPodStream,
   servePodLog,
 } from './pod-node-proxy.js';
@@ -89,6 +90,8 @@ export interface RequestRecord {
   readonly user?: string;
   /** The HTTP status when the request was refused with 401. */
   readonly rejected?: 401;
+  /** The `Upgrade` header (lower case) of an upgrade request (`websocket`, `spdy/3.1`). */
+  readonly upgrade?: string;
 }
 
 /** What the handler needs from the server. */
@@ -120,6 +123,8 @@ export interface HandlerContext {
   readonly serviceAccountAdmission: boolean;
   /** How pod subresources reach kubelets (pod-node-proxy.ts). */
   readonly kubeletClient?: KubeletClientOptions | undefined;
+  /** Told the outcome of each translated/tunnelled streaming session. */
+  readonly onPodStream?: PodStreamObserver | undefined;
 }
 
 /** Reads a create/update body: JSON, or the protobuf kubectl's typed clients send for some kinds. */
@@ -716,6 +721,7 @@ export async function handleUpgrade(
       query: Object.fromEntries(q),
       watch: false,
       ...(authenticated !== undefined ? { user: authenticated.name } : {}),
+      upgrade: String(req.headers.upgrade ?? '').toLowerCase(),
     });
     const user = impersonatedUser(req, authenticated ?? ANONYMOUS_USER, ctx.authorizer); // impersonation.ts
     const info = requestInfo(method, decodedPath(url.pathname), q);
@@ -751,6 +757,7 @@ export async function handleUpgrade(
       req,
       socket,
       head,
+      ctx.onPodStream,
     );
   } catch (err) {
     if (err instanceof ApiStatusError) return refuse(err.status);

@@ -6,8 +6,9 @@
  * certificate, the kubelet's serving certificate verified only when a CA is configured.
  * `pods/log` checks its `PodLogOptions` and container first (as `LogLocation`) and maps the
  * kubelet's refusals to Status objects (`GenericHttpResponseChecker`); the streaming
- * subresources splice the client's upgrade request (SPDY or WebSocket) to the kubelet's
- * `/exec`, `/attach`, `/portForward` unchanged — no WebSocket→SPDY translation (see README).
+ * subresources go to the kubelet's `/exec`, `/attach`, `/portForward`: WebSocket v5
+ * exec/attach translated to SPDY and WebSocket port-forward tunnelled as kube-apiserver
+ * does (stream-translator.ts), SPDY and older WebSocket protocols spliced unchanged.
  *
  * @module
  */
@@ -19,6 +20,14 @@ import { ApiStatusError, badRequest, failureStatus, invalid, notFound } from './
 import type { KubeObject } from './object.js';
 import { isTrueParam } from './query-params.js';
 import type { ObjectStore } from './store.js';
+import {
+  isWebSocketRequestWithStreamCloseProtocol,
+  isWebSocketRequestWithTunnelingProtocol,
+  type KubeletStreamTarget,
+  translateStream,
+  tunnelPortForward,
+} from './stream-translator.js';
+import { webSocketHandshakeError } from './websocket.js';
 
 /** How the mini-apiserver reaches kubelets (kube-apiserver's `--kubelet-client-*` flags). */
 export interface KubeletClientOptions {
@@ -298,25 +307,8 @@ export function streamingLocation(
   return `/${kind}/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/${encodeURIComponent(container)}?${out}`;
 }
 
-/** Splices an upgrade request for a streaming pod subresource to the pod's kubelet. */
-export function proxyPodStream(
-  store: ObjectStore,
-  client: KubeletClientOptions | undefined,
-  namespace: string,
-  name: string,
-  subresource: string,
-  q: URLSearchParams,
-  req: IncomingMessage,
-  socket: Duplex,
-  head: Buffer,
-): Promise<void> {
-  const pod = getPod(store, namespace, name);
-  const location = streamingLocation(pod, namespace, name, subresource, q);
-  const nodeName = pod.spec?.nodeName ?? '';
-  if (nodeName === '') throw badRequest(`pod ${name} does not have a host assigned`);
-  if (client === undefined)
-    throw badRequest('mini-apiserver: no kubelet client configured (kubeletClient option)');
-  const base = kubeletBase(store, nodeName, client);
+/** Opens a TLS connection to the kubelet at `base`; rejects with `error dialing backend: …`. */
+function dialKubelet(base: URL, client: KubeletClientOptions): Promise<Duplex> {
   return new Promise((resolve, reject) => {
     const upstream = tlsConnect(
       {
@@ -327,38 +319,97 @@ export function proxyPodStream(
       },
       () => {
         upstream.off('error', onEarly);
-        const lines = [`${req.method ?? 'GET'} ${location} HTTP/1.1`, `Host: ${base.host}`];
-        for (let i = 0; i < req.rawHeaders.length; i += 2) {
-          const h = (req.rawHeaders[i] ?? '').toLowerCase();
-          if (h === 'authorization' || h === 'host' || h === 'impersonate-user' || h === 'impersonate-group')
-            continue;
-          lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1] ?? ''}`);
-        }
-        upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
-        if (head.length > 0) upstream.write(head);
-        upstream.pipe(socket);
-        socket.pipe(upstream);
-        const close = (): void => {
-          upstream.destroy();
-          socket.destroy();
-        };
-        upstream.on('error', close);
-        upstream.on('close', close);
-        socket.on('error', close);
-        socket.on('close', close);
-        resolve();
+        resolve(upstream);
       },
     );
-    const onEarly = (err: Error): void =>
-      reject(
-        new ApiStatusError(
-          failureStatus(
-            500,
-            'InternalError',
-            `Internal error occurred: error dialing backend: ${err.message}`,
-          ),
-        ),
-      );
+    const onEarly = (err: Error): void => reject(new Error(`error dialing backend: ${err.message}`));
     upstream.once('error', onEarly);
   });
+}
+
+/** {@link dialKubelet} with the failure as kube-apiserver's 500 Status (before any upgrade was answered). */
+function dialKubeletOrStatus(base: URL, client: KubeletClientOptions): Promise<Duplex> {
+  return dialKubelet(base, client).catch((err: Error) => {
+    throw new ApiStatusError(failureStatus(500, 'InternalError', `Internal error occurred: ${err.message}`));
+  });
+}
+
+/** How a streaming upgrade was served (for the request log and counters). */
+export type PodStreamMode = 'proxied' | 'translated' | 'tunneled';
+
+/** Called when a translated or tunnelled session has an outcome code (upstream's stream metrics). */
+export type PodStreamObserver = (mode: PodStreamMode, code: number) => void;
+
+/**
+ * Serves an upgrade request for a streaming pod subresource: a WebSocket exec/attach offering
+ * `v5.channel.k8s.io` is translated to SPDY towards the kubelet, a WebSocket port-forward
+ * offering `SPDY/3.1+portforward.k8s.io` is tunnelled (stream-translator.ts), anything else
+ * (SPDY, older WebSocket protocols) is spliced to the kubelet unchanged. Resolves with the mode
+ * once the connection is set up.
+ */
+export async function proxyPodStream(
+  store: ObjectStore,
+  client: KubeletClientOptions | undefined,
+  namespace: string,
+  name: string,
+  subresource: string,
+  q: URLSearchParams,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  observe?: PodStreamObserver,
+): Promise<PodStreamMode> {
+  const pod = getPod(store, namespace, name);
+  const location = streamingLocation(pod, namespace, name, subresource, q);
+  const nodeName = pod.spec?.nodeName ?? '';
+  if (nodeName === '') throw badRequest(`pod ${name} does not have a host assigned`);
+  if (client === undefined)
+    throw badRequest('mini-apiserver: no kubelet client configured (kubeletClient option)');
+  const base = kubeletBase(store, nodeName, client);
+  const target: KubeletStreamTarget = {
+    dial: () => dialKubelet(base, client),
+    path: location,
+    host: base.host,
+  };
+  const statusTarget: KubeletStreamTarget = { ...target, dial: () => dialKubeletOrStatus(base, client) };
+  const translate = subresource !== 'portforward' && isWebSocketRequestWithStreamCloseProtocol(req);
+  const tunnel = subresource === 'portforward' && isWebSocketRequestWithTunnelingProtocol(req);
+  const handshakeError = translate || tunnel ? webSocketHandshakeError(req) : undefined;
+  if (handshakeError !== undefined) throw badRequest(handshakeError);
+  if (translate) {
+    const on = isTrueParam;
+    void translateStream(req, socket, head, target, {
+      stdin: on(q.get('stdin')),
+      stdout: on(q.get('stdout')),
+      stderr: on(q.get('stderr')),
+      tty: on(q.get('tty')),
+    }).then((r) => observe?.('translated', r.code));
+    return 'translated';
+  }
+  if (tunnel) {
+    const r = await tunnelPortForward(req, socket, head, statusTarget);
+    observe?.('tunneled', r.code);
+    return 'tunneled';
+  }
+  const upstream = await statusTarget.dial();
+  const lines = [`${req.method ?? 'GET'} ${location} HTTP/1.1`, `Host: ${base.host}`];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const h = (req.rawHeaders[i] ?? '').toLowerCase();
+    if (h === 'authorization' || h === 'host' || h === 'impersonate-user' || h === 'impersonate-group')
+      continue;
+    lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1] ?? ''}`);
+  }
+  upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+  if (head.length > 0) upstream.write(head);
+  upstream.pipe(socket);
+  socket.pipe(upstream);
+  const close = (): void => {
+    upstream.destroy();
+    socket.destroy();
+  };
+  upstream.on('error', close);
+  upstream.on('close', close);
+  socket.on('error', close);
+  socket.on('close', close);
+  return 'proxied';
 }

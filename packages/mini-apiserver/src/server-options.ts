@@ -263,6 +263,13 @@ export interface MiniApiServer {
   readonly openWatches: number;
   /** How many watches were closed because their client did not keep up (buffer overflow). */
   readonly slowWatchesClosed: number;
+  /**
+   * Streaming sessions served by WebSocket→SPDY translation (`pods/exec`, `pods/attach` with
+   * `v5.channel.k8s.io`) or by the port-forward WebSocket tunnel, counted by
+   * `"<translated|tunneled> <code>"` — what kube-apiserver counts in
+   * `apiserver_stream_translator_requests_total` and `apiserver_stream_tunnel_requests_total`.
+   */
+  readonly podStreamCounts: ReadonlyMap<string, number>;
   /** The TLS material in use (undefined for plain HTTP). */
   readonly tls: ServerTls | undefined;
   /** The accepted bearer tokens. */

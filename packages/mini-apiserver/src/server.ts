@@ -17,6 +17,7 @@ import { Faults } from './faults.js';
 import { handleRequest, handleUpgrade, type RequestRecord } from './handler.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import type { KubeObject } from './object.js';
+import type { PodStreamMode } from './pod-node-proxy.js';
 import { RbacAuthorizer } from './rbac.js';
 import { bootstrapPolicy } from './rbac-bootstrap.js';
 import { MiniScheduler } from './scheduler.js';
@@ -63,6 +64,7 @@ class RunningServer implements MiniApiServer {
   readonly #once = new StartOnce('MiniApiServer');
   readonly #generated: SelfSignedTls | undefined;
   #slowClosed = 0;
+  readonly #streamCounts = new Map<string, number>();
   /** Upgraded (exec/attach/port-forward) connections, detached from `http`: closed by stop(). */
   readonly #upgraded = new Set<Duplex>();
   #stopped = false;
@@ -188,6 +190,10 @@ class RunningServer implements MiniApiServer {
       ),
       watchTimeoutSeconds: () => options.watchTimeoutSeconds ?? 0,
       kubeletClient: options.kubeletClient,
+      onPodStream: (mode: PodStreamMode, code: number) => {
+        const key = `${mode} ${code}`;
+        this.#streamCounts.set(key, (this.#streamCounts.get(key) ?? 0) + 1);
+      },
       serverAddress: () => (this.#port > 0 ? `${options.host ?? '127.0.0.1'}:${this.#port}` : 'localhost'),
       watches: this.watches,
       record: (r: RequestRecord) => {
@@ -246,6 +252,15 @@ class RunningServer implements MiniApiServer {
 
   get requests(): readonly RequestRecord[] {
     return this.#log;
+  }
+
+  /**
+   * Streaming sessions served by translation or tunnelling, counted by `"<mode> <code>"`
+   * (`translated 200`, `tunneled 101`, …) — what upstream counts in
+   * `apiserver_stream_translator_requests_total` / `apiserver_stream_tunnel_requests_total`.
+   */
+  get podStreamCounts(): ReadonlyMap<string, number> {
+    return this.#streamCounts;
   }
 
   get openWatches(): number {

@@ -227,6 +227,8 @@ export function runtimeServiceHandlers(ctx: RuntimeServiceContext): RuntimeServi
           cmd: req.cmd,
           stdout: req.stdout,
           stderr: req.stderr,
+          stdin: req.stdin,
+          tty: req.tty,
         }),
       };
     }),

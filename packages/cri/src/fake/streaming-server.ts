@@ -4,7 +4,11 @@
  * `v4.channel.k8s.io`, the channel framing of the kubelet's remotecommand server) runs the
  * command through the same scripts as `ExecSync` and sends its stdout (channel 1), stderr
  * (channel 2) and the v4 status (channel 3: `Success`, or `NonZeroExitCode` with the exit
- * code), then closes. Stdin, TTY resize and SPDY are not modelled (SPDY upgrades get 400).
+ * code), then closes. A SPDY/3.1 upgrade (`v4.channel.k8s.io`, what the kubelet's
+ * clients and kube-apiserver's stream translator send) gets the same over SPDY streams: the
+ * client's `error`/`stdout`/`stderr` (and `stdin`/`resize`) streams; once all expected ones
+ * are open the command runs, its output goes to `stdout`/`stderr`, the status to `error`, and
+ * the connection closes. Stdin data and TTY resizes are accepted but not used.
  *
  * @module
  */
@@ -12,6 +16,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { SpdyConnection, type SpdyStream } from '@nodeagent/core';
 import type { ExecDeps } from './exec.js';
 import { runExecSync } from './exec.js';
 
@@ -21,10 +26,27 @@ interface PendingExec {
   readonly cmd: readonly string[];
   readonly stdout: boolean;
   readonly stderr: boolean;
+  /** Stdin requested (a SPDY client then opens a stdin stream; its data is not used). */
+  readonly stdin?: boolean;
+  /** TTY requested (a SPDY client then opens a resize stream and no stderr stream). */
+  readonly tty?: boolean;
 }
 
 const PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'];
 const WS_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
+
+const SPDY_PROTOCOL = 'v4.channel.k8s.io';
+
+/** The kubelet's v4 status for a command that exited non-zero. */
+function nonZeroExitStatus(cmd: readonly string[], exitCode: number): object {
+  return {
+    metadata: {},
+    status: 'Failure',
+    message: `command terminated with non-zero exit code: error executing command [${cmd.join(' ')}], exit code ${exitCode}`,
+    reason: 'NonZeroExitCode',
+    details: { causes: [{ reason: 'ExitCode', message: String(exitCode) }] },
+  };
+}
 
 /** Encodes one server→client WebSocket frame (unmasked). */
 export function wsFrame(opcode: number, payload: Buffer): Buffer {
@@ -126,8 +148,10 @@ export class FakeStreamingServer {
     const token = /^\/exec\/([^/?]+)/.exec(req.url ?? '')?.[1];
     const session = token === undefined ? undefined : this.#pending.get(token);
     if (token === undefined || session === undefined) return refuse(404, 'unknown or used streaming token');
-    if (String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
-      return refuse(400, 'the fake streaming server speaks WebSocket only');
+    const upgrade = String(req.headers.upgrade ?? '').toLowerCase();
+    if (upgrade === 'spdy/3.1') return this.#serveSpdy(req, socket, head, token, session, refuse);
+    if (upgrade !== 'websocket') {
+      return refuse(400, 'the fake streaming server speaks WebSocket and SPDY/3.1 only');
     }
     const offered = String(req.headers['sec-websocket-protocol'] ?? '')
       .split(',')
@@ -168,18 +192,81 @@ export class FakeStreamingServer {
       status =
         result.exitCode === 0
           ? { metadata: {}, status: 'Success' }
-          : {
-              metadata: {},
-              status: 'Failure',
-              message: `command terminated with non-zero exit code: error executing command [${session.cmd.join(' ')}], exit code ${result.exitCode}`,
-              reason: 'NonZeroExitCode',
-              details: { causes: [{ reason: 'ExitCode', message: String(result.exitCode) }] },
-            };
+          : nonZeroExitStatus(session.cmd, result.exitCode);
     } catch (err) {
       status = { metadata: {}, status: 'Failure', message: (err as Error).message };
     }
     send(3, JSON.stringify(status));
     if (socket.writable) socket.end(wsFrame(0x8, Buffer.from([0x03, 0xe8])));
+  }
+
+  /** SPDY/3.1 with `v4.channel.k8s.io`: the streams the client opens by `streamtype`. */
+  #serveSpdy(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    token: string,
+    session: PendingExec,
+    refuse: (code: number, text: string) => void,
+  ): void {
+    const offered = (req.headers['x-stream-protocol-version'] ?? '')
+      .toString()
+      .split(',')
+      .map((p) => p.trim());
+    if (!offered.includes(SPDY_PROTOCOL)) {
+      refuse(
+        403,
+        `unable to upgrade: unable to negotiate protocol: client supports ${JSON.stringify(offered)}, server supports ["${SPDY_PROTOCOL}"]`,
+      );
+      return;
+    }
+    this.#pending.delete(token);
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${SPDY_PROTOCOL}\r\n\r\n`,
+    );
+    const expected = new Set(['error']);
+    if (session.stdout) expected.add('stdout');
+    if (session.stderr && session.tty !== true) expected.add('stderr');
+    if (session.stdin === true) expected.add('stdin');
+    if (session.tty === true) expected.add('resize');
+    const streams = new Map<string, SpdyStream>();
+    let started = false;
+    const conn = new SpdyConnection(socket, {
+      server: true,
+      head,
+      onStream: (s) => {
+        const type = s.headers.streamtype?.[0] ?? '';
+        streams.set(type, s);
+        s.read(
+          () => {},
+          () => {},
+        );
+        if (!started && [...expected].every((t) => streams.has(t))) {
+          started = true;
+          void run();
+        }
+      },
+    });
+    const run = async (): Promise<void> => {
+      let status: object;
+      try {
+        const result = await runExecSync(this.deps, session.containerId, session.cmd, 0);
+        if (result.stdout !== '') streams.get('stdout')?.write(Buffer.from(result.stdout));
+        if (result.stderr !== '') streams.get('stderr')?.write(Buffer.from(result.stderr));
+        status =
+          result.exitCode === 0
+            ? { metadata: {}, status: 'Success' }
+            : nonZeroExitStatus(session.cmd, result.exitCode);
+      } catch (err) {
+        status = { metadata: {}, status: 'Failure', message: (err as Error).message };
+      }
+      streams.get('stdout')?.end();
+      streams.get('stderr')?.end();
+      const errorStream = streams.get('error');
+      errorStream?.write(Buffer.from(JSON.stringify(status)));
+      errorStream?.end();
+      conn.close();
+    };
   }
 
   /** Closes the server and every session. */
