@@ -24,6 +24,13 @@ import {
   type EvictionSettings,
   parseEvictionFlags,
 } from './eviction-wiring.js';
+import { canonicalFlag, rewriteDeprecatedFlags } from './flag-aliases.js';
+import {
+  type ConfigFlag,
+  KubeletConfigError,
+  mergeConfigArgv,
+  parseKubeletConfig,
+} from './kubelet-config.js';
 import {
   KUBELET_SERVER_BOOL_FLAGS,
   KUBELET_SERVER_FLAG_OPTIONS,
@@ -31,8 +38,6 @@ import {
   type KubeletServerSettings,
   parseKubeletServerFlags,
 } from './kubelet-server-wiring.js';
-import { canonicalFlag, rewriteDeprecatedFlags } from './flag-aliases.js';
-import { type ConfigFlag, KubeletConfigError, mergeConfigArgv, parseKubeletConfig } from './kubelet-config.js';
 import {
   LOG_ROTATION_FLAG_OPTIONS,
   LOG_ROTATION_USAGE,
@@ -335,7 +340,9 @@ function parseArgv(
   }
   const embeddedImagePolicy = str('embedded-image-policy') ?? 'simulate';
   if (embeddedImagePolicy !== 'simulate' && embeddedImagePolicy !== 'known-only') {
-    throw new FlagError(`--embedded-image-policy: expected simulate|known-only, got "${embeddedImagePolicy}"`);
+    throw new FlagError(
+      `--embedded-image-policy: expected simulate|known-only, got "${embeddedImagePolicy}"`,
+    );
   }
   const podCidr = str('pod-cidr');
   if (podCidr !== undefined && !/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/.test(podCidr)) {

@@ -61,7 +61,9 @@ export function inClusterKubeConfig(options: InClusterOptions = {}): KubeConfig 
   try {
     readFileSync(tokenFile);
   } catch (err) {
-    throw new InClusterConfigError(`open ${tokenFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new InClusterConfigError(
+      `open ${tokenFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
   const caFile = join(dir, 'ca.crt');
   let caLoaded = false;

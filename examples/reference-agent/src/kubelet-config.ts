@@ -397,7 +397,11 @@ export function parseKubeletConfig(
       try {
         validate(flags.filter((f) => f.field === field));
       } catch (fieldErr) {
-        throw new KubeletConfigError(file, field, `invalid value for ${field}: ${(fieldErr as Error).message}`);
+        throw new KubeletConfigError(
+          file,
+          field,
+          `invalid value for ${field}: ${(fieldErr as Error).message}`,
+        );
       }
     }
     throw new KubeletConfigError(file, undefined, `invalid configuration: ${(err as Error).message}`);
@@ -441,7 +445,11 @@ function checkType(file: string, path: string, kind: Kind, value: Json): void {
       try {
         parseGoDuration(value);
       } catch {
-        throw new KubeletConfigError(file, path, `failed to decode: time: invalid duration ${JSON.stringify(value)}`);
+        throw new KubeletConfigError(
+          file,
+          path,
+          `failed to decode: time: invalid duration ${JSON.stringify(value)}`,
+        );
       }
       return;
     case 'stringMap':
@@ -471,9 +479,14 @@ function checkType(file: string, path: string, kind: Kind, value: Json): void {
         if (!isObject(t)) throw typeError(file, `${path}[${i}]`, t, 'v1.Taint');
         for (const [k, v] of Object.entries(t)) {
           if (!['key', 'value', 'effect', 'timeAdded'].includes(k)) {
-            throw new KubeletConfigError(file, `${path}[${i}].${k}`, `strict decoding error: unknown field "${path}[${i}].${k}"`);
+            throw new KubeletConfigError(
+              file,
+              `${path}[${i}].${k}`,
+              `strict decoding error: unknown field "${path}[${i}].${k}"`,
+            );
           }
-          if (k !== 'timeAdded' && typeof v !== 'string') throw typeError(file, `${path}[${i}].${k}`, v, 'string');
+          if (k !== 'timeAdded' && typeof v !== 'string')
+            throw typeError(file, `${path}[${i}].${k}`, v, 'string');
         }
       });
       return;

@@ -18,7 +18,9 @@ const NODE = 'run-node';
 const run = promisify(execFile);
 const kubectlMissing = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0;
 if (kubectlMissing && process.env.CI !== 'true') {
-  console.warn('\n*** kubectl not found: skipping the kubectl run test (Debian package kubernetes-client) ***\n');
+  console.warn(
+    '\n*** kubectl not found: skipping the kubectl run test (Debian package kubernetes-client) ***\n',
+  );
 }
 
 describe('the embedded runtime pulls any image as a simulated one', () => {
@@ -39,11 +41,15 @@ describe('the embedded runtime pulls any image as a simulated one', () => {
       expect(status.image?.repoDigests).toEqual([
         expect.stringMatching(/^docker\.io\/library\/nginx@sha256:[0-9a-f]{64}$/),
       ]);
-      expect(status.image?.size).toBe(BigInt(simulatedImage('docker.io/library/nginx:latest').sizeBytes ?? 0));
+      expect(status.image?.size).toBe(
+        BigInt(simulatedImage('docker.io/library/nginx:latest').sizeBytes ?? 0),
+      );
       expect(Number(status.image?.size)).toBeGreaterThanOrEqual(5 * 1024 * 1024);
       await expect(b.image.pullImage({ image: { image: 'nginx' } })).rejects.toThrow(/not found/);
       // The preloaded busybox still pulls under known-only.
-      await expect(b.image.pullImage({ image: { image: 'registry.local/busybox:latest' } })).resolves.toBeDefined();
+      await expect(
+        b.image.pullImage({ image: { image: 'registry.local/busybox:latest' } }),
+      ).resolves.toBeDefined();
     } finally {
       a.close();
       b.close();
@@ -57,10 +63,12 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl run on the
   let agent: RunningAgent;
   let home: string;
   const kubectl = async (...args: string[]) =>
-    (await run('kubectl', args, { env: { ...process.env, KUBECONFIG: agent.kubeconfigPath, HOME: home } })).stdout;
+    (await run('kubectl', args, { env: { ...process.env, KUBECONFIG: agent.kubeconfigPath, HOME: home } }))
+      .stdout;
 
   beforeAll(async () => {
-    if (kubectlMissing) throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
+    if (kubectlMissing)
+      throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
     home = await mkdtemp(join(tmpdir(), 'agent-kubectl-run-'));
     agent = await runAgent({ nodeName: NODE, ...FAST_AGENT_TIMINGS, logger: testLogger() });
   });

@@ -76,10 +76,11 @@ describeRealNode(
       (await cri.runtime.listContainers({ filter: { labelSelector: { 'io.kubernetes.pod.uid': uid } } }))
         .containers;
     const sandboxesOf = async (uid: string) =>
-      (await cri.runtime.listPodSandbox({ filter: { labelSelector: { 'io.kubernetes.pod.uid': uid } } })).items;
+      (await cri.runtime.listPodSandbox({ filter: { labelSelector: { 'io.kubernetes.pod.uid': uid } } }))
+        .items;
 
     beforeAll(async () => {
-      node = await startNodeSandbox({ name: NODE });
+      node = await startNodeSandbox({ name: 'restartnode' });
       cri = createCriClient(node.criEndpoint);
       api = await startMiniApiServer({ kubeconfigPath: join(node.rootDir, 'kubeconfig') });
       cgroupRoot = await createTestCgroupRoot();
@@ -100,7 +101,9 @@ describeRealNode(
             setup(b) {
               // Workspace packages are bundled from src; npm dependencies stay imports.
               b.onResolve({ filter: /^[^./]/ }, (r) =>
-                r.path.startsWith('@nodeagent/') || r.path.startsWith('node:') ? undefined : { external: true },
+                r.path.startsWith('@nodeagent/') || r.path.startsWith('node:')
+                  ? undefined
+                  : { external: true },
               );
             },
           },

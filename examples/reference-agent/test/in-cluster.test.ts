@@ -35,7 +35,9 @@ function post(server: MiniApiServer, path: string, body: unknown): Promise<Recor
         let text = '';
         res.on('data', (c: Buffer) => (text += c.toString('utf8')));
         res.on('end', () =>
-          (res.statusCode ?? 0) < 300 ? resolve(JSON.parse(text)) : reject(new Error(`${res.statusCode} ${text}`)),
+          (res.statusCode ?? 0) < 300
+            ? resolve(JSON.parse(text))
+            : reject(new Error(`${res.statusCode} ${text}`)),
         );
       },
     );
@@ -79,14 +81,30 @@ describe('in-cluster configuration', () => {
   });
 
   it('builds client-go’s configuration: https://host:port, the CA file, the token file (re-read)', () => {
-    const kc = inClusterKubeConfig({ env: { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' }, serviceAccountDir: dir });
-    expect(kc.getCurrentCluster()).toMatchObject({ server: 'https://[fd00::1]:443', caFile: join(dir, 'ca.crt') });
-    expect(kc.getCurrentUser()?.authProvider).toEqual({ name: 'tokenFile', config: { tokenFile: join(dir, 'token') } });
+    const kc = inClusterKubeConfig({
+      env: { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' },
+      serviceAccountDir: dir,
+    });
+    expect(kc.getCurrentCluster()).toMatchObject({
+      server: 'https://[fd00::1]:443',
+      caFile: join(dir, 'ca.crt'),
+    });
+    expect(kc.getCurrentUser()?.authProvider).toEqual({
+      name: 'tokenFile',
+      config: { tokenFile: join(dir, 'token') },
+    });
     // Port 80 is still https, as client-go (client-node's own loadFromCluster would use http).
-    const plain = inClusterKubeConfig({ env: { KUBERNETES_SERVICE_HOST: 'h', KUBERNETES_SERVICE_PORT: '80' }, serviceAccountDir: dir });
+    const plain = inClusterKubeConfig({
+      env: { KUBERNETES_SERVICE_HOST: 'h', KUBERNETES_SERVICE_PORT: '80' },
+      serviceAccountDir: dir,
+    });
     expect(plain.getCurrentCluster()?.server).toBe('https://h:80');
-    expect(() => inClusterKubeConfig({ env, serviceAccountDir: join(dir, 'missing') })).toThrow(InClusterConfigError);
-    expect(() => inClusterKubeConfig({ env, serviceAccountDir: join(dir, 'missing') })).toThrow(/token: ENOENT/);
+    expect(() => inClusterKubeConfig({ env, serviceAccountDir: join(dir, 'missing') })).toThrow(
+      InClusterConfigError,
+    );
+    expect(() => inClusterKubeConfig({ env, serviceAccountDir: join(dir, 'missing') })).toThrow(
+      /token: ENOENT/,
+    );
   });
 
   it('the agent without a kubeconfig registers its Node Ready as the service account', async () => {
@@ -109,7 +127,9 @@ describe('in-cluster configuration', () => {
     expect(node.metadata?.name).toBe('in-cluster-node');
     const agentRequests = api.requests.filter((r) => r.path.includes('in-cluster-node'));
     expect(agentRequests.length).toBeGreaterThan(0);
-    expect(new Set(agentRequests.map((r) => r.user))).toEqual(new Set(['system:serviceaccount:default:default']));
+    expect(new Set(agentRequests.map((r) => r.user))).toEqual(
+      new Set(['system:serviceaccount:default:default']),
+    );
     expect(api.requests.filter((r) => r.rejected === 401)).toEqual([]);
   }, 60_000);
 });

@@ -94,14 +94,21 @@ crashLoopBackOff:
       },
       warnings: [],
     });
-    expect(f.eviction.thresholds.evictionHard).toEqual({ 'memory.available': '200Mi', 'nodefs.available': '5%' });
+    expect(f.eviction.thresholds.evictionHard).toEqual({
+      'memory.available': '200Mi',
+      'nodefs.available': '5%',
+    });
     expect(f.eviction.pressureTransitionPeriodMs).toBe(30_000);
     expect(f.eviction.imageGC).toMatchObject({ highThresholdPercent: 95, lowThresholdPercent: 90 });
   });
 
   it('JSON works too (a JSON document is YAML)', () => {
     const f = parseFlags(['--config=/c.json'], 'host', () =>
-      JSON.stringify({ apiVersion: 'kubelet.config.k8s.io/v1beta1', kind: 'KubeletConfiguration', maxPods: 7 }),
+      JSON.stringify({
+        apiVersion: 'kubelet.config.k8s.io/v1beta1',
+        kind: 'KubeletConfiguration',
+        maxPods: 7,
+      }),
     );
     expect(f.maxPods).toBe(7);
   });
@@ -111,7 +118,9 @@ crashLoopBackOff:
     expect(withConfig('syncFrequency: 1m0s\n').syncFrequencyMs).toBe(60_000);
     expect(withConfig('syncFrequency: 1h30m\n').syncFrequencyMs).toBe(5_400_000);
     expect(withConfig('nodeStatusUpdateFrequency: 500ms\n').nodeStatusUpdateFrequencyMs).toBe(500);
-    expect(configError('syncFrequency: 10 seconds\n')).toMatch(/syncFrequency|time: invalid duration "10 seconds"/);
+    expect(configError('syncFrequency: 10 seconds\n')).toMatch(
+      /syncFrequency|time: invalid duration "10 seconds"/,
+    );
     expect(configError('syncFrequency: 10 seconds\n')).toContain('time: invalid duration "10 seconds"');
   });
 
@@ -175,14 +184,18 @@ describe('--config: precedence (command line > file > defaults)', () => {
   });
 
   it('rules between fields are checked on the file as a whole (a soft threshold needs its grace period)', () => {
-    const f = withConfig('evictionSoft: {memory.available: 1Gi}\nevictionSoftGracePeriod: {memory.available: 1m30s}\n');
+    const f = withConfig(
+      'evictionSoft: {memory.available: 1Gi}\nevictionSoftGracePeriod: {memory.available: 1m30s}\n',
+    );
     expect(f.eviction.thresholds).toMatchObject({
       evictionSoft: { 'memory.available': '1Gi' },
       evictionSoftGracePeriod: { 'memory.available': '1m30s' },
     });
     const message = configError('evictionSoft: {memory.available: 1Gi}\n');
     expect(message).toContain('evictionSoft');
-    expect(message).toContain('grace period must be specified for the soft eviction threshold memory.available');
+    expect(message).toContain(
+      'grace period must be specified for the soft eviction threshold memory.available',
+    );
   });
 });
 
@@ -196,7 +209,9 @@ describe('--config: unknown, unsupported and mistyped fields are reported by nam
   });
 
   it('a known field this agent does not implement is a warning naming it, and the rest loads', () => {
-    const f = withConfig('clusterDNS: [10.96.0.10]\nclusterDomain: cluster.local\nrotateCertificates: true\nmaxPods: 12\n');
+    const f = withConfig(
+      'clusterDNS: [10.96.0.10]\nclusterDomain: cluster.local\nrotateCertificates: true\nmaxPods: 12\n',
+    );
     expect(f.maxPods).toBe(12);
     expect(f.warnings).toEqual([
       'clusterDNS is not supported by this agent; the value in /etc/kubelet/config.yaml is ignored',
@@ -215,9 +230,13 @@ describe('--config: unknown, unsupported and mistyped fields are reported by nam
     expect(configError('kubeReserved: [cpu]\n')).toContain(
       'cannot unmarshal array into Go struct field KubeletConfiguration.kubeReserved of type map[string]string',
     );
-    expect(configError('kubeReserved: {cpu: 1}\n')).toContain('KubeletConfiguration.kubeReserved.cpu of type string');
+    expect(configError('kubeReserved: {cpu: 1}\n')).toContain(
+      'KubeletConfiguration.kubeReserved.cpu of type string',
+    );
     expect(configError('maxPods: 1.5\n')).toContain('cannot unmarshal number 1.5');
-    expect(configError('syncFrequency: 10\n')).toContain('KubeletConfiguration.syncFrequency of type v1.Duration');
+    expect(configError('syncFrequency: 10\n')).toContain(
+      'KubeletConfiguration.syncFrequency of type v1.Duration',
+    );
     expect(configError('authentication: true\n')).toContain('KubeletConfiguration.authentication');
   });
 
@@ -233,9 +252,9 @@ describe('--config: unknown, unsupported and mistyped fields are reported by nam
     expect(read('apiVersion: kubelet.config.k8s.io/v1beta1\nkind: Pod\n')).toThrow(/no kind "Pod"/);
     expect(read('[1, 2]')).toThrow(FlagError);
     expect(read('a: [')).toThrow(/failed to decode/);
-    expect(() =>
-      parseFlags(['--config', '/nonexistent/kubelet.yaml'], 'host'),
-    ).toThrow(/failed to load kubelet config file, path: \/nonexistent\/kubelet.yaml/);
+    expect(() => parseFlags(['--config', '/nonexistent/kubelet.yaml'], 'host')).toThrow(
+      /failed to load kubelet config file, path: \/nonexistent\/kubelet.yaml/,
+    );
   });
 
   it('parseKubeletConfig lists the flags with the fields they came from', () => {
@@ -251,7 +270,10 @@ describe('--config: unknown, unsupported and mistyped fields are reported by nam
 
 describe('kubelet flag names and deprecated aliases', () => {
   it('--container-runtime-endpoint and --hostname-override are the kubelet flags', () => {
-    const f = parseFlags(['--container-runtime-endpoint', 'unix:///run/c.sock', '--hostname-override', 'Node-A'], 'h');
+    const f = parseFlags(
+      ['--container-runtime-endpoint', 'unix:///run/c.sock', '--hostname-override', 'Node-A'],
+      'h',
+    );
     expect(f.runtimeEndpoint).toBe('unix:///run/c.sock');
     expect(f.nodeName).toBe('node-a');
     expect(f.warnings).toEqual([]);
@@ -267,8 +289,11 @@ describe('kubelet flag names and deprecated aliases', () => {
     ]);
     // An alias on the command line overrides the file's field like the flag itself.
     expect(
-      parseFlags(['--config', '/c', '--runtime-endpoint', 'unix:///b.sock'], 'h', () => `${HEADER}containerRuntimeEndpoint: unix:///a.sock\n`)
-        .runtimeEndpoint,
+      parseFlags(
+        ['--config', '/c', '--runtime-endpoint', 'unix:///b.sock'],
+        'h',
+        () => `${HEADER}containerRuntimeEndpoint: unix:///a.sock\n`,
+      ).runtimeEndpoint,
     ).toBe('unix:///b.sock');
   });
 
