@@ -4,9 +4,14 @@
 // v1beta1 defaults of the kubelet API's auth (anonymous false, webhook true, mode Webhook) that
 // the flags' legacy defaults (applyLegacyDefaults) do not have, Go's JSON decoder wording for a
 // wrong type, the strict decoder's for an unknown field, Go durations.
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli.js';
 import { FlagError, parseFlags } from '../src/flags.js';
 import { parseKubeletConfig } from '../src/kubelet-config.js';
+import { FAST_AGENT_TIMINGS, waitFor } from './helpers.js';
 
 const HEADER = 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n';
 
@@ -309,4 +314,54 @@ describe('kubelet flag names and deprecated aliases', () => {
     expect(parseFlags(['--embedded-image-policy', 'known-only'], 'h').embeddedImagePolicy).toBe('known-only');
     expect(() => parseFlags(['--embedded-image-policy', 'all'], 'h')).toThrow(/simulate\|known-only/);
   });
+});
+
+describe('--config end to end', () => {
+  it('the CLI runs the agent with the file: the Lease duration from it, the pod capacity from the command line over it', async () => {
+    const dir = await mkdtemp(join(os.tmpdir(), 'kubelet-config-cli-'));
+    const file = join(dir, 'kubelet.yaml');
+    await writeFile(
+      file,
+      `${HEADER}maxPods: 7\nnodeLeaseDurationSeconds: 20\nclusterDomain: cluster.local\n`,
+    );
+    const stop = new AbortController();
+    let out = '';
+    let err = '';
+    const exit = runCli(['--config', file, '--hostname-override', 'cfg-node', '--max-pods', '9'], {
+      stdout: { write: (t: string) => (out += t) },
+      stderr: { write: (t: string) => (err += t) },
+      signal: stop.signal,
+      handleSignals: false,
+      agentOptions: { ...FAST_AGENT_TIMINGS },
+    });
+    try {
+      const kubeconfig = await waitFor(
+        'the kubeconfig line',
+        () => /kubeconfig: (\S+)/.exec(out)?.[1],
+        60_000,
+      );
+      const kc = JSON.parse(await readFile(kubeconfig, 'utf8')) as {
+        clusters: { cluster: { server: string } }[];
+      };
+      const server = kc.clusters[0]?.cluster.server ?? '';
+      const get = async (path: string) => {
+        const r = await fetch(`${server}${path}`);
+        return r.ok ? ((await r.json()) as Record<string, Record<string, unknown>>) : undefined;
+      };
+      // --max-pods on the command line wins over the file's maxPods.
+      const node = await waitFor('the Node', () => get('/api/v1/nodes/cfg-node'), 30_000);
+      expect((node.status?.capacity as Record<string, string> | undefined)?.pods).toBe('9');
+      const lease = await waitFor(
+        'the Lease',
+        () => get('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/cfg-node'),
+        30_000,
+      );
+      expect(lease.spec?.leaseDurationSeconds).toBe(20);
+      expect(err).toContain('clusterDomain is not supported by this agent; the value in');
+    } finally {
+      stop.abort();
+      expect(await exit).toBe(0);
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
