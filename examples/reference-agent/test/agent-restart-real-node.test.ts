@@ -32,7 +32,7 @@ import { makePod, shContainer, waitFor } from './helpers.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '../../..');
 const NODE = 'restart-node';
-const GRACE = 8;
+const GRACE = 5;
 
 async function freePort(): Promise<number> {
   const server = net.createServer();
@@ -174,7 +174,7 @@ describeRealNode(
       agent = await startAgent();
       const b = create(
         makePod('slow-init', NODE, [shContainer('app', node.imageRef, 'while true; do sleep 1; done')], {
-          initContainers: [shContainer('init', node.imageRef, 'sleep 4')],
+          initContainers: [shContainer('init', node.imageRef, 'sleep 3')],
         }),
       );
       const bUid = b.metadata?.uid ?? '';
@@ -228,12 +228,12 @@ describeRealNode(
       const deletionAt = new Date(deleted.metadata?.deletionTimestamp ?? 0).getTime();
       expect(deletionAt).toBeGreaterThan(Date.now());
       // The agent sees the deletion and stops the container (SIGTERM, ignored)...
-      await new Promise((r) => setTimeout(r, 2_000));
+      await new Promise((r) => setTimeout(r, 1_500));
       agent.kill('SIGKILL');
       await exited(agent);
-      await new Promise((r) => setTimeout(r, 1_000));
-      const restartAt = Date.now();
       agent = await startAgent();
+      // The new agent runs (its pod source started); it stops the pod from here on.
+      const restartAt = Date.now();
       const cRunning = async () =>
         (await containersOf(cUid)).some((x) => x.state === ContainerState.CONTAINER_RUNNING);
       // ... past deletionTimestamp the container still runs: the new agent gave a fresh grace period.
@@ -241,8 +241,10 @@ describeRealNode(
       expect(await cRunning()).toBe(true);
       // ... and it is killed one full grace period after the restart, then the pod goes.
       await waitFor('stubborn container killed', async () => !(await cRunning()), (GRACE + 15) * 1000);
+      // A remaining grace (deletionTimestamp already past) would kill it at once; upstream's full
+      // grace period keeps it ~GRACE s (less the moments between its first sync and the line).
       const killedAfterRestartMs = Date.now() - restartAt;
-      expect(killedAfterRestartMs).toBeGreaterThanOrEqual(GRACE * 1000);
+      expect(killedAfterRestartMs).toBeGreaterThanOrEqual((GRACE - 1) * 1000);
       await waitFor('stubborn gone from the API', () => getPod('stubborn') === undefined, 30_000);
       expect(getPod('steady')?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
       const sandbox = (await sandboxesOf(aUid))[0];
