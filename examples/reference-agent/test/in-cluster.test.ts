@@ -9,7 +9,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import {
   InClusterConfigError,
@@ -132,4 +132,25 @@ describe('in-cluster configuration', () => {
     );
     expect(api.requests.filter((r) => r.rejected === 401)).toEqual([]);
   }, 60_000);
+
+  it('re-reads a rotated token after a minute, as client-go', async () => {
+    const kc = inClusterKubeConfig({ env, serviceAccountDir: dir });
+    const bearer = async () => {
+      const opts: https.RequestOptions = {};
+      await kc.applyToHTTPSOptions(opts);
+      return (opts.headers as Record<string, string> | undefined)?.Authorization;
+    };
+    const first = await bearer();
+    expect(first).toMatch(/^Bearer ey/);
+    await writeFile(join(dir, 'token'), 'rotated-token');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 30_000);
+      expect(await bearer()).toBe(first);
+      vi.setSystemTime(Date.now() + 31_000);
+      expect(await bearer()).toBe('Bearer rotated-token');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
