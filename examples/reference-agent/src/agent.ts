@@ -62,9 +62,10 @@ import {
   runtimeRunsPod,
   startOrphanCgroupCleanup,
 } from './cgroups-wiring.js';
-import { startEmbeddedRuntime } from './embedded-runtime.js';
+import { type EmbeddedImagePolicy, startEmbeddedRuntime } from './embedded-runtime.js';
 import { PodEnvSources } from './env-sources-wiring.js';
 import { createEvictionParts, type EvictionSettings } from './eviction-wiring.js';
+import { type InClusterOptions, inClusterKubeConfig } from './in-cluster.js';
 import {
   createEmbeddedKubeletClient,
   type EmbeddedKubeletClient,
@@ -78,6 +79,7 @@ import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
 import { createAgentStats, podVolumeLister } from './stats-wiring.js';
 import { createStatusParts } from './status-wiring.js';
+import { enforceSwapPolicy } from './swap-check.js';
 import { TrackedSyncer } from './tracked-syncer.js';
 import { createVolumeParts } from './volumes-wiring.js';
 
@@ -157,7 +159,21 @@ export interface AgentOptions {
   /** `--allowed-unsafe-sysctls`: sysctls (or `prefix*`) pods may set besides the safe ones. @default none */
   readonly allowedUnsafeSysctls?: readonly string[] | undefined;
   /** Lease duration, s (renewed every quarter). @default 40 */
-  readonly leaseDurationSeconds?: number;
+  readonly leaseDurationSeconds?: number | undefined;
+  /** How often an unchanged node status is still posted, ms (`nodeStatusReportFrequency`). @default 300_000 */
+  readonly nodeStatusReportFrequencyMs?: number | undefined;
+  /**
+   * Without `kubeconfigPath`: use the in-cluster configuration (in-cluster.ts) instead of the
+   * embedded API server. The CLI sets it when `KUBERNETES_SERVICE_HOST`/`PORT` are set.
+   * @default undefined (embedded API server)
+   */
+  readonly inCluster?: InClusterOptions | undefined;
+  /** `--fail-swap-on` (swap-check.ts). @default true on a real runtime; on the embedded fake runtime a warning only */
+  readonly failSwapOn?: boolean | undefined;
+  /** The file swap is read from (tests). @default '/proc/swaps' */
+  readonly procSwapsPath?: string | undefined;
+  /** `--embedded-image-policy`: images the embedded fake runtime lacks are simulated, or fail. @default 'simulate' */
+  readonly embeddedImagePolicy?: EmbeddedImagePolicy | undefined;
   /** Machine facts. @default read from the host */
   readonly machine?: MachineInfo;
   /** @default noopLogger */
@@ -170,7 +186,7 @@ export interface AgentOptions {
 export interface RunningAgent {
   /** This node's name. */
   readonly nodeName: string;
-  /** The kubeconfig in use (written to a temp dir for the embedded API server). */
+  /** The kubeconfig in use (written to a temp dir for the embedded API server); empty with the in-cluster configuration. */
   readonly kubeconfigPath: string;
   /** The embedded API server, when no kubeconfig was given. */
   readonly apiServer: MiniApiServer | undefined;
@@ -259,13 +275,21 @@ async function start(
   let apiServer: MiniApiServer | undefined;
   let embeddedKubeletClient: EmbeddedKubeletClient | undefined;
   let kubeconfigPath = options.kubeconfigPath;
-  const kubeConfig = new KubeConfig();
-  if (kubeconfigPath === undefined) {
+  let kubeConfig = new KubeConfig();
+  // --- in-cluster hook (in-cluster.ts): no kubeconfig, in a pod ---
+  if (kubeconfigPath === undefined && options.inCluster !== undefined) {
+    kubeConfig = inClusterKubeConfig({ logger: log, ...options.inCluster });
+    kubeconfigPath = '';
+    log.info({ server: kubeConfig.getCurrentCluster()?.server }, 'Using the in-cluster configuration');
+  } else if (kubeconfigPath === undefined) {
+    // --- end in-cluster hook ---
     kubeconfigPath = join(await tempDir(cleanups, 'nodeagent-kubeconfig-'), 'kubeconfig');
     // --- kubelet server hook: the embedded API server reaches the kubelet with a client certificate ---
     embeddedKubeletClient = options.kubeletServer ? await createEmbeddedKubeletClient() : undefined;
     apiServer = await startMiniApiServer({
       endpointSliceController: true,
+      // `kubectl run` / `kubectl create deployment` pods have no nodeName: the minimal scheduler binds them.
+      schedule: true,
       kubeconfigPath,
       clock,
       ...(embeddedKubeletClient ? { kubeletClient: embeddedKubeletClient.client } : {}),
@@ -295,11 +319,23 @@ async function start(
   events.event(nodeReference(nodeName), 'Normal', StartingKubelet, 'Starting kubelet.');
   const recordPodEvent = podEventRecorder(events);
 
+  // --- swap check (swap-check.ts): --fail-swap-on, before any runtime work ---
+  await enforceSwapPolicy({
+    failSwapOn: options.failSwapOn,
+    embeddedRuntime: options.runtimeEndpoint === undefined,
+    path: options.procSwapsPath,
+    logger: log,
+  });
+  // --- end swap check ---
   // Runtime: a real CRI endpoint, or the in-process fake.
   let fakeRuntime: FakeRuntime | undefined;
   let endpoint = options.runtimeEndpoint;
   if (endpoint === undefined) {
-    const embedded = await startEmbeddedRuntime({ podCidr: options.podCidr, logger: log });
+    const embedded = await startEmbeddedRuntime({
+      podCidr: options.podCidr,
+      imagePolicy: options.embeddedImagePolicy,
+      logger: log,
+    });
     fakeRuntime = embedded.runtime;
     endpoint = embedded.endpoint;
     cleanups.push(() => embedded.stop());
@@ -463,6 +499,7 @@ async function start(
     maxPods: options.maxPods,
     statusUpdateFrequencyMs: options.nodeStatusUpdateMs,
     leaseDurationSeconds: options.leaseDurationSeconds,
+    statusReportFrequencyMs: options.nodeStatusReportFrequencyMs,
     pressure: options.pressure ?? pressureParts.pressure,
     evictionHard: options.eviction?.thresholds.evictionHard,
     // Resolved late: the pod sources need the Node's UID, which node registration brings.

@@ -13,6 +13,7 @@ import { consoleLogger, type Logger } from '@nodeagent/core';
 import { type AgentOptions, runAgent } from './agent.js';
 import { createDemoObjects, demoStaticPodManifest, watchDemo } from './demo.js';
 import { FlagError, parseFlags, USAGE } from './flags.js';
+import { isInCluster } from './in-cluster.js';
 
 /** Where the CLI writes and what stops it. */
 export interface CliIo {
@@ -26,6 +27,8 @@ export interface CliIo {
   readonly handleSignals?: boolean;
   /** Extra options for `runAgent` (tests: shorter timings). */
   readonly agentOptions?: Partial<AgentOptions>;
+  /** The environment (in-cluster detection). @default process.env */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** The agent's version, from its package.json (next to `src/` and `dist/` alike). */
@@ -55,6 +58,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   }
   const log: Logger = consoleLogger({ level: flags.logLevel, format: flags.logFormat, stream: io.stderr });
+  // Deprecated flag aliases and config file fields the agent ignores (kubelet-config.ts).
+  for (const warning of flags.warnings) log.warn({}, warning);
+  const env = io.env ?? process.env;
+  const inCluster = flags.kubeconfig === undefined && isInCluster(env) ? { env } : undefined;
   const done = new AbortController();
   const onSignal = () => done.abort();
   if (io.handleSignals !== false) {
@@ -76,6 +83,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       agent = await runAgent({
         nodeName: flags.nodeName,
         kubeconfigPath: flags.kubeconfig,
+        inCluster,
+        failSwapOn: flags.failSwapOn,
+        embeddedImagePolicy: flags.embeddedImagePolicy,
+        ...(flags.syncFrequencyMs === undefined ? {} : { resyncIntervalMs: flags.syncFrequencyMs }),
+        leaseDurationSeconds: flags.nodeLeaseDurationSeconds,
+        nodeStatusReportFrequencyMs: flags.nodeStatusReportFrequencyMs,
         runtimeEndpoint: flags.runtimeEndpoint,
         podCidr: flags.podCidr,
         nodeIp: flags.nodeIp,
@@ -113,10 +126,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     const lines = [`node ${agent.nodeName} is running`];
     if (agent.apiServer) lines.push(`embedded API server: ${agent.apiServer.url}`);
-    lines.push(
-      `kubeconfig: ${agent.kubeconfigPath}`,
-      `  try: KUBECONFIG=${agent.kubeconfigPath} kubectl get nodes,pods -o wide`,
-    );
+    if (agent.kubeconfigPath === '') {
+      lines.push(`API server: in-cluster (service account token)`);
+    } else {
+      lines.push(
+        `kubeconfig: ${agent.kubeconfigPath}`,
+        `  try: KUBECONFIG=${agent.kubeconfigPath} kubectl get nodes,pods -o wide`,
+      );
+    }
     lines.push(
       `container runtime: ${agent.fakeRuntime ? 'in-process fake (@nodeagent/cri/testing FakeRuntime)' : flags.runtimeEndpoint}`,
     );

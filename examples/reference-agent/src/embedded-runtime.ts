@@ -18,9 +18,10 @@
  *
  * @module
  */
+import { createHash } from 'node:crypto';
 import { type Clock, definedFields, type Logger, noopLogger, realClock } from '@nodeagent/core';
 import type { CreateContainerRequest } from '@nodeagent/cri';
-import { type BehaviourRule, type ExecResult, FakeRuntime } from '@nodeagent/cri/testing';
+import { type BehaviourRule, type ExecResult, type FakeImage, FakeRuntime } from '@nodeagent/cri/testing';
 import { EmbeddedContainerOutput } from './embedded-container-output.js';
 import { EmbeddedContainerPorts } from './embedded-container-ports.js';
 
@@ -126,8 +127,37 @@ function echoArgs(words: readonly string[]): string {
   return words.map((w) => w.replace(/^(['"])(.*)\1$/, '$2')).join(' ');
 }
 
+/**
+ * What the embedded runtime does with an image it does not have (`--embedded-image-policy`, an
+ * agent-only flag): `simulate` pulls any reference as a simulated image ({@link simulatedImage});
+ * `known-only` pulls only the preloaded images, anything else fails as a registry miss
+ * (`ErrImagePull`, then `ImagePullBackOff`).
+ */
+export type EmbeddedImagePolicy = 'simulate' | 'known-only';
+
+/**
+ * The simulated image the embedded runtime pulls for `normalizedRef` under the `simulate`
+ * policy: its ID and repo digest are SHA-256s of the reference (stable across runs, different
+ * per reference), its size 5–100 MiB derived from the same hash. The container runs its command
+ * as every embedded container does (until stopped, unless the busybox-like rules match).
+ */
+export function simulatedImage(normalizedRef: string): FakeImage {
+  const hash = createHash('sha256').update(`nodeagent-simulated-image/${normalizedRef}`).digest();
+  const hex = hash.toString('hex');
+  const repo = normalizedRef.replace(/@.*$/, '').replace(/:[^/:]+$/, '');
+  const mib = 5 + (hash.readUInt32BE(0) % 96);
+  return {
+    ref: normalizedRef,
+    id: `sha256:${createHash('sha256').update(hex).digest('hex')}`,
+    repoDigests: [`${repo}@sha256:${hex}`],
+    sizeBytes: mib * 1024 * 1024,
+  };
+}
+
 /** Options of {@link startEmbeddedRuntime}. */
 export interface EmbeddedRuntimeOptions {
+  /** Images it does not have: simulated, or a pull failure. @default 'simulate' */
+  readonly imagePolicy?: EmbeddedImagePolicy | undefined;
   /**
    * Pod IP range. Only addresses in `127.0.0.0/8` are reachable from the agent (a warning is
    * logged otherwise): network probes and connections to pods need them. @default '127.88.0.0/16'
@@ -164,6 +194,7 @@ export async function startEmbeddedRuntime(options: EmbeddedRuntimeOptions = {})
   const runtime: FakeRuntime = new FakeRuntime({
     images,
     registryImages: images,
+    ...((options.imagePolicy ?? 'simulate') === 'simulate' ? { registryResolver: simulatedImage } : {}),
     behaviours: busyboxLikeBehaviours(),
     defaultExec: (argv, containerId) =>
       busyboxLikeExec(argv, containerFiles(runtime, containerId, clock.now())),

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { V1Taint } from '@kubernetes/client-node';
@@ -16,13 +17,20 @@ import {
   normalizeCgroupArgv,
   parseCgroupFlags,
 } from './cgroups-wiring.js';
-import { EMBEDDED_BUSYBOX_IMAGE } from './embedded-runtime.js';
+import { EMBEDDED_BUSYBOX_IMAGE, type EmbeddedImagePolicy } from './embedded-runtime.js';
 import {
   EVICTION_FLAG_OPTIONS,
   EVICTION_USAGE,
   type EvictionSettings,
   parseEvictionFlags,
 } from './eviction-wiring.js';
+import { canonicalFlag, rewriteDeprecatedFlags } from './flag-aliases.js';
+import {
+  type ConfigFlag,
+  KubeletConfigError,
+  mergeConfigArgv,
+  parseKubeletConfig,
+} from './kubelet-config.js';
 import {
   KUBELET_SERVER_BOOL_FLAGS,
   KUBELET_SERVER_FLAG_OPTIONS,
@@ -46,10 +54,24 @@ export class FlagError extends Error {
 export interface AgentFlags {
   /** `--kubeconfig`: external API server instead of the embedded one. */
   readonly kubeconfig: string | undefined;
-  /** `--runtime-endpoint`: real CRI runtime instead of the fake. */
+  /** `--container-runtime-endpoint` (deprecated alias `--runtime-endpoint`): real CRI runtime instead of the fake. */
   readonly runtimeEndpoint: string | undefined;
-  /** `--node-name`, default the host name (lower-cased). */
+  /** `--hostname-override` (deprecated alias `--node-name`), default the host name (lower-cased). */
   readonly nodeName: string;
+  /** `--config`: the KubeletConfiguration file read (kubelet-config.ts), if any. */
+  readonly config: string | undefined;
+  /** `--fail-swap-on`; `undefined` when neither the flag nor the config file set it (swap-check.ts decides). */
+  readonly failSwapOn: boolean | undefined;
+  /** `--sync-frequency` (Go duration), ms: the pod workers' resync period. */
+  readonly syncFrequencyMs: number | undefined;
+  /** `nodeLeaseDurationSeconds` of the config file (config-only, as in the kubelet). */
+  readonly nodeLeaseDurationSeconds: number | undefined;
+  /** `nodeStatusReportFrequency` of the config file, ms (config-only, as in the kubelet). */
+  readonly nodeStatusReportFrequencyMs: number | undefined;
+  /** `--embedded-image-policy simulate|known-only` (agent-only; the embedded fake runtime). */
+  readonly embeddedImagePolicy: EmbeddedImagePolicy;
+  /** Deprecation warnings and config-file warnings, for the CLI to print on stderr. */
+  readonly warnings: readonly string[];
   /** `--node-ip`. */
   readonly nodeIp: string | undefined;
   /** `--pod-cidr`. */
@@ -115,9 +137,20 @@ export const USAGE = `Usage: nodeagent-reference-agent [flags]
 
 With no flags: an embedded API server on 127.0.0.1 and an in-process fake container runtime.
 
-  --kubeconfig PATH              use this API server instead of the embedded one
-  --runtime-endpoint unix:///P   use this CRI runtime (e.g. containerd) instead of the fake one
-  --node-name NAME               node name (default: the host name)
+  --config FILE                  a KubeletConfiguration (kubelet.config.k8s.io/v1beta1) YAML/JSON file;
+                                 flags given on the command line override its fields
+  --kubeconfig PATH              use this API server instead of the embedded one (without it, in a pod:
+                                 KUBERNETES_SERVICE_HOST/PORT and the service account token)
+  --container-runtime-endpoint unix:///P
+                                 use this CRI runtime (e.g. containerd) instead of the fake one
+                                 (--runtime-endpoint: deprecated alias)
+  --hostname-override NAME       node name (default: the host name; --node-name: deprecated alias)
+  --fail-swap-on[=BOOL]          refuse to start when swap is on (default true; with the embedded fake
+                                 runtime only when given)
+  --sync-frequency DURATION      how often each pod is resynced (default 1m0s)
+  --embedded-image-policy simulate|known-only
+                                 embedded fake runtime: any image pulls as a simulated one (default
+                                 simulate) or only the preloaded ones; not a kubelet flag
   --node-ip IP[,IP]              InternalIP of the node and hostIP of pods (default: first IPv4 address)
   --node-labels K=V,...          labels to add when registering the node
   --register-with-taints K[=V]:EFFECT,...
@@ -162,19 +195,82 @@ function number(name: string, value: string | undefined, min: number): number | 
   return n;
 }
 
-/** Parses `argv` (without node and the script). @throws FlagError */
-export function parseFlags(argv: readonly string[], hostname: string = os.hostname()): AgentFlags {
+/** Go bool flags that may be given bare (`--fail-swap-on` means `--fail-swap-on=true`). */
+const BARE_BOOL_FLAGS: readonly string[] = [...KUBELET_SERVER_BOOL_FLAGS, '--fail-swap-on'];
+
+/**
+ * Parses `argv` (without node and the script): deprecated aliases are rewritten (with a
+ * warning), then a `--config` file's fields become flags the command line overrides
+ * (kubelet-config.ts). `readFile` reads the config file (tests inject it).
+ * @throws FlagError (a config file error as its message)
+ */
+export function parseFlags(
+  argv: readonly string[],
+  hostname: string = os.hostname(),
+  readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+): AgentFlags {
+  const rewritten = rewriteDeprecatedFlags(argv);
+  const configPath = configFlag(rewritten.argv);
+  if (configPath === undefined) return parseArgv(rewritten.argv, hostname, undefined, rewritten.warnings);
+  let text: string;
+  try {
+    text = readFile(configPath);
+  } catch (err) {
+    throw new FlagError(new KubeletConfigError(configPath, undefined, (err as Error).message).message);
+  }
+  let file: ReturnType<typeof parseKubeletConfig>;
+  try {
+    file = parseKubeletConfig(text, configPath, (flags: readonly ConfigFlag[]) => {
+      parseArgv(
+        flags.map((f) => `--${f.flag}=${f.value}`),
+        hostname,
+        undefined,
+        [],
+      );
+    });
+  } catch (err) {
+    if (err instanceof KubeletConfigError) throw new FlagError(err.message);
+    throw err;
+  }
+  return parseArgv(mergeConfigArgv(file, rewritten.argv, canonicalFlag), hostname, file, [
+    ...rewritten.warnings,
+    ...file.warnings,
+  ]);
+}
+
+/** The value of `--config` in `argv` (last one wins), if any. */
+function configFlag(argv: readonly string[]): string | undefined {
+  let found: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === '--') break;
+    if (a === '--config') found = argv[i + 1];
+    else if (a.startsWith('--config=')) found = a.slice('--config='.length);
+  }
+  return found;
+}
+
+function parseArgv(
+  argv: readonly string[],
+  hostname: string,
+  file: ReturnType<typeof parseKubeletConfig> | undefined,
+  warnings: readonly string[],
+): AgentFlags {
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
       // Go bool flags given bare mean true.
-      args: normalizeCgroupArgv(argv).map((a) => (KUBELET_SERVER_BOOL_FLAGS.includes(a) ? `${a}=true` : a)),
+      args: normalizeCgroupArgv(argv).map((a) => (BARE_BOOL_FLAGS.includes(a) ? `${a}=true` : a)),
       strict: true,
       allowPositionals: false,
       options: {
         kubeconfig: { type: 'string' },
-        'runtime-endpoint': { type: 'string' },
-        'node-name': { type: 'string' },
+        config: { type: 'string' },
+        'container-runtime-endpoint': { type: 'string' },
+        'hostname-override': { type: 'string' },
+        'fail-swap-on': { type: 'string' },
+        'sync-frequency': { type: 'string' },
+        'embedded-image-policy': { type: 'string' },
         'node-ip': { type: 'string' },
         'pod-cidr': { type: 'string' },
         demo: { type: 'boolean' },
@@ -216,13 +312,37 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
   const logFormat = str('log-format') ?? 'pretty';
   if (logFormat !== 'pretty' && logFormat !== 'json')
     throw new FlagError(`--log-format: expected pretty|json, got "${logFormat}"`);
-  const endpoint = str('runtime-endpoint');
+  const endpoint = str('container-runtime-endpoint');
   if (endpoint !== undefined && !/^(unix:\/\/\/|tcp:\/\/)/.test(endpoint)) {
-    throw new FlagError(`--runtime-endpoint: expected unix:///path or tcp://host:port, got "${endpoint}"`);
+    throw new FlagError(
+      `--container-runtime-endpoint: expected unix:///path or tcp://host:port, got "${endpoint}"`,
+    );
   }
-  const nodeName = (str('node-name') ?? hostname).toLowerCase();
+  const nodeName = (str('hostname-override') ?? hostname).toLowerCase();
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(nodeName) || nodeName.length > 253) {
-    throw new FlagError(`--node-name: "${nodeName}" is not a valid DNS subdomain name`);
+    throw new FlagError(`--hostname-override: "${nodeName}" is not a valid DNS subdomain name`);
+  }
+  const failSwapOnText = str('fail-swap-on');
+  if (failSwapOnText !== undefined && failSwapOnText !== 'true' && failSwapOnText !== 'false') {
+    throw new FlagError(`--fail-swap-on: expected true|false, got "${failSwapOnText}"`);
+  }
+  const syncFrequencyText = str('sync-frequency');
+  let syncFrequencyMs: number | undefined;
+  if (syncFrequencyText !== undefined) {
+    try {
+      syncFrequencyMs = parseGoDuration(syncFrequencyText);
+    } catch (err) {
+      throw new FlagError(`--sync-frequency: ${(err as Error).message}`);
+    }
+    if (syncFrequencyMs <= 0) {
+      throw new FlagError(`--sync-frequency: expected a positive duration, got "${syncFrequencyText}"`);
+    }
+  }
+  const embeddedImagePolicy = str('embedded-image-policy') ?? 'simulate';
+  if (embeddedImagePolicy !== 'simulate' && embeddedImagePolicy !== 'known-only') {
+    throw new FlagError(
+      `--embedded-image-policy: expected simulate|known-only, got "${embeddedImagePolicy}"`,
+    );
   }
   const podCidr = str('pod-cidr');
   if (podCidr !== undefined && !/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/.test(podCidr)) {
@@ -291,6 +411,13 @@ export function parseFlags(argv: readonly string[], hostname: string = os.hostna
     kubeconfig: str('kubeconfig'),
     runtimeEndpoint: endpoint,
     nodeName,
+    config: str('config'),
+    failSwapOn: failSwapOnText === undefined ? undefined : failSwapOnText === 'true',
+    syncFrequencyMs,
+    nodeLeaseDurationSeconds: file?.nodeLeaseDurationSeconds,
+    nodeStatusReportFrequencyMs: file?.nodeStatusReportFrequencyMs,
+    embeddedImagePolicy,
+    warnings,
     nodeIp,
     podCidr,
     demo: values.demo === true,

@@ -40,6 +40,8 @@ export interface StatusWiringDeps {
   readonly maxPods: number | undefined;
   readonly statusUpdateFrequencyMs: number | undefined;
   readonly leaseDurationSeconds: number | undefined;
+  /** `nodeStatusReportFrequency`, ms. @default the status package's (5 min) */
+  readonly statusReportFrequencyMs?: number | undefined;
   readonly pressure: NodePressureProvider | undefined;
   /** `--eviction-hard` (allocatable subtracts its memory.available). @default the kubelet's */
   readonly evictionHard?: ResourceList | undefined;
@@ -116,6 +118,7 @@ export function createStatusParts(d: StatusWiringDeps): StatusParts {
       systemReserved: d.systemReserved,
       maxPods: d.maxPods,
       statusUpdateFrequencyMs: d.statusUpdateFrequencyMs,
+      statusReportFrequencyMs: d.statusReportFrequencyMs,
       pressure: d.pressure,
       evictionHard: d.evictionHard,
       kubeletPort: d.kubeletPort,

@@ -14,7 +14,7 @@ function sink() {
 it('prints the usage for --help and exits 2 on a bad flag', async () => {
   const out = sink();
   expect(await runCli(['--help'], { stdout: out, stderr: sink(), handleSignals: false })).toBe(0);
-  expect(out.text()).toMatch(/--runtime-endpoint unix:\/\/\/P/);
+  expect(out.text()).toMatch(/--container-runtime-endpoint unix:\/\/\/P/);
   const err = sink();
   expect(await runCli(['--exit-after=x'], { stdout: sink(), stderr: err, handleSignals: false })).toBe(2);
   expect(err.text()).toMatch(/^error: --exit-after: expected a number/);

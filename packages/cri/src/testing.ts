@@ -40,5 +40,5 @@ export {
 } from './fake/fake-runtime.js';
 export type { InjectedError, RecordedCall } from './fake/faults.js';
 export { normalizeImageRef } from './fake/image-ref.js';
-export type { FakeImage } from './fake/image-store.js';
+export type { FakeImage, FakeRegistryResolver } from './fake/image-store.js';
 export type { FakeVersionInfo } from './fake/runtime-service.js';

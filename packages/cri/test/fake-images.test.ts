@@ -92,3 +92,28 @@ describe('FakeRuntime images', () => {
     );
   });
 });
+
+describe('FakeRuntime registryResolver', () => {
+  it('serves pulls of references the registry does not list; undefined keeps NOT_FOUND', async () => {
+    const asked: string[] = [];
+    const h = await startFake({
+      registryResolver: (ref) => {
+        asked.push(ref);
+        return ref.startsWith('docker.io/') ? { ref, sizeBytes: 1234 } : undefined;
+      },
+    });
+    try {
+      const { imageRef } = await h.cri.image.pullImage({ image: { image: 'nginx' } });
+      const { image } = await h.cri.image.imageStatus({ image: { image: 'nginx' } });
+      expect(image?.id).toBe(imageRef);
+      expect(image?.repoTags).toEqual(['docker.io/library/nginx:latest']);
+      expect(image?.size).toBe(1234n);
+      await expect(h.cri.image.pullImage({ image: { image: 'quay.io/x/y:1' } })).rejects.toSatisfy((e) =>
+        hasCriCode(e, 'NOT_FOUND'),
+      );
+      expect(asked).toEqual(['docker.io/library/nginx:latest', 'quay.io/x/y:1']);
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -33,7 +33,7 @@ import { type DefaultExecHandler, succeedSilently } from './exec.js';
 import { FakeRuntimeConfigError } from './fake-error.js';
 import { FaultPlan, type InjectedError, type RecordedCall } from './faults.js';
 import { imageServiceHandlers } from './image-service.js';
-import { type FakeImage, ImageStore } from './image-store.js';
+import { type FakeImage, type FakeRegistryResolver, ImageStore } from './image-store.js';
 import { IpPool } from './ip-pool.js';
 import {
   type FakeVersionInfo,
@@ -59,6 +59,12 @@ export interface FakeRuntimeOptions {
   readonly images?: readonly FakeImage[];
   /** Images only the "registry" has: pullable, not present. Pulling anything else fails with NOT_FOUND. @default none */
   readonly registryImages?: readonly FakeImage[];
+  /**
+   * Serves pulls of references neither `images` nor `registryImages` list (called with the
+   * normalised reference): return the image to pull, or `undefined` for the registry's NOT_FOUND.
+   * @default none (such pulls fail)
+   */
+  readonly registryResolver?: FakeRegistryResolver;
   /** Container behaviours; the first rule whose match fits a container applies. @default none (containers run until stopped) */
   readonly behaviours?: readonly BehaviourRule[];
   /** Runtime-wide `ExecSync` scripts, tried after the container's own. @default none */
@@ -111,7 +117,7 @@ export class FakeRuntime implements Lifecycle {
   readonly #once = new StartOnce('FakeRuntime');
   readonly #clock: Clock;
   readonly #faults = new FaultPlan();
-  readonly #imageStore = new ImageStore();
+  readonly #imageStore: ImageStore;
   readonly #behaviourRules: BehaviourRule[];
   readonly #execScripts: ExecScript[];
   readonly #state: RuntimeState;
@@ -127,6 +133,7 @@ export class FakeRuntime implements Lifecycle {
   readonly #options: FakeRuntimeOptions;
   constructor(options: FakeRuntimeOptions = {}) {
     this.#options = options;
+    this.#imageStore = new ImageStore(options.registryResolver);
     this.#clock = options.clock ?? realClock;
     this.#pool = new IpPool(options.podCidr ?? '10.88.0.0/16');
     const chunk = options.streamChunkSize ?? 1000;

@@ -42,10 +42,22 @@ function idFor(image: FakeImage, normalized: string): string {
   return image.id ?? `sha256:${createHash('sha256').update(`image/${normalized}`).digest('hex')}`;
 }
 
+/**
+ * Answers a pull of a reference the fake registry does not list: the image to serve (a
+ * simulated registry that has more), or `undefined` for NOT_FOUND.
+ */
+export type FakeRegistryResolver = (normalizedRef: string) => FakeImage | undefined;
+
 /** The images on the node and in the fake registry. */
 export class ImageStore {
   readonly #local = new Map<string, StoredImage>();
   readonly #remote = new Map<string, FakeImage>();
+  readonly #resolver: FakeRegistryResolver | undefined;
+
+  /** @param resolver serves pulls of references the registry does not list. @default none */
+  constructor(resolver?: FakeRegistryResolver) {
+    this.#resolver = resolver;
+  }
 
   /** Makes `image` present on the node (and pullable again after removal). Returns its ID. */
   preload(image: FakeImage): string {
@@ -64,7 +76,7 @@ export class ImageStore {
    */
   pull(ref: string): string {
     const normalized = normalizeImageRef(ref);
-    const image = this.#remote.get(normalized);
+    const image = this.#remote.get(normalized) ?? this.#resolver?.(normalized);
     if (image === undefined) {
       throw new FakeRuntimeError(
         status.NOT_FOUND,
