@@ -5,18 +5,19 @@
  * `kubeproxy_iptables_localhost_nodeports_accepted_packets_total`, read on each scrape.
  */
 import { FakeListerWatcher } from '@nodeagent/informer/testing';
-import { countWrittenRules, type NfacctClient, type NfacctCounter } from '@nodeagent/iptables';
+import {
+  countWrittenRules,
+  IptablesBackend,
+  type NfacctClient,
+  type NfacctCounter,
+} from '@nodeagent/iptables';
 import { FakeIptablesExecutor } from '@nodeagent/iptables/testing';
+import { NftablesBackend } from '@nodeagent/nftables';
 import { FakeNftExecutor } from '@nodeagent/nftables/testing';
+import type { DataPlaneBackend as Backend } from '@nodeagent/proxy-state';
 import * as promClient from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type Backend,
-  IptablesBackend,
-  NftablesBackend,
-  Proxier,
-  registerNfacctCollectors,
-} from '../src/index.js';
+import { Proxier, registerNfacctCollectors } from '../src/index.js';
 import { FakeConntrackCleaner } from '../src/testing.js';
 import { endpointSlice, eventually, node, service } from './fixtures.js';
 
