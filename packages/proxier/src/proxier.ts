@@ -358,6 +358,7 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
     ];
     const ac = new AbortController();
     this.#startAbort = ac;
+    if (this.#stopped) ac.abort(new Error('Proxier stopped before its informers synced'));
     const abort = () => ac.abort(signal?.reason);
     signal?.addEventListener('abort', abort, { once: true });
     try {
