@@ -21,7 +21,7 @@
  *   backend: new NftablesBackend({ ipv4: { executor: new SpawnNftExecutor() } }),
  * });
  * proxier.on('objectError', (err) => console.warn(err.message));
- * await proxier.start(AbortSignal.timeout(3_600_000));
+ * await proxier.start(AbortSignal.timeout(60_000));
  * ```
  *
  * @packageDocumentation
