@@ -94,6 +94,25 @@ describe('Proxier on a shared SharedInformerFactory', () => {
     expect(watchesByPath(server)['/api/v1/services']).toBe(1);
   });
 
+  it('contrast: without informerFactory the proxier opens watches of its own (the count sees them)', async () => {
+    const { server, kc, nft } = await setup();
+    const factory = new SharedInformerFactory({ kubeConfig: kc });
+    cleanups.push(() => factory.stop());
+    factory.services<V1Service & KubeObject>().addEventHandler({ onAdd: () => {} });
+    await factory.start(AbortSignal.timeout(10_000));
+    const proxier = new Proxier({
+      nodeName: NODE,
+      kubeConfig: kc,
+      backend: new NftablesBackend({ ipv4: { executor: nft } }),
+      healthz: false,
+      healthCheckNodePorts: false,
+      conntrack: false,
+    });
+    cleanups.push(() => proxier.stop());
+    await proxier.start(AbortSignal.timeout(10_000));
+    await eventually(() => expect(watchesByPath(server)['/api/v1/services']).toBe(2));
+  });
+
   it('waits for a factory its owner starts later, and opens no watch of its own', async () => {
     const { server, kc, nft } = await setup();
     const factory = new SharedInformerFactory({ kubeConfig: kc });
