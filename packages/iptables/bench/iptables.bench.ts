@@ -211,9 +211,8 @@ it('iptables: render and apply, ours vs kube-proxy’s way', async () => {
         // service's chains switch with the dispatch in the last payload (make before break).
         current = [...current];
         current[0] = servicePort(0, 9);
-        syncer.planner.requestFullSync();
         let tp = performance.now();
-        const pf = await syncer.sync(current, new Set(['bench/svc-0']));
+        const pf = await syncer.sync(current, new Set(['bench/svc-0']), { full: true });
         periodicFull = `${fmt(ms(tp))} (${pf.restoreCalls} restores)`;
         // A restarted process over the loaded rules: every existing chain's content is unknown,
         // so all of them switch in the last payload.

@@ -16,6 +16,11 @@
  *
  * @packageDocumentation
  */
+export {
+  IptablesBackend,
+  type IptablesBackendOptions,
+  type IptablesFamilyOptions,
+} from './backend.js';
 export { CanaryMonitor, type CanaryMonitorOptions } from './canary-monitor.js';
 export {
   EXT_PREFIX,
@@ -40,6 +45,7 @@ export {
   serviceFirewallChainName,
   serviceLocalChainName,
 } from './chain-names.js';
+export { removeOwnedIptablesChains } from './cleanup.js';
 export { commentArg, MAX_COMMENT_BYTES, quoteComment } from './comment.js';
 export {
   IptablesCommandError,
@@ -53,6 +59,7 @@ export {
   countWrittenRules,
   IptablesSyncer,
   type IptablesSyncerOptions,
+  type IptablesSyncOptions,
   type IptablesSyncResult,
 } from './iptables-syncer.js';
 export {
@@ -115,7 +122,6 @@ export { SnapshotAdapter, servicePortFromSnapshot, snapshotFamily } from './snap
 export { sortRestoreText } from './sort-restore-text.js';
 export { SpawnIptablesExecutor, type SpawnIptablesExecutorOptions } from './spawn-executor.js';
 export {
-  FULL_SYNC_PERIOD_MS,
   type FullSyncReason,
   IptablesSyncPlanner,
   type IptablesSyncPlannerOptions,

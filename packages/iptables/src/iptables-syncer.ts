@@ -1,6 +1,6 @@
 /**
- * One sync step for the proxier's loop: plan (full or partial), ensure jump rules on full
- * syncs, apply the payloads in order, and record the outcome in the planner.
+ * One sync step for the proxier's loop: plan (full or partial, as the caller decides), ensure
+ * jump rules on full syncs, apply the payloads in order, and record the outcome in the planner.
  *
  * @module
  */
@@ -19,6 +19,17 @@ import {
   type SyncPlan,
 } from './sync-planner.js';
 
+/** How a caller asks an {@link IptablesSyncer} to sync. */
+export interface IptablesSyncOptions {
+  /**
+   * Rewrite every chain (the caller's policy: the proxier's sync loop decides). A partial sync
+   * is planned otherwise, unless the planner has no baseline (the first sync, after a failure,
+   * after the tables were flushed), which makes it full: see `IptablesSyncResult.fullReason`.
+   * @default false
+   */
+  readonly full?: boolean;
+}
+
 /** Options of {@link IptablesSyncer}. */
 export interface IptablesSyncerOptions extends IptablesSyncPlannerOptions {
   /** Where the rules go. */
@@ -30,6 +41,8 @@ export interface IptablesSyncerOptions extends IptablesSyncPlannerOptions {
    * @default kubeProxyJumpRules(localhost node ports enabled for IPv4)
    */
   readonly jumpRules?: readonly JumpRule[];
+  /** Time source (`durationMs`). @default realClock */
+  readonly clock?: Clock;
   /** @default noopLogger */
   readonly logger?: Logger;
 }
@@ -77,11 +90,11 @@ export function countWrittenRules(payloads: readonly string[]): { filter: number
 }
 
 /**
- * Applies rulesets through an executor with kube-proxy's sync policy (see
+ * Applies rulesets through an executor: full or partial as the caller asks (see
  * {@link IptablesSyncPlanner}). Not re-entrant: the caller's loop serialises calls.
  */
 export class IptablesSyncer {
-  /** The planner (policy state: last full sync, known chains). */
+  /** The planner (known chains, the baseline partial syncs are computed against). */
   readonly planner: IptablesSyncPlanner;
   /** The renderer. */
   readonly renderer: IptablesRenderer;
@@ -109,23 +122,27 @@ export class IptablesSyncer {
   async sync(
     servicePorts: Iterable<IptablesServicePort>,
     changedServices: ReadonlySet<string>,
-    forceFull = false,
+    options: IptablesSyncOptions = {},
   ): Promise<IptablesSyncResult> {
-    return this.#sync(this.planner, servicePorts, changedServices, forceFull);
+    return this.#sync(this.planner, servicePorts, changedServices, options.full ?? false);
   }
 
   /**
-   * Syncs a proxy-state snapshot (its `changedServices`; `fullSyncRequired` forces a full
-   * sync). @throws TypeError if the snapshot's family differs from the renderer's.
+   * Syncs a proxy-state snapshot (its `changedServices`). The snapshot's `fullSyncRequired` is
+   * an input to the caller's decision, not read here: pass `{ full: snapshot.fullSyncRequired }`
+   * to honour it. @throws TypeError if the snapshot's family differs from the renderer's.
    */
-  async syncSnapshot(snapshot: ProxySnapshot): Promise<IptablesSyncResult> {
+  async syncSnapshot(
+    snapshot: ProxySnapshot,
+    options: IptablesSyncOptions = {},
+  ): Promise<IptablesSyncResult> {
     if (snapshotFamily(snapshot) !== this.renderer.options.ipFamily) {
       throw new TypeError(
         `snapshot is ${snapshotFamily(snapshot)} but this syncer renders ${this.renderer.options.ipFamily}`,
       );
     }
     const ports = this.#adapter.servicePorts(snapshot);
-    return this.#sync(this.planner, ports, snapshot.changedServices, snapshot.fullSyncRequired);
+    return this.#sync(this.planner, ports, snapshot.changedServices, options.full ?? false);
   }
 
   /** Applies a plan's payloads in order; reports how many were applied before an error. */
@@ -149,11 +166,11 @@ export class IptablesSyncer {
     planner: IptablesSyncPlanner,
     servicePorts: Iterable<IptablesServicePort>,
     changed: ReadonlySet<string>,
-    forceFull: boolean,
+    full: boolean,
   ): Promise<IptablesSyncResult> {
     const ports = [...servicePorts];
     const start = this.#clock.now();
-    if (!this.#seeded && planner.fullSyncReason === 'initial') {
+    if (!this.#seeded && planner.noBaseline === 'initial') {
       // A previous process may have left chains the old dispatch still reaches: learn them (as
       // kube-proxy reads iptables-save) so the make-before-break order loads early only those
       // that already hold what this sync writes, switches the others with the dispatch, and
@@ -161,7 +178,7 @@ export class IptablesSyncer {
       planner.seedExistingRules(await this.#executor.save('nat'));
       this.#seeded = true;
     }
-    let plan = planner.plan(ports, changed, forceFull);
+    let plan = planner.plan(ports, changed, full);
     let retried = false;
     for (;;) {
       const applied = await this.#apply(plan);

@@ -5,23 +5,14 @@
  *
  * @module
  */
-import { type Clock, realClock } from '@nodeagent/core';
 import { isServiceChainName } from './chain-names.js';
 import type { IptablesRenderer, IptablesRuleset, ServicePortRules } from './render.js';
 import { type RestoreChunk, restoreChunksPlan, restoreText, sharedChainsText } from './restore-text.js';
 import { canonicalChains } from './rule-canon.js';
 import type { IptablesServicePort } from './service-port.js';
 
-/** kube-proxy's `FullSyncPeriod`: a full sync at least this often. */
-export const FULL_SYNC_PERIOD_MS = 3_600_000;
-
 /** Options of {@link IptablesSyncPlanner}. */
 export interface IptablesSyncPlannerOptions {
-  /**
-   * Longest time between full syncs.
-   * @default 3_600_000 (one hour, as kube-proxy)
-   */
-  readonly fullSyncPeriodMs?: number;
   /**
    * How full syncs are written: `chunked` (several payloads, see `restoreChunks`; fast on
    * the nf_tables backend) or `single` (one payload, exactly kube-proxy's call).
@@ -42,12 +33,15 @@ export interface IptablesSyncPlannerOptions {
    * @default true
    */
   readonly skipUnchangedSharedChains?: boolean;
-  /** Time source. @default realClock */
-  readonly clock?: Clock;
 }
 
-/** Why the next sync will be full. */
-export type FullSyncReason = 'initial' | 'failure' | 'period' | 'requested';
+/**
+ * Why a sync is full: the caller asked for it (`requested`: the sync loop's decision — first
+ * sync, failure, period, configuration change), or a partial sync was impossible because the
+ * planner has no baseline to diff against: nothing synced yet (`initial`), the last sync failed
+ * (`failure`), or the tables were flushed under it (`flushed`, the canary vanished).
+ */
+export type FullSyncReason = 'initial' | 'failure' | 'flushed' | 'requested';
 
 /** What one sync writes. */
 export interface SyncPlan {
@@ -90,14 +84,13 @@ export interface SyncPlan {
 
 /**
  * Plans full and partial syncs and remembers which per-service chains exist after each
- * successful one. Policy (kube-proxy's): the first sync is full, a failed sync makes the
- * next one full, a full sync happens at least every `fullSyncPeriodMs`, and callers can
- * request one (canary lost, node topology changed).
+ * successful one. Whether a sync is full is the caller's decision (the proxier's sync loop
+ * owns that policy); the planner only plans a full sync instead of a partial one when it has
+ * no baseline: before its first successful full sync, after a failed sync, or after
+ * {@link IptablesSyncPlanner.baselineLost} (see {@link FullSyncReason}).
  */
 export class IptablesSyncPlanner {
   readonly #renderer: IptablesRenderer;
-  readonly #clock: Clock;
-  readonly #periodMs: number;
   readonly #mode: 'chunked' | 'single';
   readonly #maxRules: number;
   readonly #known = new Map<string, Set<string>>();
@@ -109,14 +102,11 @@ export class IptablesSyncPlanner {
   #saved: Map<string, string[]> | undefined;
   readonly #skipShared: boolean;
   #lastShared: string | undefined;
-  #fullReason: FullSyncReason | undefined = 'initial';
-  #lastFullSyncMs = Number.NEGATIVE_INFINITY;
+  #noBaseline: Exclude<FullSyncReason, 'requested'> | undefined = 'initial';
 
   /** @param renderer the renderer (its caches make repeated plans cheap); @param options policy. */
   constructor(renderer: IptablesRenderer, options: IptablesSyncPlannerOptions = {}) {
     this.#renderer = renderer;
-    this.#clock = options.clock ?? realClock;
-    this.#periodMs = options.fullSyncPeriodMs ?? FULL_SYNC_PERIOD_MS;
     this.#mode = options.fullSyncMode ?? 'chunked';
     this.#maxRules = options.maxRulesPerChunk ?? 2000;
     this.#skipShared = options.skipUnchangedSharedChains ?? true;
@@ -127,16 +117,20 @@ export class IptablesSyncPlanner {
     return this.#mode === 'chunked';
   }
 
-  /** Why the next sync must be full, or undefined if a partial sync is allowed. */
-  get fullSyncReason(): FullSyncReason | undefined {
-    if (this.#fullReason !== undefined) return this.#fullReason;
-    if (this.#clock.now() - this.#lastFullSyncMs >= this.#periodMs) return 'period';
-    return undefined;
+  /**
+   * Why a partial sync is impossible (no baseline to diff against), or undefined when one can
+   * be planned. Not a policy: whether to sync fully is the caller's decision.
+   */
+  get noBaseline(): Exclude<FullSyncReason, 'requested'> | undefined {
+    return this.#noBaseline;
   }
 
-  /** Forces the next sync to be full (canary lost, topology labels changed, ...). */
-  requestFullSync(): void {
-    this.#fullReason ??= 'requested';
+  /**
+   * The kernel no longer holds what the last sync wrote (the canary vanished: another program
+   * flushed the tables), so the next plan is full whatever the caller asks.
+   */
+  baselineLost(): void {
+    this.#noBaseline ??= 'flushed';
   }
 
   /**
@@ -186,16 +180,17 @@ export class IptablesSyncPlanner {
    * @param servicePorts every service port of the family.
    * @param changedServices service keys (`ns/name`) changed since the last successful sync,
    *   deleted services included.
-   * @param forceFull make this sync full regardless of policy.
+   * @param full the caller's decision: a full sync; `false` plans a partial one unless there is
+   *   no baseline ({@link noBaseline}).
    */
   plan(
     servicePorts: Iterable<IptablesServicePort>,
     changedServices: ReadonlySet<string>,
-    forceFull = false,
+    full: boolean,
   ): SyncPlan {
-    const reason = forceFull ? (this.fullSyncReason ?? 'requested') : this.fullSyncReason;
-    const full = reason !== undefined;
-    const ruleset = this.#renderer.render(servicePorts, full ? {} : { changedServices });
+    const reason: FullSyncReason | undefined = this.#noBaseline ?? (full ? 'requested' : undefined);
+    const isFull = reason !== undefined;
+    const ruleset = this.#renderer.render(servicePorts, isFull ? {} : { changedServices });
     const written = new Map<string, Set<string>>();
     const writtenRules = new Map<string, number>();
     const countLines = (s: string): number => {
@@ -219,7 +214,7 @@ export class IptablesSyncPlanner {
       for (const c of sp.chains) set.add(c);
     }
     const stale: string[] = [];
-    if (full) {
+    if (isFull) {
       const all = new Set<string>();
       for (const s of written.values()) for (const c of s) all.add(c);
       for (const c of this.knownChains()) if (!all.has(c)) stale.push(c);
@@ -230,14 +225,14 @@ export class IptablesSyncPlanner {
       }
     }
     for (const n of writtenRules.values()) natRules += n;
-    if (!full) {
+    if (!isFull) {
       for (const [key, n] of this.#knownRules) if (!changedServices.has(key)) natRules += n;
     }
     stale.sort();
     const sharedText = this.#skipShared ? sharedChainsText(ruleset) : undefined;
-    const includeShared = full || sharedText === undefined || sharedText !== this.#lastShared;
+    const includeShared = isFull || sharedText === undefined || sharedText !== this.#lastShared;
     let chunks: RestoreChunk[];
-    if (full && this.#mode === 'chunked') {
+    if (isFull && this.#mode === 'chunked') {
       const existing = this.knownChains();
       chunks = restoreChunksPlan(ruleset, {
         staleNatChains: stale,
@@ -260,14 +255,14 @@ export class IptablesSyncPlanner {
     let bytes = 0;
     for (const p of payloads) bytes += Buffer.byteLength(p);
     return {
-      full,
+      full: isFull,
       fullReason: reason,
       payloads,
       staleChains: stale,
       ruleset,
       bytes,
       writtenChains: written,
-      changedServices: full ? undefined : changedServices,
+      changedServices: isFull ? undefined : changedServices,
       ruleCounts: { filter: filterRules, nat: natRules },
       noLocalEndpoints: { internal, external },
       writtenRules,
@@ -295,9 +290,8 @@ export class IptablesSyncPlanner {
       this.#orphans.clear();
       for (const [key, n] of plan.writtenRules) this.#knownRules.set(key, n);
       for (const [key, chains] of plan.writtenChains) this.#known.set(key, new Set(chains));
-      this.#fullReason = undefined;
+      this.#noBaseline = undefined;
       this.#saved = undefined;
-      this.#lastFullSyncMs = this.#clock.now();
       return;
     }
     for (const key of plan.changedServices ?? []) {
@@ -311,13 +305,13 @@ export class IptablesSyncPlanner {
   }
 
   /**
-   * Records that `plan` failed: the next sync is full, and every chain it may have created is
+   * Records that `plan` failed: the next plan is full (no baseline), and every chain it may have created is
    * remembered so that sync can delete it if stale. `appliedPayloads` (each payload is one
    * atomic iptables-restore) tells which content the kernel now holds; without it the content
    * of every chain the plan writes is taken as unknown.
    */
   failed(plan: SyncPlan, appliedPayloads?: number): void {
-    this.#fullReason = 'failure';
+    this.#noBaseline = 'failure';
     if (appliedPayloads === undefined)
       for (const chains of plan.payloadChains) for (const c of chains.keys()) this.#content.delete(c);
     else this.#recordApplied(plan, appliedPayloads);

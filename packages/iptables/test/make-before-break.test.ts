@@ -155,11 +155,10 @@ async function run(oldC: Cluster, newC: Cluster, failAt: number, failures = 1, r
     failed++;
     ipt.failNextRestore();
   }
-  syncer.planner.requestFullSync();
   const next = snapshot(newC).snap;
   let error: unknown;
   try {
-    await syncer.syncSnapshot(next);
+    await syncer.syncSnapshot(next, { full: true });
   } catch (e) {
     error = e;
   }
@@ -254,7 +253,7 @@ describe('chunked full sync: make before break', () => {
           // One failure: the syncer retried the full sync at once and converged.
           expect(r.error).toBeUndefined();
           expect(outcomes(r.ipt.tables())).toEqual(r.newOut);
-          expect(r.syncer.planner.fullSyncReason).toBeUndefined();
+          expect(r.syncer.planner.noBaseline).toBeUndefined();
         },
       ),
       { numRuns: 60 },
@@ -294,7 +293,7 @@ describe('chunked full sync: make before break', () => {
           const r = await run(cluster(before), cluster(after), failAt, 2);
           expect(r.mixes).toEqual([]);
           if (r.error === undefined) return; // fewer payloads than failAt: nothing failed
-          expect(r.syncer.planner.fullSyncReason).toBe('failure');
+          expect(r.syncer.planner.noBaseline).toBe('failure');
           r.ipt.check = undefined;
           await r.syncer.syncSnapshot(r.next);
           expect(outcomes(r.ipt.tables())).toEqual(r.newOut);

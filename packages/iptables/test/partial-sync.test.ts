@@ -24,7 +24,7 @@ async function freshFullSync(state: ProxyState) {
   // A new state object sees everything as new: render from the current snapshot's ports.
   const snap = state.checkout().v4;
   const ports = new SnapshotAdapter().servicePorts(snap);
-  await fresh.syncer.sync(ports, new Set(), true);
+  await fresh.syncer.sync(ports, new Set(), { full: true });
   return { fresh: fresh.ipt, ports };
 }
 
@@ -108,7 +108,7 @@ describe('partial sync (kube-proxy TestSyncProxyRulesRepeated sequence)', () => 
     const { fresh, ports } = await freshFullSync(state);
     expect(ipt.snapshot()).toEqual(fresh.snapshot());
     const before = ipt.snapshot();
-    await syncer.sync(ports, new Set(), true);
+    await syncer.sync(ports, new Set(), { full: true });
     expect(ipt.snapshot()).toEqual(before);
     expect(
       tracePacket(ipt.tables(), {
@@ -152,7 +152,7 @@ describe('partial sync (kube-proxy TestSyncProxyRulesRepeated sequence)', () => 
     state.onEndpointSliceUpdate(undefined, slice('ns1', 'a', p('p', 80), [{ ip: '10.0.1.2' }]));
     ipt.failNextRestore();
     await expect(syncer.syncSnapshot(state.checkout().v4)).rejects.toThrow(/injected failure/);
-    expect(syncer.planner.fullSyncReason).toBe('failure');
+    expect(syncer.planner.noBaseline).toBe('failure');
     const r = await syncer.syncSnapshot(state.checkout().v4);
     expect(r.full).toBe(true);
     expect(r.fullReason).toBe('failure');
@@ -160,19 +160,24 @@ describe('partial sync (kube-proxy TestSyncProxyRulesRepeated sequence)', () => 
     expect(ipt.snapshot()).toEqual(fresh.snapshot());
   });
 
-  it('runs a full sync at least every hour, and on request', async () => {
+  it('syncs fully when the caller asks or when it has no baseline, never on its own clock', async () => {
+    // The hourly full sync is the proxier's decision (its sync loop; see the proxier's
+    // sync-owner tests): the syncer only plans what it is asked, unless it cannot.
     const clock = new FakeClock();
     const state = newState();
     const { syncer } = setup(clock);
     state.onServiceAdd(svc('ns1', 'a', { clusterIP: '172.30.0.41', ports: [{ name: 'p', port: 80 }] }));
-    expect((await syncer.syncSnapshot(state.checkout().v4)).full).toBe(true);
-    await clock.advance(3_599_000);
+    const first = await syncer.syncSnapshot(state.checkout().v4);
+    expect([first.full, first.fullReason]).toEqual([true, 'initial']);
+    await clock.advance(7_200_000);
     expect((await syncer.syncSnapshot(state.checkout().v4)).full).toBe(false);
-    await clock.advance(1_000);
-    const r = await syncer.syncSnapshot(state.checkout().v4);
-    expect([r.full, r.fullReason]).toEqual([true, 'period']);
-    syncer.planner.requestFullSync();
-    expect((await syncer.syncSnapshot(state.checkout().v4)).fullReason).toBe('requested');
+    const asked = await syncer.syncSnapshot(state.checkout().v4, { full: true });
+    expect([asked.full, asked.fullReason]).toEqual([true, 'requested']);
+    expect((await syncer.syncSnapshot(state.checkout().v4)).full).toBe(false);
+    // The tables were flushed under us (the canary vanished): no baseline, so full even unasked.
+    syncer.planner.baselineLost();
+    const lost = await syncer.syncSnapshot(state.checkout().v4);
+    expect([lost.full, lost.fullReason]).toEqual([true, 'flushed']);
     expect((await syncer.syncSnapshot(state.checkout().v4)).full).toBe(false);
   });
 
@@ -230,7 +235,7 @@ describe('partial sync (kube-proxy TestSyncProxyRulesRepeated sequence)', () => 
         const { fresh, ports } = await freshFullSync(state);
         expect(ipt.snapshot()).toEqual(fresh.snapshot());
         const before = ipt.snapshot();
-        await syncer.sync(ports, new Set(), true);
+        await syncer.sync(ports, new Set(), { full: true });
         expect(ipt.snapshot()).toEqual(before);
       }),
       { numRuns: 60 },

@@ -28,6 +28,7 @@
  *
  * @packageDocumentation
  */
+export { IpvsBackend, type IpvsBackendOptions, type IpvsFamilyOptions } from './backend.js';
 export {
   type ConnectionCounts,
   type DiffIpvsOptions,

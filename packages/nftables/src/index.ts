@@ -17,6 +17,11 @@
  * @packageDocumentation
  */
 export {
+  NftablesBackend,
+  type NftablesBackendOptions,
+  type NftablesFamilyOptions,
+} from './backend.js';
+export {
   affinitySetName,
   CHAIN_NAME_BASE_MAX_LENGTH,
   type ChainNameParts,
@@ -42,7 +47,12 @@ export type {
   SetSpec,
 } from './model.js';
 export { type NftCommand, NftSyntaxError, parseNftCommands } from './nft-commands.js';
-export { NftSyncer, type NftSyncerOptions, type NftSyncResult } from './nft-syncer.js';
+export {
+  NftSyncer,
+  type NftSyncerOptions,
+  type NftSyncOptions,
+  type NftSyncResult,
+} from './nft-syncer.js';
 export { MAX_COMMENT_BYTES, quoteComment } from './nft-text.js';
 export { NFT } from './render-base.js';
 export { renderNftables, renderNftablesRuleset, snapshotRenderOptions } from './render-nftables.js';

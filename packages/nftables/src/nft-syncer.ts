@@ -1,7 +1,8 @@
 /**
  * One sync step for the proxier's loop: render the snapshot, plan ONE transaction (full or
- * partial) against the mirror, apply it, and keep the mirror on success. A failure makes
- * the next sync full; a full sync also runs every `fullSyncPeriodMs`.
+ * partial, as the caller decides) against the mirror, apply it, and keep the mirror on
+ * success. A failure forgets the mirror, so the next sync is full (a partial one has nothing
+ * to diff against).
  *
  * @module
  */
@@ -12,17 +13,23 @@ import type { NftRenderOptions } from './render-options.js';
 import { NftRenderer } from './renderer.js';
 import { NftSyncPlanner, type NftSyncPlannerOptions } from './sync-planner.js';
 
+/** How a caller asks an {@link NftSyncer} to sync. */
+export interface NftSyncOptions {
+  /**
+   * Rewrite the whole table (the caller's policy: the proxier's sync loop decides). A partial
+   * sync is planned otherwise, unless the mirror is missing (the first sync, after a failure),
+   * which makes it full and lists the kernel table first.
+   * @default false
+   */
+  readonly full?: boolean;
+}
+
 /** Options of {@link NftSyncer}. */
 export interface NftSyncerOptions extends NftSyncPlannerOptions {
   /** Where the transactions go. */
   readonly executor: NftExecutor;
   /** Renderer options (layout, detector, mark, ...); the family must match the snapshots. */
   readonly render?: NftRenderOptions;
-  /**
-   * A full sync at least this often.
-   * @default 3600000 (1 hour)
-   */
-  readonly fullSyncPeriodMs?: number;
   /** @default realClock */
   readonly clock?: Clock;
   /** @default noopLogger */
@@ -60,8 +67,6 @@ export class NftSyncer {
   readonly #executor: NftExecutor;
   readonly #clock: Clock;
   readonly #log: Logger;
-  readonly #periodMs: number;
-  #lastFullAt: number | undefined;
 
   /** @param options executor, renderer options, policy. */
   constructor(options: NftSyncerOptions) {
@@ -70,22 +75,18 @@ export class NftSyncer {
     this.#executor = options.executor;
     this.#clock = options.clock ?? realClock;
     this.#log = options.logger ?? noopLogger;
-    this.#periodMs = options.fullSyncPeriodMs ?? 3_600_000;
   }
 
   /**
-   * Syncs a snapshot: full on the first call, after a failure, when the snapshot asks for it
-   * (`fullSyncRequired`), every `fullSyncPeriodMs`, or when `forceFull`. @throws the executor's error
+   * Syncs a snapshot: full when the caller asks (`options.full`) or when there is no mirror to
+   * diff against (the first call, after a failure); partial otherwise. The snapshot's
+   * `fullSyncRequired` is an input to the caller's decision, not read here.
+   * @throws the executor's error
    */
-  async sync(snapshot: ProxySnapshot, forceFull = false): Promise<NftSyncResult> {
+  async sync(snapshot: ProxySnapshot, options: NftSyncOptions = {}): Promise<NftSyncResult> {
     const start = this.#clock.now();
     const { ruleset, errors } = this.renderer.render(snapshot);
-    const full =
-      forceFull ||
-      this.planner.needsFull ||
-      snapshot.fullSyncRequired ||
-      this.#lastFullAt === undefined ||
-      start - this.#lastFullAt >= this.#periodMs;
+    const full = (options.full ?? false) || this.planner.needsFull;
     let plan: ReturnType<NftSyncPlanner['planFull']>;
     try {
       if (full) {
@@ -103,7 +104,6 @@ export class NftSyncer {
       throw err;
     }
     plan.commit();
-    if (full) this.#lastFullAt = start;
     for (const e of errors)
       this.#log.warn({ servicePort: e.servicePortName, problems: e.problems }, e.message);
     const result: NftSyncResult = {

@@ -97,7 +97,7 @@ describe.each(LAYOUTS)('partial sync (%s layout)', (layout) => {
     const afterPartials = t.dump();
     expect(afterPartials).toEqual(await t.fresh());
 
-    const full = await t.syncer.sync(t.state.checkout().v4, true);
+    const full = await t.syncer.sync(t.state.checkout().v4, { full: true });
     expect(full.full).toBe(true);
     expect(t.dump()).toEqual(afterPartials);
   });
@@ -191,7 +191,7 @@ describe('a table left by the 1.31–1.33 layout', () => {
       ].join('\n'),
     );
     t.add('a', '172.30.0.10', ['10.180.0.1']);
-    const first = await t.syncer.sync(t.state.checkout().v4, true);
+    const first = await t.syncer.sync(t.state.checkout().v4, { full: true });
     expect(first.staleChains).toEqual(
       expect.arrayContaining(['filter-prerouting', 'filter-output-post-dnat']),
     );

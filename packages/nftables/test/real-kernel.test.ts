@@ -238,7 +238,7 @@ describeRealNode('nftables rules in a real kernel (network namespaces)', ['root'
       await check.exec(['nft', 'delete', 'table', 'ip', 'kube-proxy']);
       const freshExec = new SpawnNftExecutor({ netns: check.name });
       const fresh = new NftSyncer({ executor: freshExec, render });
-      await fresh.sync(state.checkout().v4, true);
+      await fresh.sync(state.checkout().v4, { full: true });
       expect(meaningDiff(ours, tableMeaning(await freshExec.listTableJson('ip', 'kube-proxy')))).toEqual([]);
     });
   });

@@ -43,21 +43,26 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { collectionPath, RestListerWatcher } from '@nodeagent/informer';
-import { SpawnIptablesExecutor } from '@nodeagent/iptables';
-import { type NftLayout, OPT, SpawnNftExecutor, serviceChainName } from '@nodeagent/nftables';
-import type { ProxyCheckout, ProxySnapshot } from '@nodeagent/proxy-state';
+import { IptablesBackend, SpawnIptablesExecutor } from '@nodeagent/iptables';
+import {
+  NftablesBackend,
+  type NftLayout,
+  OPT,
+  SpawnNftExecutor,
+  serviceChainName,
+} from '@nodeagent/nftables';
+import type {
+  DataPlaneBackend as Backend,
+  BackendSyncOptions,
+  BackendSyncResult,
+  ProxyCheckout,
+  ProxySnapshot,
+} from '@nodeagent/proxy-state';
 import { createNetns, type Netns } from '@nodeagent/test-support/netns';
 import { realNodeMissing } from '@nodeagent/test-support/real-node';
 import { it } from 'vitest';
 import { type MiniApiServer, startMiniApiServer } from '../../mini-apiserver/src/index.js';
-import {
-  type Backend,
-  type BackendSyncOptions,
-  type BackendSyncResult,
-  IptablesBackend,
-  NftablesBackend,
-  Proxier,
-} from '../src/index.js';
+import { Proxier } from '../src/index.js';
 
 const SIZES = (process.env.PROG_BENCH_SIZES ?? '1000,10000').split(',').map(Number);
 const CHANGES = Number(process.env.PROG_BENCH_CHANGES ?? 50);

@@ -15,6 +15,7 @@ import {
   StartOnce,
   type Timer,
 } from '@nodeagent/core';
+import { FULL_SYNC_PERIOD_MS } from '@nodeagent/proxy-state';
 
 /** Options of a {@link BoundedFrequencyRunner}. */
 export interface BoundedFrequencyRunnerOptions {
@@ -36,7 +37,7 @@ export interface BoundedFrequencyRunnerOptions {
   readonly retryIntervalMs?: number;
   /**
    * A run happens at least this often. Must be ≥ `minIntervalMs`.
-   * @default 3600000
+   * @default FULL_SYNC_PERIOD_MS (one hour, as kube-proxy builds its runner)
    */
   readonly maxIntervalMs?: number;
   /**
@@ -67,7 +68,7 @@ type State = 'stopped' | 'idle' | 'running' | 'cooldown';
  *   fn: syncRules,
  *   minIntervalMs: 1_000,
  *   retryIntervalMs: 30_000,
- *   maxIntervalMs: 3_600_000,
+ *   maxIntervalMs: FULL_SYNC_PERIOD_MS, // from @nodeagent/proxy-state
  * });
  * await runner.start();
  * runner.run(); // a change arrived: sync as soon as the min interval allows
@@ -103,7 +104,7 @@ export class BoundedFrequencyRunner {
     const { name, fn } = options;
     const minIntervalMs = options.minIntervalMs ?? 1_000;
     const retryIntervalMs = options.retryIntervalMs ?? 30_000;
-    const maxIntervalMs = options.maxIntervalMs ?? 3_600_000;
+    const maxIntervalMs = options.maxIntervalMs ?? FULL_SYNC_PERIOD_MS;
     for (const [k, v] of [
       ['minIntervalMs', minIntervalMs],
       ['retryIntervalMs', retryIntervalMs],

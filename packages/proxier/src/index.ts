@@ -1,7 +1,8 @@
 /**
  * kube-proxy's loop as a library: informers for Services, EndpointSlices and this Node feed
  * `@nodeagent/proxy-state`; a bounded-frequency runner syncs each checkout into a backend —
- * iptables, nftables or IPVS through their `@nodeagent` packages, or your own {@link Backend};
+ * `IptablesBackend`, `NftablesBackend` or `IpvsBackend` from their `@nodeagent` packages
+ * (optional installs: install the one you use), or your own `DataPlaneBackend`;
  * plus kube-proxy's healthz server (port 10256 semantics), health-check node ports for
  * `externalTrafficPolicy: Local` services, stale UDP conntrack cleanup and the `kubeproxy_*`
  * metrics.
@@ -9,8 +10,8 @@
  * @example
  * ```ts
  * import { KubeConfig } from '@kubernetes/client-node';
- * import { SpawnNftExecutor } from '@nodeagent/nftables';
- * import { NftablesBackend, Proxier } from '@nodeagent/proxier';
+ * import { NftablesBackend, SpawnNftExecutor } from '@nodeagent/nftables';
+ * import { Proxier } from '@nodeagent/proxier';
  *
  * const kubeConfig = new KubeConfig();
  * kubeConfig.loadFromDefault();
@@ -20,18 +21,20 @@
  *   backend: new NftablesBackend({ ipv4: { executor: new SpawnNftExecutor() } }),
  * });
  * proxier.on('objectError', (err) => console.warn(err.message));
- * await proxier.start(AbortSignal.timeout(3_600_000));
+ * await proxier.start(AbortSignal.timeout(60_000));
  * ```
  *
  * @packageDocumentation
  */
-export type {
-  Backend,
-  BackendHost,
-  BackendSyncOptions,
-  BackendSyncResult,
-  FamilySyncResult,
-} from './backend.js';
+export {
+  BACKEND_PACKAGES,
+  type BackendModules,
+  BackendNotInstalledError,
+  type LoadBackendOptions,
+  loadBackendModule,
+  type ModuleLoader,
+  type ProxyMode,
+} from './backend-loader.js';
 export {
   BoundedFrequencyRunner,
   type BoundedFrequencyRunnerOptions,
@@ -52,28 +55,17 @@ export {
   InvalidBindAddressError,
   parseBindAddress,
 } from './http-util.js';
-export {
-  IptablesBackend,
-  type IptablesBackendOptions,
-  type IptablesFamilyOptions,
-} from './iptables-backend.js';
-export { removeOwnedIptablesChains } from './iptables-cleanup.js';
-export { IpvsBackend, type IpvsBackendOptions, type IpvsFamilyOptions } from './ipvs-backend.js';
 export { healthCheckNodePorts, localReadyEndpoints } from './local-endpoints.js';
 export {
   createProxierMetrics,
   NFACCT_METRICS,
+  type NfacctCounterSource,
   noopProxierMetrics,
   PROXIER_METRIC_NAMES,
   type ProxierMetrics,
   type ProxierMetricsOptions,
   registerNfacctCollectors,
 } from './metrics.js';
-export {
-  NftablesBackend,
-  type NftablesBackendOptions,
-  type NftablesFamilyOptions,
-} from './nftables-backend.js';
 export { Proxier, type ProxierEvents, type ProxierOptions } from './proxier.js';
 export {
   DEFAULT_HEALTHZ_PORT,

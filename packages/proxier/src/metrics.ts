@@ -5,12 +5,24 @@
  * @module
  */
 import { createMetricFactory, type Logger, type MetricsOptions } from '@nodeagent/core';
-import {
-  NFACCT_CT_STATE_INVALID_DROPPED,
-  NFACCT_LOCALHOST_NODEPORTS_ACCEPTED,
-  type NfacctClient,
-} from '@nodeagent/iptables';
 import { type ChangeCounts, type IPFamily, ipFamilyName } from '@nodeagent/proxy-state';
+
+/**
+ * kube-proxy's nfacct counter names (upstream defines them in `pkg/proxy/metrics`, next to the
+ * metrics that read them; `@nodeagent/iptables` writes the same names into its rules). Kept here
+ * so the metrics load without the optional `@nodeagent/iptables`.
+ */
+const NFACCT_CT_STATE_INVALID_DROPPED = 'ct_state_invalid_dropped_pkts';
+const NFACCT_LOCALHOST_NODEPORTS_ACCEPTED = 'localhost_nps_accepted_pkts';
+
+/**
+ * Where the nfacct metrics read their counts: `SpawnNfacctClient` (or any `NfacctClient`) from
+ * `@nodeagent/iptables` fits.
+ */
+export interface NfacctCounterSource {
+  /** Every accounting object with its packet count. */
+  list(): Promise<readonly { readonly name: string; readonly packets: bigint | number }[]>;
+}
 
 /** What the proxier reports; {@link noopProxierMetrics} without a registry. */
 export interface ProxierMetrics {
@@ -267,7 +279,7 @@ export const NFACCT_METRICS: readonly {
  */
 export function registerNfacctCollectors(
   options: MetricsOptions,
-  client: NfacctClient,
+  client: NfacctCounterSource,
   logger?: Logger,
 ): void {
   for (const m of NFACCT_METRICS) {

@@ -1,6 +1,7 @@
 /**
  * The proxier: informers for Services, EndpointSlices and this Node feed `ProxyState`; a
- * bounded-frequency runner syncs the checkout into a {@link Backend}; around it the healthz
+ * bounded-frequency runner syncs the checkout into a backend (proxy-state's `DataPlaneBackend`),
+ * deciding alone whether each sync is full or partial; around it the healthz
  * server, the health-check node ports, stale UDP conntrack cleanup and the `kubeproxy_*`
  * metrics — kube-proxy's loop as a library.
  *
@@ -26,20 +27,21 @@ import {
   objectOf,
   SharedInformerFactory,
 } from '@nodeagent/informer';
-import type { NfacctClient } from '@nodeagent/iptables';
 import {
   collectServiceCIDRs,
+  type DataPlaneBackend,
+  FULL_SYNC_PERIOD_MS,
   type IPFamily,
   LABEL_TOPOLOGY_ZONE,
   ProxyState,
   type ProxyStateError,
 } from '@nodeagent/proxy-state';
 import { EventEmitter } from 'eventemitter3';
-import type { Backend } from './backend.js';
 import { BoundedFrequencyRunner } from './bounded-frequency-runner.js';
 import { type ConntrackCleaner, SpawnConntrackCleaner } from './conntrack.js';
 import {
   createProxierMetrics,
+  type NfacctCounterSource,
   noopProxierMetrics,
   type ProxierMetrics,
   registerNfacctCollectors,
@@ -55,11 +57,25 @@ const SERVICE_CIDRS = { group: 'networking.k8s.io', version: 'v1', resource: 'se
 export interface ProxierOptions {
   /** This node's name: local endpoints, node hints, and the Node object watched for labels. */
   readonly nodeName: string;
-  /** The data plane. */
-  readonly backend: Backend;
-  /** API access; required unless `listerWatcherFor` is given. */
+  /**
+   * The data plane: `IptablesBackend` (`@nodeagent/iptables`), `NftablesBackend`
+   * (`@nodeagent/nftables`), `IpvsBackend` (`@nodeagent/ipvs`) or your own; see
+   * {@link loadBackendModule} to load one by mode name.
+   */
+  readonly backend: DataPlaneBackend;
+  /**
+   * An existing informer factory to share: the proxier takes its Services, EndpointSlices,
+   * Node (`metadata.name=<nodeName>`) and ServiceCIDRs informers from it, so an agent that
+   * watches the same resources (its kubelet half) opens one watch per resource. The owner of
+   * the factory starts and stops it: the proxier's `start` waits until its own informers synced
+   * (so it resolves only once the factory is started, before or after), and its `stop` removes
+   * the proxier's handlers without stopping the factory. `informer` options do not apply to it.
+   * @default a factory of the proxier's own, built from `kubeConfig` / `listerWatcherFor`, started and stopped with it
+   */
+  readonly informerFactory?: SharedInformerFactory;
+  /** API access; required unless `listerWatcherFor` or `informerFactory` is given. */
   readonly kubeConfig?: KubeConfig;
-  /** Builds each informer's ListerWatcher (tests: `FakeListerWatcher`). */
+  /** Builds each informer's ListerWatcher (tests: `FakeListerWatcher`); unused with `informerFactory`. */
   readonly listerWatcherFor?: (request: InformerRequest) => ListerWatcher;
   /** This node's IPs (primary first). @default taken from the Node's addresses */
   readonly nodeIPs?: readonly string[];
@@ -76,8 +92,10 @@ export interface ProxierOptions {
    */
   readonly minSyncPeriodMs?: number;
   /**
-   * A full sync at least this often (and a sync at least this often without changes).
-   * @default 3600000
+   * A full sync at least this often (and a sync at least this often without changes):
+   * kube-proxy's `proxyutil.FullSyncPeriod`. The proxier's sync loop is the one place that
+   * decides whether a sync is full; see `FULL_SYNC_PERIOD_MS` in `@nodeagent/proxy-state`.
+   * @default FULL_SYNC_PERIOD_MS (3600000, one hour)
    */
   readonly fullSyncPeriodMs?: number;
   /**
@@ -111,7 +129,7 @@ export interface ProxierOptions {
    * and `kubeproxy_iptables_localhost_nodeports_accepted_packets_total`, read on each scrape
    * (with `metrics`). @default no nfacct metrics
    */
-  readonly nfacct?: NfacctClient;
+  readonly nfacct?: NfacctCounterSource;
   /** Where the `kubeproxy_*` metrics go. @default no metrics */
   readonly metrics?: MetricsOptions;
   /** @default realClock */
@@ -156,7 +174,7 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
   /** The proxy-side state the informers feed. */
   readonly state: ProxyState;
   /** The backend. */
-  readonly backend: Backend;
+  readonly backend: DataPlaneBackend;
   /** The healthz server, unless disabled. */
   readonly healthz: ProxyHealthServer | undefined;
   /** The health-check node-port servers, unless disabled. */
@@ -169,17 +187,24 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
   readonly #loop: SyncLoop;
   #metrics: ProxierMetrics = noopProxierMetrics;
   #factory: SharedInformerFactory | undefined;
+  /** False when the factory was given (`informerFactory`): it is not ours to stop. */
+  #ownsFactory = true;
+  /** Aborts the wait for the informers when the proxier is stopped during `start`. */
+  #startAbort: AbortController | undefined;
   #registrations: HandlerRegistration[] = [];
   #initialized = false;
   readonly #once = new StartOnce('Proxier');
   #stopped = false;
   #node: { readonly zone: string; readonly addresses: string } = { zone: '', addresses: '' };
 
-  /** @param options - See {@link ProxierOptions}. @throws TypeError without `kubeConfig` or `listerWatcherFor`. */
+  /**
+   * @param options - See {@link ProxierOptions}.
+   * @throws TypeError without `informerFactory`, `kubeConfig` or `listerWatcherFor`.
+   */
   constructor(options: ProxierOptions) {
     super();
-    if (!options.kubeConfig && !options.listerWatcherFor) {
-      throw new TypeError('Proxier needs kubeConfig or listerWatcherFor');
+    if (!options.informerFactory && !options.kubeConfig && !options.listerWatcherFor) {
+      throw new TypeError('Proxier needs informerFactory, kubeConfig or listerWatcherFor');
     }
     this.#options = options;
     this.backend = options.backend;
@@ -222,7 +247,7 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
       backend: this.backend,
       clock: this.#clock,
       logger: this.#log,
-      fullSyncPeriodMs: options.fullSyncPeriodMs ?? 3_600_000,
+      fullSyncPeriodMs: options.fullSyncPeriodMs ?? FULL_SYNC_PERIOD_MS,
       healthz: this.healthz,
       healthCheckServer: this.healthCheckServer,
       conntrack: options.conntrack === false ? undefined : (options.conntrack ?? new SpawnConntrackCleaner()),
@@ -235,7 +260,7 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
       fn: () => this.#loop.sync(),
       minIntervalMs: options.minSyncPeriodMs ?? 1_000,
       retryIntervalMs: syncPeriodMs,
-      maxIntervalMs: options.fullSyncPeriodMs ?? 3_600_000,
+      maxIntervalMs: options.fullSyncPeriodMs ?? FULL_SYNC_PERIOD_MS,
       clock: this.#clock,
       logger: this.#log,
     });
@@ -284,11 +309,14 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
     if (o.metrics && o.nfacct) registerNfacctCollectors(o.metrics, o.nfacct, this.#log);
     await this.healthz?.start(signal);
     await this.runner.start();
-    const factory = new SharedInformerFactory({
-      ...definedFields({ kubeConfig: o.kubeConfig, listerWatcherFor: o.listerWatcherFor }),
-      defaults: { logger: this.#log, ...o.informer },
-    });
+    const factory =
+      o.informerFactory ??
+      new SharedInformerFactory({
+        ...definedFields({ kubeConfig: o.kubeConfig, listerWatcherFor: o.listerWatcherFor }),
+        defaults: { logger: this.#log, ...o.informer },
+      });
     this.#factory = factory;
+    this.#ownsFactory = o.informerFactory === undefined;
     const services = factory.services<V1Service & KubeObject>();
     const slices = factory.endpointSlices<V1EndpointSlice & KubeObject>();
     const nodes = factory.nodes<V1Node & KubeObject>({ fieldSelector: `metadata.name=${o.nodeName}` });
@@ -329,10 +357,14 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
       ),
     ];
     const ac = new AbortController();
+    this.#startAbort = ac;
+    if (this.#stopped) ac.abort(new Error('Proxier stopped before its informers synced'));
     const abort = () => ac.abort(signal?.reason);
     signal?.addEventListener('abort', abort, { once: true });
     try {
-      await factory.start(ac.signal);
+      if (this.#ownsFactory) await factory.start(ac.signal);
+      // A shared factory is started by its owner (before or after us): wait for our informers.
+      else await Promise.all([services, slices, nodes].map((i) => i.waitForSync(ac.signal)));
       // The informers synced; wait until our handlers have processed the initial lists.
       while (!this.#registrations.every((r) => r.hasSynced())) {
         if (this.#stopped) throw new Error('Proxier stopped before its informers synced');
@@ -354,7 +386,9 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#loop.close();
-    await this.#factory?.stop();
+    this.#startAbort?.abort(new Error('Proxier stopped before its informers synced'));
+    if (this.#ownsFactory) await this.#factory?.stop();
+    else for (const r of this.#registrations) r.remove();
     await this.runner.stop();
     await this.healthz?.stop();
     await this.healthCheckServer?.close();

@@ -1,6 +1,8 @@
 /**
  * One run of the proxier's loop (kube-proxy's `syncProxyRules` around a backend): check out
- * the state, decide full vs partial, sync the backend, then — per family that succeeded —
+ * the state, decide full vs partial (the one place that decides: first sync, after a failure,
+ * every `fullSyncPeriodMs`, a node topology or IP change, a backend's or the proxier's
+ * request), sync the backend, then — per family that succeeded —
  * mark healthz updated, record metrics, clear stale UDP conntrack entries, and refresh the
  * health-check node ports. A failed family forces a full sync and makes the run fail so the
  * runner retries after the retry interval.
@@ -8,8 +10,15 @@
  * @module
  */
 import type { Clock, Logger, Timer } from '@nodeagent/core';
-import type { IPFamily, ProxyCheckout, ProxySnapshot, ProxyState } from '@nodeagent/proxy-state';
-import type { Backend, BackendSyncResult, FamilySyncResult } from './backend.js';
+import type {
+  BackendSyncResult,
+  DataPlaneBackend,
+  FamilySyncResult,
+  IPFamily,
+  ProxyCheckout,
+  ProxySnapshot,
+  ProxyState,
+} from '@nodeagent/proxy-state';
 import type { ConntrackCleaner } from './conntrack.js';
 import { ProxierSyncError } from './errors.js';
 import { healthCheckNodePorts, localReadyEndpoints } from './local-endpoints.js';
@@ -35,7 +44,7 @@ export interface ProxierSyncResult {
 /** Dependencies of a {@link SyncLoop}. */
 export interface SyncLoopDeps {
   readonly state: ProxyState;
-  readonly backend: Backend;
+  readonly backend: DataPlaneBackend;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly fullSyncPeriodMs: number;
@@ -98,7 +107,7 @@ export class SyncLoop {
     const start = d.clock.now();
     const checkout = d.state.checkout();
     metrics.changes(d.state.changeCounts);
-    const full = this.#needFull || start - this.#lastFullAt >= d.fullSyncPeriodMs;
+    const full = this.#isFullSync(checkout, start);
     let result: BackendSyncResult;
     try {
       result = await d.backend.sync(checkout, { full });
@@ -153,6 +162,16 @@ export class SyncLoop {
     }
     d.emit('synced', res);
     if (failures.length > 0) throw new ProxierSyncError(d.backend.name, failures);
+  }
+
+  /**
+   * kube-proxy's `doFullSync = needFullSync || time.Since(lastFullSync) > FullSyncPeriod`, with
+   * proxy-state's `fullSyncRequired` (node zone or IPs changed, first checkout) of the
+   * backend's families as a configuration change.
+   */
+  #isFullSync(checkout: ProxyCheckout, now: number): boolean {
+    if (this.#needFull || now - this.#lastFullAt >= this.#d.fullSyncPeriodMs) return true;
+    return this.#d.backend.families.some((f) => (f === 4 ? checkout.v4 : checkout.v6).fullSyncRequired);
   }
 
   /** Records a family's outcome; returns the services to look at for conntrack. */

@@ -1,9 +1,11 @@
+import { IptablesBackend } from '@nodeagent/iptables';
 import { FakeIptablesExecutor } from '@nodeagent/iptables/testing';
+import { IpvsBackend } from '@nodeagent/ipvs';
 import { FakeIpvsExecutor } from '@nodeagent/ipvs/testing';
+import { NftablesBackend } from '@nodeagent/nftables';
 import { FakeNftExecutor } from '@nodeagent/nftables/testing';
 import { ProxyState } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
-import { IptablesBackend, IpvsBackend, NftablesBackend } from '../src/index.js';
 import { endpointSlice, service } from './fixtures.js';
 
 function state(nodeIP = '192.168.0.2') {

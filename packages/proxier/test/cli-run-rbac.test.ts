@@ -21,11 +21,11 @@ import {
   startMiniApiServer,
   type UserInfo,
 } from '@nodeagent/mini-apiserver';
+import { NftablesBackend } from '@nodeagent/nftables';
 import { dumpTable, FakeNftExecutor } from '@nodeagent/nftables/testing';
 import { describe, expect, it } from 'vitest';
 import { runProxy } from '../src/cli/run.js';
 import { parseRunCommandLine, type RunCommand } from '../src/cli/run-config.js';
-import { NftablesBackend } from '../src/index.js';
 import { endpointSlice, eventually, node, service } from './fixtures.js';
 
 const NODE = 'rbac-proxy';

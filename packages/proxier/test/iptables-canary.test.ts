@@ -7,11 +7,12 @@
 import { FakeClock } from '@nodeagent/core/testing';
 import type { InformerRequest, KubeObject, ListerWatcher } from '@nodeagent/informer';
 import { FakeListerWatcher } from '@nodeagent/informer/testing';
-import { KUBE_PROXY_CANARY, tracePacket } from '@nodeagent/iptables';
+import { IptablesBackend, KUBE_PROXY_CANARY, tracePacket } from '@nodeagent/iptables';
 import { FakeIptablesExecutor } from '@nodeagent/iptables/testing';
+import type { BackendHost } from '@nodeagent/proxy-state';
 import { ProxyState } from '@nodeagent/proxy-state';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type BackendHost, IptablesBackend, Proxier } from '../src/index.js';
+import { Proxier } from '../src/index.js';
 import { endpointSlice, node, service } from './fixtures.js';
 
 const DETECTOR = { mode: 'ClusterCIDR', cidr: '10.0.0.0/8' } as const;

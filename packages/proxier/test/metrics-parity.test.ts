@@ -5,18 +5,20 @@
  * `kubeproxy_iptables_localhost_nodeports_accepted_packets_total`, read on each scrape.
  */
 import { FakeListerWatcher } from '@nodeagent/informer/testing';
-import { countWrittenRules, type NfacctClient, type NfacctCounter } from '@nodeagent/iptables';
+import {
+  countWrittenRules,
+  IptablesBackend,
+  KUBE_PROXY_NFACCT_COUNTERS,
+  type NfacctClient,
+  type NfacctCounter,
+} from '@nodeagent/iptables';
 import { FakeIptablesExecutor } from '@nodeagent/iptables/testing';
+import { NftablesBackend } from '@nodeagent/nftables';
 import { FakeNftExecutor } from '@nodeagent/nftables/testing';
+import type { DataPlaneBackend as Backend } from '@nodeagent/proxy-state';
 import * as promClient from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type Backend,
-  IptablesBackend,
-  NftablesBackend,
-  Proxier,
-  registerNfacctCollectors,
-} from '../src/index.js';
+import { NFACCT_METRICS, Proxier, registerNfacctCollectors } from '../src/index.js';
 import { FakeConntrackCleaner } from '../src/testing.js';
 import { endpointSlice, eventually, node, service } from './fixtures.js';
 
@@ -119,6 +121,10 @@ describe('nfacct counters (custom collectors read on scrape)', () => {
   const client = (counters: () => NfacctCounter[]): NfacctClient => ({
     ensure: async () => {},
     list: async () => counters(),
+  });
+
+  it('read the counters @nodeagent/iptables writes into its rules (the names are kept in both)', () => {
+    expect(NFACCT_METRICS.map((m) => m.counter).sort()).toEqual([...KUBE_PROXY_NFACCT_COUNTERS].sort());
   });
 
   it('expose the packet counts of the two accounting objects as counters, live', async () => {

@@ -12,6 +12,7 @@ import {
   RestListerWatcher,
 } from '@nodeagent/informer';
 import {
+  IptablesBackend,
   IptablesSyncer,
   snapshotRenderOptions as iptRenderOptions,
   tracePacket as iptTrace,
@@ -19,21 +20,21 @@ import {
 } from '@nodeagent/iptables';
 import { FakeIptablesExecutor } from '@nodeagent/iptables/testing';
 import {
+  NftablesBackend,
   NftSyncer,
   snapshotRenderOptions as nftRenderOptions,
   tracePacket as nftTrace,
 } from '@nodeagent/nftables';
 import { dumpTable, FakeNftExecutor } from '@nodeagent/nftables/testing';
-import { buildProxySnapshots, InvalidServiceError, type ProxySnapshot } from '@nodeagent/proxy-state';
+import {
+  type DataPlaneBackend as Backend,
+  buildProxySnapshots,
+  InvalidServiceError,
+  type ProxySnapshot,
+} from '@nodeagent/proxy-state';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type MiniApiServer, startMiniApiServer } from '../../mini-apiserver/src/index.js';
-import {
-  type Backend,
-  IptablesBackend,
-  NftablesBackend,
-  Proxier,
-  type ProxierOptions,
-} from '../src/index.js';
+import { Proxier, type ProxierOptions } from '../src/index.js';
 import { FakeConntrackCleaner } from '../src/testing.js';
 import { endpointSlice, eventually, node, service } from './fixtures.js';
 

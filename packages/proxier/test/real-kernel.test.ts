@@ -6,12 +6,12 @@
  * deleted by the real `conntrack` tool.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { SpawnNftExecutor } from '@nodeagent/nftables';
+import { NftablesBackend, SpawnNftExecutor } from '@nodeagent/nftables';
 import { createNetns, createVethPair, listLeakedNetns, type Netns } from '@nodeagent/test-support/netns';
 import { describeRealNode } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type MiniApiServer, startMiniApiServer } from '../../mini-apiserver/src/index.js';
-import { NftablesBackend, Proxier, SpawnConntrackCleaner } from '../src/index.js';
+import { Proxier, SpawnConntrackCleaner } from '../src/index.js';
 import { endpointSlice, eventually, node, service } from './fixtures.js';
 
 const PREFIX = 'proxk';

@@ -7,10 +7,10 @@
 import type { V1ServiceCIDR } from '@kubernetes/client-node';
 import type { InformerRequest, KubeObject } from '@nodeagent/informer';
 import { FakeListerWatcher } from '@nodeagent/informer/testing';
-import { tracePacket } from '@nodeagent/nftables';
+import { NftablesBackend, tracePacket } from '@nodeagent/nftables';
 import { dumpTable, FakeNftExecutor } from '@nodeagent/nftables/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { NftablesBackend, Proxier } from '../src/index.js';
+import { Proxier } from '../src/index.js';
 import { FakeConntrackCleaner } from '../src/testing.js';
 import { endpointSlice, eventually, node, service } from './fixtures.js';
 

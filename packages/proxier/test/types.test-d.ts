@@ -1,13 +1,13 @@
-import type { ProxyCheckout } from '@nodeagent/proxy-state';
+import type { IptablesBackend } from '@nodeagent/iptables';
+import type { IpvsBackend } from '@nodeagent/ipvs';
+import type { NftablesBackend } from '@nodeagent/nftables';
+import type { DataPlaneBackend as Backend, BackendSyncResult, ProxyCheckout } from '@nodeagent/proxy-state';
 import { describe, expectTypeOf, it } from 'vitest';
 import type {
-  Backend,
-  BackendSyncResult,
+  BackendModules,
+  BackendNotInstalledError,
   BoundedFrequencyRunner,
   BoundedFrequencyRunnerOptions,
-  IptablesBackend,
-  IpvsBackend,
-  NftablesBackend,
   Proxier,
   ProxierEvents,
   ProxierSyncResult,
@@ -50,5 +50,16 @@ describe('public types', () => {
       [checkout: ProxyCheckout, options: { readonly full: boolean }]
     >();
     expectTypeOf<Backend['sync']>().returns.toEqualTypeOf<Promise<BackendSyncResult>>();
+  });
+
+  it('a loaded backend module gives the backend classes of its package', () => {
+    expectTypeOf<
+      InstanceType<BackendModules['nftables']['NftablesBackend']>
+    >().toEqualTypeOf<NftablesBackend>();
+    expectTypeOf<
+      InstanceType<BackendModules['iptables']['IptablesBackend']>
+    >().toEqualTypeOf<IptablesBackend>();
+    expectTypeOf<InstanceType<BackendModules['ipvs']['IpvsBackend']>>().toEqualTypeOf<IpvsBackend>();
+    expectTypeOf<BackendNotInstalledError['packageName']>().toEqualTypeOf<string>();
   });
 });

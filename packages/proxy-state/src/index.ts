@@ -25,6 +25,14 @@
  * @packageDocumentation
  */
 export {
+  type BackendHost,
+  type BackendSyncOptions,
+  type BackendSyncResult,
+  type DataPlaneBackend,
+  type FamilySyncResult,
+  FULL_SYNC_PERIOD_MS,
+} from './backend.js';
+export {
   type BuildProxySnapshotsInput,
   type BuiltProxySnapshots,
   buildProxySnapshots,

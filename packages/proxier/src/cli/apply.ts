@@ -106,7 +106,7 @@ async function applyNftables(
     // One transaction: chains of an earlier apply are flushed and deleted in it.
     staleChainDelayMs: 0,
   });
-  const r = await syncer.sync(input.snapshot, true);
+  const r = await syncer.sync(input.snapshot, { full: true });
   return (
     `nftables: applied ${rules.programmedPorts} service port(s) to netns ${netns} as one nft -f ` +
     `transaction: table ${rules.ruleset.family} ${rules.ruleset.table}, ${r.lines} commands, ${r.bytes} bytes, ` +

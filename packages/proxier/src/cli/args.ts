@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { parseCIDR, parseIP } from '@nodeagent/core';
+import { ipvsSchedulerProblem } from '@nodeagent/ipvs';
 import type { NftLayout } from '@nodeagent/nftables';
 import type { IPFamily } from '@nodeagent/proxy-state';
 import { CliUsageError, oneLine } from './errors.js';
@@ -215,7 +216,7 @@ function parseBackend(values: Values, command: CommandName): BackendArgs {
     localhostNodePorts: values['no-localhost-nodeports'] !== true,
     nftablesLayout: layout,
     nodePortAddresses: parseNodePortAddresses(list(values, 'nodeport-addresses'), command),
-    ipvs: parseIpvsArgs(values, command),
+    ipvs: parseIpvsArgs(values, command, ipvsSchedulerProblem),
   };
 }
 

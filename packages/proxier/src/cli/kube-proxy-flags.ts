@@ -14,7 +14,6 @@ import {
   parseIP,
   parseIPValue,
 } from '@nodeagent/core';
-import { ipvsSchedulerProblem } from '@nodeagent/ipvs';
 import { CliUsageError } from './errors.js';
 
 /** kube-proxy's IPVS settings. */
@@ -119,11 +118,17 @@ function duration(values: Values, flag: string, field: string, command: string):
 
 /**
  * The `--ipvs-*` flags.
+ * `schedulerProblem` is `ipvsSchedulerProblem` of `@nodeagent/ipvs` (passed in, so this module
+ * loads without the optional backend packages).
  * @throws CliUsageError for an unknown scheduler, a bad CIDR or a bad or negative duration.
  */
-export function parseIpvsArgs(values: Values, command: string): IpvsArgs {
+export function parseIpvsArgs(
+  values: Values,
+  command: string,
+  schedulerProblem: (scheduler: string) => string | undefined,
+): IpvsArgs {
   const scheduler = typeof values['ipvs-scheduler'] === 'string' ? values['ipvs-scheduler'].trim() : '';
-  const problem = ipvsSchedulerProblem(scheduler);
+  const problem = schedulerProblem(scheduler);
   if (problem !== undefined) throw invalid(`${IPVS_PATH}.Scheduler`, scheduler, problem, command);
   const excludeCIDRs = items(values, 'ipvs-exclude-cidrs').map((text, i) => {
     const c = parseCIDR(text);

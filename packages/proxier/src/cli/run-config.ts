@@ -9,13 +9,12 @@
  */
 import { parseArgs } from 'node:util';
 import { InvalidDurationError, parseCIDR, parseGoDuration, parseIP } from '@nodeagent/core';
-import { ipvsSchedulerProblem } from '@nodeagent/ipvs';
 import { parseAllDocuments } from 'yaml';
+import { loadBackendModule, type ModuleLoader, type ProxyMode } from '../backend-loader.js';
 import { CliUsageError, oneLine } from './errors.js';
 import { validateNodePortAddresses } from './kube-proxy-flags.js';
 
-/** The proxy modes `run` supports (kube-proxy's Linux modes). */
-export type ProxyMode = 'iptables' | 'nftables' | 'ipvs';
+export type { ProxyMode };
 
 /** kube-proxy's `detectLocalMode` values. */
 export type DetectLocalMode = 'ClusterCIDR' | 'NodeCIDR' | 'BridgeInterface' | 'InterfaceNamePrefix';
@@ -463,6 +462,7 @@ function resolve(
   source: string,
   hostnameOverride: string | undefined,
   v: string | undefined,
+  schedulerProblem: (scheduler: string) => string | undefined,
 ): RunConfig {
   const r = new FieldReader(raw, source);
   const problems: string[] = [];
@@ -583,7 +583,7 @@ function resolve(
     udpTimeoutMs: r.durationMs('ipvs.udpTimeout'),
   };
   if (mode === 'ipvs') {
-    const sp = ipvsSchedulerProblem(scheduler);
+    const sp = schedulerProblem(scheduler);
     if (sp !== undefined) problems.push(invalid(`${ipvsPath}.Scheduler`, scheduler, sp));
     for (const t of r.strings('ipvs.excludeCIDRs')) {
       const c = parseCIDR(t);
@@ -655,6 +655,7 @@ export type ReadConfigFile = (path: string) => Promise<string>;
 export async function parseRunCommandLine(
   argv: readonly string[],
   readFile: ReadConfigFile,
+  load?: ModuleLoader,
 ): Promise<RunCommand | { command: 'help' }> {
   let values: Values;
   try {
@@ -691,6 +692,12 @@ export async function parseRunCommandLine(
   } else {
     raw = applyFlags(defaultKubeProxyConfiguration(), values);
   }
-  const config = resolve(raw, source, s('hostname-override'), s('v'));
+  // IPVS mode validates its scheduler with @nodeagent/ipvs, loaded only for that mode (an
+  // optional install: BackendNotInstalledError when missing).
+  const schedulerProblem =
+    raw.mode === 'ipvs'
+      ? (await loadBackendModule('ipvs', load ? { load } : {})).ipvsSchedulerProblem
+      : () => undefined;
+  const config = resolve(raw, source, s('hostname-override'), s('v'), schedulerProblem);
   return { command: 'run', config: { ...config, master: s('master') ?? '' }, cleanup, warnings };
 }

@@ -1,6 +1,7 @@
 /**
  * The `nodeagent-proxy` command as a function: `render`, `trace` and `apply` over Services and
- * EndpointSlices read from manifests, with the iptables, nftables or IPVS backend libraries.
+ * EndpointSlices read from manifests, with the iptables, nftables or IPVS backend libraries
+ * (loaded on first use: `run` needs only its mode's package).
  * The bin (`cli.ts`) only calls {@link runProxyCli} with the process's streams.
  *
  * @module
@@ -8,17 +9,13 @@
 
 import { readFile as readFileText0 } from 'node:fs/promises';
 import { definedFields } from '@nodeagent/core';
-import { type NfacctClient, SpawnNfacctClient } from '@nodeagent/iptables';
-import { IPVS_DEPRECATION_MESSAGE } from '@nodeagent/ipvs';
-import { applyRules } from './apply.js';
-import { type ParsedCommand, parseCommandLine } from './args.js';
-import { runDoctorCli } from './doctor.js';
+import type { NfacctClient } from '@nodeagent/iptables';
+import { BACKEND_PACKAGES, missingBackendPackage } from '../backend-loader.js';
+import type { ParsedCommand } from './args.js';
 import { CliFailure, CliUsageError, oneLine } from './errors.js';
 import { defaultReadManifest, type LoadedInput, loadInput, type ReadManifest } from './load-input.js';
-import { renderBackend, resolveNfacct } from './render-backend.js';
 import { runProxy } from './run.js';
 import { KubeProxyConfigError, parseRunCommandLine } from './run-config.js';
-import { formatTrace, formatTraceJson, traceRules } from './trace.js';
 import { RUN_USAGE, USAGE } from './usage.js';
 import { proxierVersion } from './version.js';
 
@@ -53,6 +50,47 @@ export interface ProxyCliIo {
    */
   readonly nfacct?: (netns: string | undefined) => NfacctClient;
 }
+
+/**
+ * The modules of `render`, `trace`, `apply` and `doctor`, loaded on first use: they render,
+ * trace and inspect every mode, so they need all three backend packages (optional installs of
+ * `@nodeagent/proxier`), while `run` needs only its mode's.
+ * @throws CliFailure naming the packages when one is not installed
+ */
+async function offlineCommands() {
+  try {
+    const [args, apply, doctor, render, trace, iptables, ipvs] = await Promise.all([
+      import('./args.js'),
+      import('./apply.js'),
+      import('./doctor.js'),
+      import('./render-backend.js'),
+      import('./trace.js'),
+      import('@nodeagent/iptables'),
+      import('@nodeagent/ipvs'),
+    ]);
+    return {
+      parseCommandLine: args.parseCommandLine,
+      applyRules: apply.applyRules,
+      runDoctorCli: doctor.runDoctorCli,
+      renderBackend: render.renderBackend,
+      resolveNfacct: render.resolveNfacct,
+      traceRules: trace.traceRules,
+      formatTrace: trace.formatTrace,
+      formatTraceJson: trace.formatTraceJson,
+      SpawnNfacctClient: iptables.SpawnNfacctClient,
+      IPVS_DEPRECATION_MESSAGE: ipvs.IPVS_DEPRECATION_MESSAGE,
+    };
+  } catch (e) {
+    const missing = missingBackendPackage(e);
+    if (missing === undefined) throw e;
+    const all = Object.values(BACKEND_PACKAGES).join(' ');
+    throw new CliFailure(
+      `render, trace, apply and doctor need ${Object.values(BACKEND_PACKAGES).join(', ')} (${missing} is not installed): npm install ${all}`,
+    );
+  }
+}
+
+type OfflineCommands = Awaited<ReturnType<typeof offlineCommands>>;
 
 /** The first SIGTERM or SIGINT this process receives. */
 function processStopSignal(): Promise<string> {
@@ -89,7 +127,7 @@ function shortUsage(command: string | undefined): string {
   return `${head}\nRun '${more}' for the options.\n`;
 }
 
-function notesFor(cmd: Exclude<ParsedCommand, { command: 'help' }>): string[] {
+function notesFor(cmd: Exclude<ParsedCommand, { command: 'help' }>, m: OfflineCommands): string[] {
   const b = cmd.backend;
   const notes: string[] = [];
   if (!b.localhostNodePorts && b.backend !== 'iptables') {
@@ -110,11 +148,15 @@ function notesFor(cmd: Exclude<ParsedCommand, { command: 'help' }>): string[] {
   if (ipvsFlags.length > 0 && b.backend !== 'ipvs') {
     notes.push(`${ipvsFlags.join(', ')} only apply to ipvs; ignored for ${b.backend}`);
   }
-  if (b.backend === 'ipvs' && cmd.command === 'apply') notes.push(IPVS_DEPRECATION_MESSAGE);
+  if (b.backend === 'ipvs' && cmd.command === 'apply') notes.push(m.IPVS_DEPRECATION_MESSAGE);
   return notes;
 }
 
-async function run(cmd: Exclude<ParsedCommand, { command: 'help' }>, io: ProxyCliIo): Promise<number> {
+async function run(
+  cmd: Exclude<ParsedCommand, { command: 'help' }>,
+  io: ProxyCliIo,
+  m: OfflineCommands,
+): Promise<number> {
   const err = (line: string) => io.stderr.write(`${PREFIX}: ${line}\n`);
   const packetFamily =
     cmd.command === 'trace' ? (cmd.packet.destIP.includes(':') ? (6 as const) : (4 as const)) : undefined;
@@ -124,14 +166,14 @@ async function run(cmd: Exclude<ParsedCommand, { command: 'help' }>, io: ProxyCl
     cmd.command,
     packetFamily,
   );
-  const nfacct = await resolveNfacct(
+  const nfacct = await m.resolveNfacct(
     cmd.backend,
     cmd.command === 'apply' ? cmd.netns : undefined,
-    io.nfacct ?? ((netns) => new SpawnNfacctClient(definedFields({ netns }))),
+    io.nfacct ?? ((netns) => new m.SpawnNfacctClient(definedFields({ netns }))),
   );
-  const rules = await renderBackend(cmd.backend, input, nfacct);
+  const rules = await m.renderBackend(cmd.backend, input, nfacct);
   const problems = [...input.problems, ...rules.problems];
-  for (const n of [...notesFor(cmd), ...input.notes]) err(`note: ${n}`);
+  for (const n of [...notesFor(cmd, m), ...input.notes]) err(`note: ${n}`);
   for (const p of problems) err(`error: ${p}`);
   if (problems.length > 0) {
     if (cmd.input.strict) {
@@ -153,14 +195,14 @@ async function run(cmd: Exclude<ParsedCommand, { command: 'help' }>, io: ProxyCl
       io.stdout.write(rules.text);
       return EXIT_CODES.ok;
     case 'trace': {
-      const result = traceRules(rules, cmd.packet, input.nodeIPs);
+      const result = m.traceRules(rules, cmd.packet, input.nodeIPs);
       io.stdout.write(
-        cmd.json ? formatTraceJson(result, cmd.input.verbose) : formatTrace(result, cmd.input.verbose),
+        cmd.json ? m.formatTraceJson(result, cmd.input.verbose) : m.formatTrace(result, cmd.input.verbose),
       );
       return EXIT_CODES.ok;
     }
     case 'apply':
-      io.stdout.write(`${await applyRules(rules, input, cmd.netns, cmd.backend)}\n`);
+      io.stdout.write(`${await m.applyRules(rules, input, cmd.netns, cmd.backend)}\n`);
       return EXIT_CODES.ok;
   }
 }
@@ -187,7 +229,8 @@ export async function runProxyCli(argv: readonly string[], io: ProxyCliIo): Prom
       return EXIT_CODES.ok;
     }
     if (argv[0] === 'doctor' || (argv[0] === 'help' && argv[1] === 'doctor')) {
-      return await runDoctorCli(argv[0] === 'help' ? ['--help'] : argv.slice(1), io);
+      const m = await offlineCommands();
+      return await m.runDoctorCli(argv[0] === 'help' ? ['--help'] : argv.slice(1), io);
     }
     if (argv[0] === 'run' || (argv[0] === 'help' && argv[1] === 'run')) {
       const readFile = (path: string) => readFileText(path);
@@ -205,12 +248,13 @@ export async function runProxyCli(argv: readonly string[], io: ProxyCliIo): Prom
         stopSignal: io.stopSignal ?? processStopSignal(),
       });
     }
-    const cmd = parseCommandLine(argv, io.env);
+    const m = await offlineCommands();
+    const cmd = m.parseCommandLine(argv, io.env);
     if (cmd.command === 'help') {
       io.stdout.write(USAGE[cmd.topic ?? '']);
       return EXIT_CODES.ok;
     }
-    return await run(cmd, io);
+    return await run(cmd, io, m);
   } catch (e) {
     if (e instanceof CliUsageError) {
       err(`error: ${oneLine(e.message)}`);

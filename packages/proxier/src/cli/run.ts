@@ -19,21 +19,15 @@ import {
   parseCIDR,
   parseIP,
 } from '@nodeagent/core';
+// Types only: the backend packages are optional installs, loaded by mode (loadBackendModule).
+import type { NfacctAvailability, NfacctClient } from '@nodeagent/iptables';
+import type { DataPlaneBackend, IPFamily, LocalTrafficDetector } from '@nodeagent/proxy-state';
 import {
-  detectNfacct,
-  ensureNfacctCounters,
-  type NfacctAvailability,
-  type NfacctClient,
-  SpawnIptablesExecutor,
-  SpawnNfacctClient,
-} from '@nodeagent/iptables';
-import { IpvsUnavailableError, ProcSysctl, prepareIpvsNode, SpawnIpvsExecutor } from '@nodeagent/ipvs';
-import { SpawnNftExecutor } from '@nodeagent/nftables';
-import type { IPFamily, LocalTrafficDetector } from '@nodeagent/proxy-state';
-import type { Backend } from '../backend.js';
-import { IptablesBackend } from '../iptables-backend.js';
-import { IpvsBackend } from '../ipvs-backend.js';
-import { NftablesBackend } from '../nftables-backend.js';
+  BackendNotInstalledError,
+  loadBackendModule,
+  type ModuleLoader,
+  type ProxyMode,
+} from '../backend-loader.js';
 import { Proxier } from '../proxier.js';
 import { CliFailure, oneLine } from './errors.js';
 import { nodePortAddressesContainIPv4Loopback, resolveNodePortIPs } from './kube-proxy-flags.js';
@@ -56,12 +50,17 @@ export interface RunIo {
     family: IPFamily,
     nodeIPs: readonly string[],
     log: Logger,
-  ) => Promise<Backend>;
+  ) => Promise<DataPlaneBackend>;
   /**
    * iptables mode: the nfacct counters the `kubeproxy_iptables_*_packets_total` metrics read.
    * @default the `nfacct` tool
    */
   readonly nfacct?: NfacctClient;
+  /**
+   * Imports the mode's backend package (tests: a loader that fails as a missing install does).
+   * @default (specifier) => import(specifier)
+   */
+  readonly load?: ModuleLoader;
 }
 
 const LEVEL_BY_VERBOSITY = (v: number) => (v >= 4 ? 'debug' : 'info') as 'debug' | 'info';
@@ -163,13 +162,33 @@ function detectorFor(config: RunConfig, family: IPFamily): LocalTrafficDetector 
   }
 }
 
-/** Builds the chosen mode's backend with the real executors, for the primary family. */
+/** Loads a backend package for `mode`; a missing install becomes a CliFailure naming the package. */
+async function loadFor<M extends ProxyMode>(
+  pkg: M,
+  mode: ProxyMode,
+  load: ModuleLoader | undefined,
+): ReturnType<typeof loadBackendModule<M>> {
+  try {
+    return await loadBackendModule(pkg, { ...(load ? { load } : {}), forMode: mode });
+  } catch (e) {
+    if (e instanceof BackendNotInstalledError) throw new CliFailure(e.message);
+    throw e;
+  }
+}
+
+/**
+ * Builds the chosen mode's backend with the real executors, for the primary family. Only the
+ * mode's package is imported (`@nodeagent/iptables`, `@nodeagent/nftables`, or
+ * `@nodeagent/ipvs` with `@nodeagent/iptables`).
+ * @throws CliFailure when the mode's package is not installed ("--proxy-mode nftables needs @nodeagent/nftables: …")
+ */
 export async function buildBackend(
   config: RunConfig,
   family: IPFamily,
   nodeIPs: readonly string[],
   log: Logger,
-): Promise<Backend> {
+  load?: ModuleLoader,
+): Promise<DataPlaneBackend> {
   const localDetector = detectorFor(config, family);
   const localhostNodePorts =
     config.mode === 'iptables' &&
@@ -189,31 +208,36 @@ export async function buildBackend(
   const fam = family === 6 ? 'ipv6' : 'ipv4';
   switch (config.mode) {
     case 'iptables': {
-      const executor = new SpawnIptablesExecutor({ family: family === 6 ? 'IPv6' : 'IPv4' });
+      const ipt = await loadFor('iptables', config.mode, load);
+      const executor = new ipt.SpawnIptablesExecutor({ family: family === 6 ? 'IPv6' : 'IPv4' });
       // kube-proxy's start-up: ensure each nfacct counter; the rules use those that exist.
-      const nfacct: NfacctAvailability = await ensureNfacctCounters(new SpawnNfacctClient());
+      const nfacct: NfacctAvailability = await ipt.ensureNfacctCounters(new ipt.SpawnNfacctClient());
       if (!nfacct.ctStateInvalid || !nfacct.localhostNodePorts)
         log.info(
           { nfacct },
           'nfacct counters unavailable (no nfacct tool or kernel support): rules without them',
         );
-      return new IptablesBackend({
+      return new ipt.IptablesBackend({
         [fam]: { executor, render: { ...common, localhostNodePorts, nfacct } },
         logger: log,
       });
     }
-    case 'nftables':
-      return new NftablesBackend({
-        [fam]: { executor: new SpawnNftExecutor() },
+    case 'nftables': {
+      const nft = await loadFor('nftables', config.mode, load);
+      return new nft.NftablesBackend({
+        [fam]: { executor: new nft.SpawnNftExecutor() },
         render: common,
         logger: log,
       });
+    }
     case 'ipvs': {
-      const executor = new SpawnIpvsExecutor();
+      const ipvs = await loadFor('ipvs', config.mode, load);
+      const ipt = await loadFor('iptables', config.mode, load);
+      const executor = new ipvs.SpawnIpvsExecutor();
       try {
-        await prepareIpvsNode({
+        await ipvs.prepareIpvsNode({
           executor,
-          sysctl: new ProcSysctl(),
+          sysctl: new ipvs.ProcSysctl(),
           scheduler: config.ipvs.scheduler,
           strictARP: config.ipvs.strictARP,
           timeouts: {
@@ -223,15 +247,15 @@ export async function buildBackend(
           },
         });
       } catch (e) {
-        if (e instanceof IpvsUnavailableError) {
+        if (e instanceof ipvs.IpvsUnavailableError) {
           throw new CliFailure(`can't use the IPVS proxier: ${oneLine(e.message)}`);
         }
         throw e;
       }
-      return new IpvsBackend({
+      return new ipvs.IpvsBackend({
         [fam]: {
           executor,
-          iptables: new SpawnIptablesExecutor({ family: family === 6 ? 'IPv6' : 'IPv4' }),
+          iptables: new ipt.SpawnIptablesExecutor({ family: family === 6 ? 'IPv6' : 'IPv4' }),
           stats: executor,
         },
         plan: { ...common, ...(config.ipvs.scheduler !== '' ? { scheduler: config.ipvs.scheduler } : {}) },
@@ -322,40 +346,59 @@ async function loadPromClient(): Promise<
   }
 }
 
-/** Removes the rules of every mode (kube-proxy's `CleanupLeftovers`). Returns problems per mode. */
-export async function cleanupAllModes(log: Logger): Promise<string[]> {
+/**
+ * Removes the rules of every mode (kube-proxy's `CleanupLeftovers`). Returns problems per mode.
+ * A mode whose package is not installed is skipped (logged): it cannot have written rules here
+ * through this CLI.
+ */
+export async function cleanupAllModes(log: Logger, load?: ModuleLoader): Promise<string[]> {
   const problems: string[] = [];
-  const backends: [string, () => Backend][] = [
+  const opts = load ? { load } : {};
+  const backends: [ProxyMode, () => Promise<DataPlaneBackend>][] = [
     [
       'iptables',
-      () =>
-        new IptablesBackend({
-          ipv4: { executor: new SpawnIptablesExecutor({ family: 'IPv4' }) },
-          ipv6: { executor: new SpawnIptablesExecutor({ family: 'IPv6' }) },
+      async () => {
+        const ipt = await loadBackendModule('iptables', opts);
+        return new ipt.IptablesBackend({
+          ipv4: { executor: new ipt.SpawnIptablesExecutor({ family: 'IPv4' }) },
+          ipv6: { executor: new ipt.SpawnIptablesExecutor({ family: 'IPv6' }) },
           canary: false,
-        }),
+        });
+      },
     ],
     [
       'nftables',
-      () =>
-        new NftablesBackend({
-          ipv4: { executor: new SpawnNftExecutor() },
-          ipv6: { executor: new SpawnNftExecutor() },
-        }),
+      async () => {
+        const nft = await loadBackendModule('nftables', opts);
+        return new nft.NftablesBackend({
+          ipv4: { executor: new nft.SpawnNftExecutor() },
+          ipv6: { executor: new nft.SpawnNftExecutor() },
+        });
+      },
     ],
     [
       'ipvs',
-      () =>
-        new IpvsBackend({
+      async () => {
+        const ipvs = await loadBackendModule('ipvs', opts);
+        const ipt = await loadBackendModule('iptables', { ...opts, forMode: 'ipvs' });
+        return new ipvs.IpvsBackend({
           ipv4: {
-            executor: new SpawnIpvsExecutor(),
-            iptables: new SpawnIptablesExecutor({ family: 'IPv4' }),
+            executor: new ipvs.SpawnIpvsExecutor(),
+            iptables: new ipt.SpawnIptablesExecutor({ family: 'IPv4' }),
           },
-        }),
+        });
+      },
     ],
   ];
   for (const [name, make] of backends) {
-    const backend = make();
+    let backend: DataPlaneBackend;
+    try {
+      backend = await make();
+    } catch (e) {
+      if (!(e instanceof BackendNotInstalledError)) throw e;
+      log.info({ mode: name, package: e.packageName }, 'not installed: nothing to clean for this mode');
+      continue;
+    }
     try {
       await backend.cleanup();
       log.info({ mode: name }, 'removed the rules of this mode');
@@ -387,7 +430,7 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
   });
   for (const w of cmd.warnings) log.warn({}, w);
   if (cmd.cleanup) {
-    const problems = await cleanupAllModes(log);
+    const problems = await cleanupAllModes(log, io.load);
     for (const p of problems) log.error({}, `cleanup failed: ${p}`);
     return problems.length > 0 ? 1 : 0;
   }
@@ -408,10 +451,19 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
   }
   const family = parseIP(nodeIPs[0]!)!.family;
   log.info({ node: nodeName, nodeIPs, mode: config.mode, ipFamily: family }, 'using this node');
-  const backend = await (io.makeBackend ?? buildBackend)(config, family, nodeIPs, log);
+  const backend = await (io.makeBackend ?? ((c, f, ips, l) => buildBackend(c, f, ips, l, io.load)))(
+    config,
+    family,
+    nodeIPs,
+    log,
+  );
   // iptables mode: the nfacct metrics read the counters on scrape (only when this node has them).
-  const nfacctClient = config.mode === 'iptables' ? (io.nfacct ?? new SpawnNfacctClient()) : undefined;
-  const nfacct = nfacctClient && (await detectNfacct(nfacctClient)) ? nfacctClient : undefined;
+  let nfacct: NfacctClient | undefined;
+  if (config.mode === 'iptables') {
+    const ipt = await loadFor('iptables', config.mode, io.load);
+    const client = io.nfacct ?? new ipt.SpawnNfacctClient();
+    if (await ipt.detectNfacct(client)) nfacct = client;
+  }
   const prom = await loadPromClient();
   if (!prom) log.warn({}, 'prom-client is not installed: /metrics answers 500');
   const proxier = new Proxier({

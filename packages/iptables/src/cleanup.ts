@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { type IptablesExecutor, parseRestoreText, parseRule } from '@nodeagent/iptables';
+import type { IptablesExecutor } from './executor.js';
+import { parseRestoreText, parseRule } from './restore-parser.js';
 
 const BUILTIN = new Set(['INPUT', 'FORWARD', 'OUTPUT', 'PREROUTING', 'POSTROUTING']);
 

@@ -1,19 +1,39 @@
 /**
- * The contract between the proxier loop and a data-plane backend (iptables, nftables, IPVS or
- * your own): one `sync` per loop run with the latest proxy-state checkout, a result per IP
- * family with the counts the metrics need, and `cleanup` to remove everything.
+ * The contract between a sync loop (the proxier's) and a data-plane backend (iptables,
+ * nftables, IPVS or your own): one `sync(checkout, { full })` per loop run with the latest
+ * proxy-state checkout, a result per IP family with the counts the metrics need, and `cleanup`
+ * to remove everything. It lives here, next to the snapshots, so every backend package can
+ * implement it without importing another backend or the proxier.
+ *
+ * Who decides what: the sync loop alone decides whether a sync is full (the first sync, after a
+ * failure, every {@link FULL_SYNC_PERIOD_MS}, on a configuration change such as the node's
+ * topology labels or IPs, or when a backend asks through {@link BackendHost.requestFullSync}).
+ * A backend only knows how to do a partial sync.
  *
  * @module
  */
 import type { Lifecycle } from '@nodeagent/core';
-import type { IPFamily, ProxyCheckout } from '@nodeagent/proxy-state';
+import type { IPFamily, ProxyCheckout } from './types.js';
+
+/**
+ * kube-proxy's `proxyutil.FullSyncPeriod` (one hour, in milliseconds): a sync loop does a full
+ * sync when the last one is older than this (`doFullSync = needFullSync ||
+ * time.Since(lastFullSync) > FullSyncPeriod` in the iptables and nftables proxiers), and it is
+ * also the runner's longest interval between syncs. Rules another program changed behind the
+ * loop's back are repaired at least this often.
+ */
+export const FULL_SYNC_PERIOD_MS = 3_600_000;
 
 /** How the proxier asks a backend to sync. */
 export interface BackendSyncOptions {
   /**
-   * Rewrite everything (first sync, after a failure, node topology change, every
-   * `fullSyncPeriodMs`). A backend may also decide on its own to sync fully; it reports that
-   * in {@link FamilySyncResult.full}.
+   * Rewrite everything. Decided by the sync loop only (first sync, after a failure, a
+   * configuration change, every {@link FULL_SYNC_PERIOD_MS}, or a backend's
+   * {@link BackendHost.requestFullSync}). `false` asks for a partial sync (only what changed
+   * since the last successful sync); a backend writes a full one instead only when it has no
+   * baseline a partial sync could be computed against (its renderer was rebuilt, e.g. for a
+   * new node IP, or its state is unknown after a failed cleanup) and reports that in
+   * {@link FamilySyncResult.full}.
    */
   readonly full: boolean;
 }
@@ -57,14 +77,19 @@ export interface BackendSyncResult {
 export interface BackendHost {
   /**
    * Makes the next sync full and queues one (kube-proxy's `forceSyncProxyRules`), e.g. when
-   * the iptables canary vanished because another program flushed the tables.
+   * the iptables canary vanished because another program flushed the tables. This is how a
+   * backend asks; the sync loop decides.
    * @param reason - Why, for the log.
    */
   requestFullSync(reason: string): void;
 }
 
-/** A data plane the proxier drives. Calls are serialised by the proxier (never two at once). */
-export interface Backend {
+/**
+ * A data plane a sync loop drives (`IptablesBackend` from `@nodeagent/iptables`,
+ * `NftablesBackend` from `@nodeagent/nftables`, `IpvsBackend` from `@nodeagent/ipvs`, or your
+ * own). Calls are serialised by the loop (never two at once).
+ */
+export interface DataPlaneBackend {
   /** Name used in logs and events (`iptables`, `nftables`, `ipvs`, …). */
   readonly name: string;
   /** The families this backend programs. */

@@ -1,5 +1,6 @@
 /**
- * The iptables backend: one `@nodeagent/iptables` syncer per IP family (iptables-restore for
+ * The iptables backend (kube-proxy's iptables mode behind proxy-state's
+ * `DataPlaneBackend`): one syncer per IP family (iptables-restore for
  * IPv4, ip6tables-restore for IPv6), created on the first sync so the renderer knows the
  * node's IP from the snapshot. After a family's first successful sync a `CanaryMonitor`
  * watches its `KUBE-PROXY-CANARY` chains; when another program flushes the tables the
@@ -8,12 +9,18 @@
  * @module
  */
 import { type Clock, definedFields, type Logger, noopLogger, realClock } from '@nodeagent/core';
+import type {
+  BackendHost,
+  BackendSyncOptions,
+  BackendSyncResult,
+  DataPlaneBackend,
+  FamilySyncResult,
+  IPFamily,
+  ProxyCheckout,
+  ProxySnapshot,
+} from '@nodeagent/proxy-state';
+import { CanaryMonitor } from './canary-monitor.js';
 import {
-  CanaryMonitor,
-  type IptablesExecutor,
-  type IptablesRenderOptions,
-  IptablesSyncer,
-  type IptablesSyncPlannerOptions,
   isServiceChainName,
   KUBE_EXTERNAL_SERVICES,
   KUBE_FIREWALL,
@@ -24,18 +31,14 @@ import {
   KUBE_PROXY_CANARY,
   KUBE_PROXY_FIREWALL,
   KUBE_SERVICES,
-  SnapshotAdapter,
-  snapshotRenderOptions,
-} from '@nodeagent/iptables';
-import type { IPFamily, ProxyCheckout, ProxySnapshot } from '@nodeagent/proxy-state';
-import type {
-  Backend,
-  BackendHost,
-  BackendSyncOptions,
-  BackendSyncResult,
-  FamilySyncResult,
-} from './backend.js';
-import { removeOwnedIptablesChains } from './iptables-cleanup.js';
+} from './chain-names.js';
+import { removeOwnedIptablesChains } from './cleanup.js';
+import type { IptablesExecutor } from './executor.js';
+import { IptablesSyncer } from './iptables-syncer.js';
+import { snapshotRenderOptions } from './render-iptables.js';
+import type { IptablesRenderOptions } from './render-options.js';
+import { SnapshotAdapter } from './snapshot-input.js';
+import type { IptablesSyncPlannerOptions } from './sync-planner.js';
 
 /** One family of an {@link IptablesBackend}. */
 export interface IptablesFamilyOptions {
@@ -92,12 +95,14 @@ interface FamilyState {
   readonly adapter: SnapshotAdapter;
   /** Started after the first successful sync; stopped by cleanup() and close(). */
   canary: CanaryMonitor | undefined;
-  /** Set when the canary vanished: the next sync of this family is full. */
-  flushed: boolean;
 }
 
-/** kube-proxy's iptables mode behind the {@link Backend} interface. */
-export class IptablesBackend implements Backend {
+/**
+ * kube-proxy's iptables mode behind proxy-state's `DataPlaneBackend` interface: the proxier's
+ * sync loop decides full vs partial; this backend only plans partial syncs (and plans a full
+ * one instead when it has no baseline, see `FullSyncReason`).
+ */
+export class IptablesBackend implements DataPlaneBackend {
   /** @inheritdoc */
   readonly name = 'iptables';
   /** @inheritdoc */
@@ -127,7 +132,6 @@ export class IptablesBackend implements Backend {
         nodeIP: undefined,
         adapter: new SnapshotAdapter(),
         canary: undefined,
-        flushed: false,
       }));
     if (this.#state.length === 0) throw new TypeError('IptablesBackend needs ipv4 and/or ipv6 options');
     this.families = this.#state.map((s) => s.family);
@@ -175,13 +179,12 @@ export class IptablesBackend implements Backend {
     return st.syncer;
   }
 
-  async #syncFamily(st: FamilyState, snapshot: ProxySnapshot, forceFull: boolean): Promise<FamilySyncResult> {
+  async #syncFamily(st: FamilyState, snapshot: ProxySnapshot, requested: boolean): Promise<FamilySyncResult> {
     const syncer = this.#syncerFor(st, snapshot);
-    const full =
-      forceFull || st.flushed || snapshot.fullSyncRequired || syncer.planner.fullSyncReason !== undefined;
+    // The caller decides; without a baseline the planner makes it full (and says why).
+    const full = requested || syncer.planner.noBaseline !== undefined;
     try {
-      st.flushed = false;
-      const r = await syncer.sync(st.adapter.servicePorts(snapshot), snapshot.changedServices, full);
+      const r = await syncer.sync(st.adapter.servicePorts(snapshot), snapshot.changedServices, { full });
       await this.#startCanary(st);
       return {
         family: st.family,
@@ -208,8 +211,9 @@ export class IptablesBackend implements Backend {
       logger: log,
       ...definedFields({ intervalMs: o?.intervalMs }),
       onFlush: () => {
-        // The tables were flushed under us: our chains and jump rules are likely gone too.
-        st.flushed = true;
+        // The tables were flushed under us: our chains and jump rules are likely gone too, so
+        // there is no baseline for a partial sync; the sync loop is asked for a full one.
+        st.syncer?.planner.baselineLost();
         log.warn({}, 'iptables canary vanished (tables flushed); requesting a full sync');
         this.#host?.requestFullSync(`iptables canary missing (IPv${st.family})`);
       },

@@ -1,5 +1,5 @@
 /**
- * The IPVS backend: per family, `planIpvs` → an `IpvsReconciler` (virtual/real servers with
+ * The IPVS backend (kube-proxy's IPVS mode behind proxy-state's `DataPlaneBackend`): per family, `planIpvs` → an `IpvsReconciler` (virtual/real servers with
  * graceful termination, addresses on `kube-ipvs0`, ipsets) plus the residual iptables rules
  * through an iptables executor. This kernel has no IPVS, so it is exercised with
  * `FakeIpvsExecutor` in the tests here.
@@ -7,23 +7,23 @@
  * @module
  */
 import { type Clock, definedFields, type Logger, noopLogger, realClock } from '@nodeagent/core';
-import type { IptablesExecutor } from '@nodeagent/iptables';
-import {
-  IPSET_DEFINITIONS,
-  IPVS_FILTER_CHAINS,
-  IPVS_NAT_CHAINS,
-  type IpvsExecutor,
-  type IpvsPlanOptions,
-  IpvsReconciler,
-  type IpvsStatsSource,
-  ipsetName,
-  ipvsJumpRules,
-  planIpvs,
-  renderResidualIptables,
-} from '@nodeagent/ipvs';
-import type { IPFamily, ProxyCheckout, ProxySnapshot } from '@nodeagent/proxy-state';
-import type { Backend, BackendSyncOptions, BackendSyncResult, FamilySyncResult } from './backend.js';
-import { removeOwnedIptablesChains } from './iptables-cleanup.js';
+import { type IptablesExecutor, removeOwnedIptablesChains } from '@nodeagent/iptables';
+import type {
+  BackendSyncOptions,
+  BackendSyncResult,
+  DataPlaneBackend,
+  FamilySyncResult,
+  IPFamily,
+  ProxyCheckout,
+  ProxySnapshot,
+} from '@nodeagent/proxy-state';
+import type { IpvsExecutor, IpvsStatsSource } from './executor.js';
+import { IPSET_DEFINITIONS, ipsetName } from './ipsets.js';
+import type { IpvsPlanOptions } from './plan-options.js';
+import { planIpvs } from './planner.js';
+import { IpvsReconciler } from './reconciler.js';
+import { ipvsJumpRules, renderResidualIptables } from './render-iptables.js';
+import { IPVS_FILTER_CHAINS, IPVS_NAT_CHAINS } from './residual-iptables.js';
 
 /** One family of an {@link IpvsBackend}. */
 export interface IpvsFamilyOptions {
@@ -62,8 +62,13 @@ interface FamilyState {
   jumpsEnsured: boolean;
 }
 
-/** kube-proxy's IPVS mode behind the {@link Backend} interface. */
-export class IpvsBackend implements Backend {
+/**
+ * kube-proxy's IPVS mode behind proxy-state's `DataPlaneBackend` interface: the proxier's sync
+ * loop decides full vs partial. IPVS itself is always reconciled against what the kernel
+ * holds; a full sync also re-ensures the jump rules into the residual iptables chains (and
+ * does so on its own when they were never ensured, or a sync failed).
+ */
+export class IpvsBackend implements DataPlaneBackend {
   /** @inheritdoc */
   readonly name = 'ipvs';
   /** @inheritdoc */
@@ -111,9 +116,10 @@ export class IpvsBackend implements Backend {
     return { families };
   }
 
-  async #syncFamily(st: FamilyState, snapshot: ProxySnapshot, forceFull: boolean): Promise<FamilySyncResult> {
-    // The reconciler diffs against what the kernel holds, so every sync is a full one for IPVS.
-    const full = forceFull || snapshot.fullSyncRequired || !st.jumpsEnsured;
+  async #syncFamily(st: FamilyState, snapshot: ProxySnapshot, requested: boolean): Promise<FamilySyncResult> {
+    // The caller decides; the reconciler diffs against what the kernel holds either way, and
+    // jump rules never ensured (first sync, after a failure) make the sync full.
+    const full = requested || !st.jumpsEnsured;
     try {
       const plan = planIpvs(snapshot, this.#options.plan ?? {});
       await st.reconciler.sync(plan);

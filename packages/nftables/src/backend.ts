@@ -1,19 +1,25 @@
 /**
- * The nftables backend: one `@nodeagent/nftables` syncer per IP family (`ip kube-proxy` and
+ * The nftables backend (kube-proxy's nftables mode behind proxy-state's `DataPlaneBackend`):
+ * one syncer per IP family (`ip kube-proxy` and
  * `ip6 kube-proxy`), each sync ONE `nft -f` transaction. Stale chains flushed by a sync are
  * deleted by a later run (kube-proxy waits a second; the backend asks the proxier for that run).
  *
  * @module
  */
 import { type Clock, type Logger, noopLogger, parseCIDR, realClock } from '@nodeagent/core';
-import {
-  type NftExecutor,
-  type NftRenderOptions,
-  NftSyncer,
-  snapshotRenderOptions,
-} from '@nodeagent/nftables';
-import type { IPFamily, ProxyCheckout, ProxySnapshot } from '@nodeagent/proxy-state';
-import type { Backend, BackendSyncOptions, BackendSyncResult, FamilySyncResult } from './backend.js';
+import type {
+  BackendSyncOptions,
+  BackendSyncResult,
+  DataPlaneBackend,
+  FamilySyncResult,
+  IPFamily,
+  ProxyCheckout,
+  ProxySnapshot,
+} from '@nodeagent/proxy-state';
+import type { NftExecutor } from './executor.js';
+import { NftSyncer } from './nft-syncer.js';
+import { snapshotRenderOptions } from './render-nftables.js';
+import type { NftRenderOptions } from './render-options.js';
 
 /** One family of an {@link NftablesBackend}. */
 export interface NftablesFamilyOptions {
@@ -54,8 +60,13 @@ interface FamilyState {
   needFull: boolean;
 }
 
-/** kube-proxy's nftables mode (or the optimized layout) behind the {@link Backend} interface. */
-export class NftablesBackend implements Backend {
+/**
+ * kube-proxy's nftables mode (or the optimized layout) behind proxy-state's `DataPlaneBackend`
+ * interface: the proxier's sync loop decides full vs partial; this backend syncs fully instead
+ * of partially only when it has no mirror to diff against (first sync, after a failed
+ * transaction or cleanup, a rebuilt renderer).
+ */
+export class NftablesBackend implements DataPlaneBackend {
   /** @inheritdoc */
   readonly name = 'nftables';
   /** @inheritdoc */
@@ -148,9 +159,10 @@ export class NftablesBackend implements Backend {
     return st.syncer;
   }
 
-  async #syncFamily(st: FamilyState, snapshot: ProxySnapshot, forceFull: boolean): Promise<FamilySyncResult> {
+  async #syncFamily(st: FamilyState, snapshot: ProxySnapshot, requested: boolean): Promise<FamilySyncResult> {
     const syncer = this.#syncerFor(st, snapshot);
-    let full = forceFull || snapshot.fullSyncRequired || syncer.planner.needsFull;
+    // The caller decides; without a mirror the syncer makes it full.
+    let full = requested || syncer.planner.needsFull;
     let cleanupFailed = false;
     try {
       const due = syncer.nextCleanupAt();
@@ -165,7 +177,7 @@ export class NftablesBackend implements Backend {
       full = true;
     }
     try {
-      const r = await syncer.sync(snapshot, full);
+      const r = await syncer.sync(snapshot, { full });
       return {
         family: st.family,
         full: r.full,
