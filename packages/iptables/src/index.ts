@@ -40,7 +40,6 @@ export {
   serviceFirewallChainName,
   serviceLocalChainName,
 } from './chain-names.js';
-export { commentArg, MAX_COMMENT_BYTES, quoteComment } from './comment.js';
 export {
   IptablesCommandError,
   type IptablesExecutor,

@@ -162,7 +162,6 @@ export {
   IptablesRenderError,
   type IpvsJumpRule,
   ipvsJumpRules,
-  quoteComment,
   renderResidualIptables,
   ruleLine,
 } from './render-iptables.js';

@@ -7,8 +7,8 @@
  *
  * @module
  */
-import { cidrValueContains, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
-import { joinHostPort, type TracePacket, type TraceResult } from '@nodeagent/proxy-state';
+import { cidrValueContains, joinHostPort, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
+import type { TracePacket, TraceResult } from '@nodeagent/proxy-state';
 import { parseIPSetEntry } from './ipsets.js';
 import type { IPSet, VirtualServer } from './model.js';
 import { isLoopbackIP } from './plan-options.js';

@@ -43,7 +43,6 @@ export type {
 } from './model.js';
 export { type NftCommand, NftSyntaxError, parseNftCommands } from './nft-commands.js';
 export { NftSyncer, type NftSyncerOptions, type NftSyncResult } from './nft-syncer.js';
-export { MAX_COMMENT_BYTES, quoteComment } from './nft-text.js';
 export { NFT } from './render-base.js';
 export { renderNftables, renderNftablesRuleset, snapshotRenderOptions } from './render-nftables.js';
 export {

@@ -8,9 +8,15 @@
  *
  * @module
  */
-import { cidrValueContains, formatIPValue, type IPValue, parseIPValue } from '@nodeagent/core';
+import {
+  cidrValueContains,
+  formatIPValue,
+  type IPValue,
+  joinHostPort,
+  parseCIDROrHostValue,
+  parseIPValue,
+} from '@nodeagent/core';
 import type { TracePacket as BaseTracePacket, TraceResult as BaseTraceResult } from '@nodeagent/proxy-state';
-import { cidrOrHostValue } from './ip.js';
 import type { NftFamily } from './model.js';
 import { type Primary, parseRule, type Rhs, type Stmt } from './rule-parser.js';
 import { NftState, type NftTableState } from './table-state.js';
@@ -52,13 +58,13 @@ function clone(p: Pkt): Pkt {
 export class NftTracer {
   readonly #t: NftTableState;
   readonly #local: IPValue[];
-  readonly #loop: ReturnType<typeof cidrOrHostValue>[];
+  readonly #loop: ReturnType<typeof parseCIDROrHostValue>[];
 
   /** @param table the table; @param nodeIPs the node's addresses. */
   constructor(table: NftTableState, nodeIPs: readonly string[] = []) {
     this.#t = table;
     this.#local = nodeIPs.map((ip) => parseIPValue(ip)).filter((a): a is IPValue => a !== null);
-    this.#loop = [cidrOrHostValue('127.0.0.0/8'), cidrOrHostValue('::1/128')];
+    this.#loop = [parseCIDROrHostValue('127.0.0.0/8'), parseCIDROrHostValue('::1/128')];
   }
 
   #isLocal(a: IPValue): boolean {
@@ -219,7 +225,7 @@ export class NftTracer {
           if (v === undefined) continue;
           const [ip = '', port = ''] = v.split(' . ');
           out.push({
-            pkt: this.#dnat(pkt, ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`),
+            pkt: this.#dnat(pkt, joinHostPort(ip, port)),
             kind: 'accept',
           });
         }
@@ -322,7 +328,7 @@ function valueMatches(written: string, actual: string): boolean {
   if (written === actual) return true;
   if (written.endsWith('*')) return actual.startsWith(written.slice(0, -1));
   if (written.includes('/')) {
-    const n = cidrOrHostValue(written);
+    const n = parseCIDROrHostValue(written);
     const a = parseIPValue(actual);
     return n !== null && a !== null && cidrValueContains(n, a);
   }

@@ -36,6 +36,7 @@ export {
   type ServicePortPolicy,
   topologyModeFromHints,
 } from './categorize-endpoints.js';
+export { chainNameHash } from './chain-name-hash.js';
 export { type Change, ChangeTracker } from './change-tracker.js';
 export {
   EndpointSliceCache,
@@ -59,8 +60,6 @@ export {
   isValidPort,
   type ProxyStateError,
 } from './errors.js';
-export { joinHostPort } from './host-port.js';
-export { ManifestError, type ParsedManifests, parseManifests } from './parse-manifests.js';
 export {
   type ChangeCounts,
   LABEL_TOPOLOGY_ZONE,
@@ -74,10 +73,26 @@ export {
   type ProxyRenderOptions,
 } from './render-options.js';
 export {
+  iptablesCommentArg,
+  isCleanIptablesComment,
+  MAX_IPTABLES_COMMENT_BYTES,
+  MAX_NFT_COMMENT_BYTES,
+  quoteIptablesComment,
+  quoteNftComment,
+} from './rule-comments.js';
+export {
   type CollectedServiceCIDRs,
   collectServiceCIDRs,
   InvalidServiceCIDRError,
 } from './service-cidrs.js';
+export {
+  type CheckedServicePort,
+  checkEndpoint,
+  checkServicePort,
+  checkServicePortFields,
+  type ServicePortCheckOptions,
+  type ServicePortFields,
+} from './service-port-check.js';
 export {
   DEFAULT_STICKY_MAX_AGE_SECONDS,
   type ParsedService,
