@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { cidrValueContains, joinHostPort, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
+import { cidrContains, joinHostPort, parseIP } from '@nodeagent/core';
 import type { TracePacket, TraceResult } from '@nodeagent/proxy-state';
 import { parseIPSetEntry } from './ipsets.js';
 import type { IPSet, VirtualServer } from './model.js';
@@ -100,14 +100,14 @@ class Tracer {
       if (e.protocol !== this.#proto || e.port !== port(1)) return false;
       if (set.type === 'hash:ip,port') return true;
       if (set.type === 'hash:ip,port,ip') return sameIP(e.ip2!, addr(2));
-      return cidrContainsIP(e.net!, addr(2));
+      return cidrContains(e.net!, addr(2));
     });
   }
 
   #matches(m: RuleMatch, v: View): boolean {
     switch (m.kind) {
       case 'source':
-        return (m.cidr.includes('/') ? cidrContainsIP(m.cidr, v.src) : sameIP(m.cidr, v.src)) !== m.negated;
+        return (m.cidr.includes('/') ? cidrContains(m.cidr, v.src) : sameIP(m.cidr, v.src)) !== m.negated;
       case 'in-interface': {
         const ifc = this.#pkt.inInterface;
         const hit =
@@ -250,11 +250,4 @@ function sameIP(a: string, b: string): boolean {
   const x = parseIP(a);
   const y = parseIP(b);
   return x !== null && y !== null && x.ip === y.ip;
-}
-
-/** True when the IP text `ip` lies inside the CIDR text `cidr`; invalid input is never contained. */
-function cidrContainsIP(cidr: string, ip: string): boolean {
-  const c = parseCIDRValue(cidr);
-  const a = parseIPValue(ip);
-  return c !== null && a !== null && cidrValueContains(c, a);
 }

@@ -259,7 +259,7 @@ export class NftTracer {
     }
     k.dport = Number(to.slice(cut + 1));
     k.ctDnat = true;
-    k.dnatTo = a ? (a.family === 6 ? `[${k.daddrText}]:${k.dport}` : `${k.daddrText}:${k.dport}`) : to;
+    k.dnatTo = a ? joinHostPort(k.daddrText, k.dport) : to;
     return k;
   }
 
