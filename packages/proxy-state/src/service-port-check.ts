@@ -153,7 +153,8 @@ const memo: Record<IPFamily, WeakMap<ServicePortInfo, CheckedServicePort | Inval
 
 /**
  * {@link checkServicePortFields} for a snapshot's {@link ServicePortInfo}, memoised per object
- * and family (snapshots share unchanged service port objects, so each is checked once).
+ * and family (snapshots share unchanged service port objects, so each is checked once). The
+ * memo is a weak, pure cache: like the snapshots, a checked object must not be mutated.
  * @param family - The ruleset's family; defaults to the port's own `ipFamily`.
  * @throws InvalidServicePortError listing every problem.
  */
