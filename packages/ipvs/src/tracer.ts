@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { cidrContains, joinHostPort, parseIP } from '@nodeagent/core';
+import { cidrContains, joinHostPort, mustParseIP, parseIP } from '@nodeagent/core';
 import type { TracePacket, TraceResult } from '@nodeagent/proxy-state';
 import { parseIPSetEntry } from './ipsets.js';
 import type { IPSet, VirtualServer } from './model.js';
@@ -175,18 +175,12 @@ function firstBlocking(results: (Verdict | undefined)[]): Verdict | undefined {
 
 /**
  * Traces `pkt` through `plan` and reports where it goes.
- * @throws TypeError for addresses that are not IPs.
+ * @throws InvalidIPError (from `@nodeagent/core`) naming an address that is not an IP.
  */
 export function traceIpvs(plan: IpvsPlan, pkt: IpvsTracePacket): IpvsTraceResult {
-  const src = parseIP(pkt.sourceIP)?.ip;
-  const dst = parseIP(pkt.destIP)?.ip;
-  if (src === undefined) throw new TypeError(`source ${JSON.stringify(pkt.sourceIP)} is not an IP address`);
-  if (dst === undefined)
-    throw new TypeError(`destination ${JSON.stringify(pkt.destIP)} is not an IP address`);
-  for (const ip of pkt.nodeIPs ?? []) {
-    if (parseIP(ip)?.ip === undefined)
-      throw new TypeError(`node IP ${JSON.stringify(ip)} is not an IP address`);
-  }
+  const src = mustParseIP(pkt.sourceIP, 'source').ip;
+  const dst = mustParseIP(pkt.destIP, 'destination').ip;
+  for (const ip of pkt.nodeIPs ?? []) mustParseIP(ip, 'node IP');
   const t = new Tracer(plan, pkt);
   const proto = pkt.protocol ?? 'TCP';
   const v: View = { src, dst, dport: pkt.destPort, mark: false, ipvs: undefined };

@@ -11,6 +11,7 @@
 import {
   cidrValueContains,
   formatIPValue,
+  InvalidIPError,
   type IPValue,
   joinHostPort,
   parseCIDROrHostValue,
@@ -74,11 +75,12 @@ export class NftTracer {
     );
   }
 
-  /** Traces one packet. @throws TypeError for unparsable addresses */
+  /** Traces one packet. @throws InvalidIPError (from `@nodeagent/core`) naming an unparsable address */
   trace(p: TracePacket): TraceResult {
     const saddr = parseIPValue(p.sourceIP);
     const daddr = parseIPValue(p.destIP);
-    if (!saddr || !daddr) throw new TypeError(`bad packet addresses ${p.sourceIP} -> ${p.destIP}`);
+    if (!saddr) throw new InvalidIPError(p.sourceIP, 'IP address', 'source');
+    if (!daddr) throw new InvalidIPError(p.destIP, 'IP address', 'destination');
     const extra = (p.nodeIPs ?? []).map((ip) => parseIPValue(ip)).filter((a): a is IPValue => a !== null);
     const tracer =
       extra.length > 0

@@ -2,9 +2,15 @@
  * The service port is checked once, in proxy-state: the three backends skip the same bad port
  * with the same `InvalidServicePortError` (same problems, every one listed) and keep the rest.
  */
-import { renderIptablesRuleset, SnapshotAdapter } from '@nodeagent/iptables';
-import { planIpvs } from '@nodeagent/ipvs';
-import { renderNftablesRuleset } from '@nodeagent/nftables';
+import { InvalidIPError } from '@nodeagent/core';
+import {
+  renderIptablesRuleset,
+  restoreText,
+  SnapshotAdapter,
+  tracePacket as traceIptables,
+} from '@nodeagent/iptables';
+import { planIpvs, traceIpvs } from '@nodeagent/ipvs';
+import { renderNftables, renderNftablesRuleset, tracePacket as traceNftables } from '@nodeagent/nftables';
 import { InvalidServicePortError, type ProxySnapshot, type ServicePortInfo } from '@nodeagent/proxy-state';
 import { testCluster, testEndpointSlice, testService } from '@nodeagent/proxy-state/testing';
 import { describe, expect, it } from 'vitest';
@@ -65,5 +71,33 @@ describe('one service port check for every backend', () => {
       'port 70000 is out of range 1-65535',
       'cluster IP "172.30.0.999" is not an IP address',
     ]);
+  });
+});
+
+describe('every tracer refuses a bad packet address with the one InvalidIPError', () => {
+  const iptables = restoreText(renderIptablesRuleset(new SnapshotAdapter().servicePorts(base)));
+  const nft = renderNftables(base);
+  const ipvs = planIpvs(base);
+  const tracers: [string, (p: { sourceIP: string; destIP: string; destPort: number }) => unknown][] = [
+    ['iptables', (p) => traceIptables(iptables, p)],
+    ['nftables', (p) => traceNftables(nft, p)],
+    ['ipvs', (p) => traceIpvs(ipvs, p)],
+  ];
+  it.each(tracers)('%s', (_n, trace) => {
+    expect(() => trace({ sourceIP: '10.0.0.1', destIP: '172.30.0.41', destPort: 80 })).not.toThrow();
+    for (const [packet, field, input] of [
+      [{ sourceIP: 'fe80::1%eth0', destIP: '172.30.0.41', destPort: 80 }, 'source', 'fe80::1%eth0'],
+      [{ sourceIP: '10.0.0.1', destIP: '172.30.0.999', destPort: 80 }, 'destination', '172.30.0.999'],
+    ] as const) {
+      let error: unknown;
+      try {
+        trace(packet);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(InvalidIPError);
+      expect((error as InvalidIPError).field).toBe(field);
+      expect((error as InvalidIPError).input).toBe(input);
+    }
   });
 });
