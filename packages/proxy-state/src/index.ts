@@ -1,7 +1,11 @@
 /**
  * kube-proxy's service and EndpointSlice bookkeeping, without any rule syntax: change
  * trackers, the EndpointSlice cache, endpoint categorisation (traffic policies, topology
- * hints, terminating fallback) and immutable per-family snapshots for the renderers.
+ * hints, terminating fallback) and immutable per-family snapshots for the renderers, plus what
+ * the iptables, nftables and IPVS renderers share: the one service port check
+ * ({@link checkServicePort}, {@link InvalidServicePortError}), rule comment quoting
+ * ({@link quoteIptablesComment}, {@link quoteNftComment}) and kube-proxy's chain-name hash
+ * ({@link chainNameHash}). Objects come in already parsed; reading manifest files is the CLI's job.
  *
  * @example
  * ```ts
