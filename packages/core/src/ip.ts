@@ -226,9 +226,11 @@ export function formatIPValue(ip: IPValue): string {
 
 /**
  * A text that was required to be an IP address or a CIDR and is not. The message names the
- * field ({@link InvalidIPError.field}), quotes the input and says what would be valid.
+ * field ({@link InvalidIPError.field}), quotes the input and says what would be valid. It is a
+ * `TypeError` (a value of the wrong form), so callers that caught the tracers' earlier
+ * `TypeError`s still catch it.
  */
-export class InvalidIPError extends Error {
+export class InvalidIPError extends TypeError {
   override readonly name = 'InvalidIPError';
   /**
    * @param input - The text that did not parse.

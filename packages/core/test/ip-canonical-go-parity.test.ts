@@ -74,7 +74,9 @@ describe('canonical text, as Go net.IP.String() prints it', () => {
       expect.unreachable();
     } catch (e) {
       expect(e).toBeInstanceOf(InvalidIPError);
+      expect(e).toBeInstanceOf(TypeError);
       const err = e as InvalidIPError;
+      expect(err.name).toBe('InvalidIPError');
       expect(err.input).toBe('fe80::1%eth0');
       expect(err.field).toBe('spec.externalIPs[0]');
       expect(err.message).toBe('spec.externalIPs[0] "fe80::1%eth0" is not a valid IP address');
