@@ -4,7 +4,8 @@
  * exponential {@link Backoff} and a per-key {@link KeyedBackoff}, a client-go grade
  * {@link WorkQueue} with rate limiters, and the shapes every package shares: the
  * {@link Lifecycle} (`start(signal?)` / `stop()`), {@link MetricsOptions}, the async
- * {@link Channel}, {@link InvalidOptionsError}, IP/CIDR parsing ({@link parseIP}) and Go
+ * {@link Channel}, {@link InvalidOptionsError}, IP/CIDR parsing ({@link parseIP}, the one parser every
+ * package uses), {@link joinHostPort} and Go
  * durations ({@link formatGoDuration}, {@link parseGoDuration}).
  *
  * @example
@@ -22,16 +23,23 @@ export { Backoff, type BackoffOptions } from './backoff.js';
 export { Channel, ChannelClosedError, type ChannelOptions } from './channel.js';
 export { abortReason, type Clock, realClock, type Timer } from './clock.js';
 export { formatGoDuration, InvalidDurationError, parseGoDuration } from './go-duration.js';
+export { joinHostPort } from './host-port.js';
 export {
   type CIDRValue,
+  cidrContains,
   cidrValueContains,
   formatIPValue,
+  InvalidIPError,
   type IPFamily,
   type IPValue,
   type IPValueOptions,
+  ipFamilyOf,
+  mustParseCIDR,
+  mustParseIP,
   type ParsedCIDR,
   type ParsedIP,
   parseCIDR,
+  parseCIDROrHostValue,
   parseCIDRValue,
   parseIP,
   parseIPValue,

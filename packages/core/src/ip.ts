@@ -223,3 +223,68 @@ export function formatIPValue(ip: IPValue): string {
   }
   return ip.family === 4 ? bytes.join('.') : formatIPv6(bytes);
 }
+
+/**
+ * A text that was required to be an IP address or a CIDR and is not. The message names the
+ * field ({@link InvalidIPError.field}), quotes the input and says what would be valid. It is a
+ * `TypeError` (a value of the wrong form), so callers that caught the tracers' earlier
+ * `TypeError`s still catch it.
+ */
+export class InvalidIPError extends TypeError {
+  override readonly name = 'InvalidIPError';
+  /**
+   * @param input - The text that did not parse.
+   * @param expected - What it should have been.
+   * @param field - What the text is (`'spec.clusterIP'`, `'--bind-address'`); `'value'` when unset.
+   */
+  constructor(
+    readonly input: string,
+    readonly expected: 'IP address' | 'CIDR',
+    readonly field = 'value',
+  ) {
+    super(
+      `${field} ${JSON.stringify(input)} is not a valid ${expected}${
+        expected === 'CIDR' ? ' (want address/prefix, e.g. 10.0.0.0/8 or fd00::/64)' : ''
+      }`,
+    );
+  }
+}
+
+/** {@link parseIP} that throws {@link InvalidIPError} naming `field` instead of returning null. */
+export function mustParseIP(text: string, field?: string): ParsedIP {
+  const p = parseIP(text);
+  if (p === null) throw new InvalidIPError(text, 'IP address', field);
+  return p;
+}
+
+/** {@link parseCIDR} that throws {@link InvalidIPError} naming `field` instead of returning null. */
+export function mustParseCIDR(text: string, field?: string): ParsedCIDR {
+  const c = parseCIDR(text);
+  if (c === null) throw new InvalidIPError(text, 'CIDR', field);
+  return c;
+}
+
+/** The family of an IP address text (IPv4-mapped IPv6 counts as 4, as {@link parseIP}); null when not an IP. */
+export function ipFamilyOf(text: string): IPFamily | null {
+  return parseIP(text)?.family ?? null;
+}
+
+/**
+ * True when the address `ip` lies inside `cidr` (both as text, parsed with {@link parseIP}'s
+ * rules); false when either is invalid or they are of different families.
+ */
+export function cidrContains(cidr: string, ip: string): boolean {
+  const c = parseCIDRValue(cidr);
+  const a = parseIPValue(ip);
+  return c !== null && a !== null && cidrValueContains(c, a);
+}
+
+/**
+ * A CIDR, or a bare address as its host network (`/32`, `/128`), as ipset, nft and iptables'
+ * `-s` read them; null when invalid.
+ */
+export function parseCIDROrHostValue(text: string, options: IPValueOptions = {}): CIDRValue | null {
+  if (text.includes('/')) return parseCIDRValue(text, options);
+  const a = parseIPValue(text, options);
+  return a === null ? null : { family: a.family, base: a.value, prefixLength: a.family === 4 ? 32 : 128 };
+}

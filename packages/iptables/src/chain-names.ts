@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { hash } from 'node:crypto';
+import { chainNameHash } from '@nodeagent/proxy-state';
 
 /** nat + filter: dispatch by destination (nat) / reject services without endpoints (filter). */
 export const KUBE_SERVICES = 'KUBE-SERVICES';
@@ -38,46 +38,13 @@ export const SEP_PREFIX = 'KUBE-SEP-';
 
 const SERVICE_CHAIN_PREFIXES = [SVC_PREFIX, SVL_PREFIX, SEP_PREFIX, FW_PREFIX, EXT_PREFIX] as const;
 
-const BASE32_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-
-/** Base32 of every 10-bit value (two characters each): a constant table. */
-const BASE32_PAIRS: readonly string[] = Array.from(
-  { length: 1024 },
-  (_, v) => BASE32_ALPHABET[v >> 5]! + BASE32_ALPHABET[v & 31]!,
-);
-
-/** The value of a lower-case hex digit's char code. */
-function hexDigit(c: number): number {
-  return c <= 57 ? c - 48 : c - 87;
-}
-
-/** Four base32 characters for the 20 bits of the 5 hex digits at `hex[at..at+5)`. */
-function base32Of5Hex(hex: string, at: number): string {
-  const v =
-    (hexDigit(hex.charCodeAt(at)) << 16) |
-    (hexDigit(hex.charCodeAt(at + 1)) << 12) |
-    (hexDigit(hex.charCodeAt(at + 2)) << 8) |
-    (hexDigit(hex.charCodeAt(at + 3)) << 4) |
-    hexDigit(hex.charCodeAt(at + 4));
-  return BASE32_PAIRS[v >> 10]! + BASE32_PAIRS[v & 1023]!;
-}
-
-/** The first 16 RFC 4648 base32 characters of SHA-256(input): 80 bits, i.e. 20 hex digits. */
-function hash16(input: string): string {
-  // One-shot hashing with hex output: several times cheaper than createHash(), and cheaper
-  // than a Buffer digest (no Buffer allocation) for the ~100,000 endpoint chains of a full
-  // render at 10,000 services; the digits are turned into base32 through a 1,024-entry table.
-  const hex = hash('sha256', input, 'hex');
-  return base32Of5Hex(hex, 0) + base32Of5Hex(hex, 5) + base32Of5Hex(hex, 10) + base32Of5Hex(hex, 15);
-}
-
 /**
  * kube-proxy's `portProtoHash`: base32(SHA-256(`servicePortName + protocol`))[:16].
  * @param servicePortName `ns/name:port` (`ns/name` for an unnamed port).
  * @param protocol lower-case `tcp`, `udp` or `sctp`.
  */
 export function portProtoHash(servicePortName: string, protocol: string): string {
-  return hash16(servicePortName + protocol);
+  return chainNameHash(servicePortName + protocol, 16);
 }
 
 /** `KUBE-SVC-<hash>`: the service port's chain for "Cluster" traffic policy. */
@@ -105,7 +72,7 @@ export function serviceFirewallChainName(servicePortName: string, protocol: stri
  * @param endpoint `ip:port`, IPv6 as `[ip]:port`.
  */
 export function endpointChainName(servicePortName: string, protocol: string, endpoint: string): string {
-  return SEP_PREFIX + hash16(servicePortName + protocol + endpoint);
+  return SEP_PREFIX + chainNameHash(servicePortName + protocol + endpoint, 16);
 }
 
 /** True for chain names kube-proxy owns per service or endpoint (the five hashed prefixes). */

@@ -46,7 +46,6 @@ export {
   serviceLocalChainName,
 } from './chain-names.js';
 export { removeOwnedIptablesChains } from './cleanup.js';
-export { commentArg, MAX_COMMENT_BYTES, quoteComment } from './comment.js';
 export {
   IptablesCommandError,
   type IptablesExecutor,

@@ -5,9 +5,13 @@
  * @module
  */
 
-import { InvalidServicePortError } from '@nodeagent/proxy-state';
+import {
+  InvalidServicePortError,
+  iptablesCommentArg,
+  isCleanIptablesComment,
+  quoteIptablesComment,
+} from '@nodeagent/proxy-state';
 import { EXT_PREFIX, endpointChainName, FW_PREFIX, SVC_PREFIX, SVL_PREFIX } from './chain-names.js';
-import { commentArg, isCleanComment, quoteComment } from './comment.js';
 import type { ResolvedRenderOptions } from './render-options.js';
 import type { NormalizedEndpoint, NormalizedServicePort } from './service-port.js';
 
@@ -98,15 +102,15 @@ export function renderServicePortRules(
   let externalComment = '';
   if (!hasEndpoints) {
     internalTarget = externalTarget = 'REJECT';
-    internalComment = externalComment = quoteComment(`${name} has no endpoints`);
+    internalComment = externalComment = quoteIptablesComment(`${name} has no endpoints`);
   } else {
     if (!hasInternal) {
       internalTarget = 'DROP';
-      internalComment = quoteComment(`${name} has no local endpoints`);
+      internalComment = quoteIptablesComment(`${name} has no local endpoints`);
     }
     if (!hasExternal) {
       externalTarget = 'DROP';
-      externalComment = quoteComment(`${name} has no local endpoints`);
+      externalComment = quoteIptablesComment(`${name} has no local endpoints`);
     }
   }
 
@@ -114,7 +118,7 @@ export function renderServicePortRules(
   const filter: string[] = [];
   const dispatch: string[] = [];
   const cipMatch = `${pp} -d ${sp.clusterIP} --dport ${sp.port}`;
-  const clusterIPComment = quoteComment(`${name} cluster IP`);
+  const clusterIPComment = quoteIptablesComment(`${name} cluster IP`);
 
   if (hasInternal) {
     dispatch.push(
@@ -125,7 +129,7 @@ export function renderServicePortRules(
   }
 
   if (sp.externalIPs.length > 0) {
-    const c = quoteComment(`${name} external IP`);
+    const c = quoteIptablesComment(`${name} external IP`);
     for (const ip of sp.externalIPs) {
       const m = `${pp} -d ${ip} --dport ${sp.port}`;
       if (hasEndpoints) dispatch.push(`-A KUBE-SERVICES -m comment --comment ${c} ${m} -j ${extChain}`);
@@ -138,8 +142,8 @@ export function renderServicePortRules(
   }
 
   if (sp.loadBalancerVIPs.length > 0) {
-    const c = quoteComment(`${name} loadbalancer IP`);
-    const fwc = usesFw ? quoteComment(`${name} traffic not accepted by ${fwChain}`) : '';
+    const c = quoteIptablesComment(`${name} loadbalancer IP`);
+    const fwc = usesFw ? quoteIptablesComment(`${name} traffic not accepted by ${fwChain}`) : '';
     for (const ip of sp.loadBalancerVIPs) {
       const m = `${pp} -d ${ip} --dport ${sp.port}`;
       if (hasEndpoints) dispatch.push(`-A KUBE-SERVICES -m comment --comment ${c} ${m} -j ${lbChain}`);
@@ -155,7 +159,7 @@ export function renderServicePortRules(
   }
 
   if (sp.nodePort !== 0) {
-    const bare = commentArg(name);
+    const bare = iptablesCommentArg(name);
     if (hasEndpoints) {
       if (o.localhostNodePorts && o.nfacctLocalhostNodePorts) {
         dispatch.push(
@@ -175,7 +179,7 @@ export function renderServicePortRules(
 
   if (sp.healthCheckNodePort !== 0) {
     filter.push(
-      `-A KUBE-NODEPORTS -m comment --comment ${quoteComment(`${name} health check node port`)} -m tcp -p tcp --dport ${sp.healthCheckNodePort} -j ACCEPT`,
+      `-A KUBE-NODEPORTS -m comment --comment ${quoteIptablesComment(`${name} health check node port`)} -m tcp -p tcp --dport ${sp.healthCheckNodePort} -j ACCEPT`,
     );
   }
 
@@ -208,17 +212,17 @@ export function renderServicePortRules(
     chains.push(extChain);
     if (!sp.externalPolicyLocal) {
       rules.push(
-        `-A ${extChain} -m comment --comment ${quoteComment(`masquerade traffic for ${name} external destinations`)} -j KUBE-MARK-MASQ`,
+        `-A ${extChain} -m comment --comment ${quoteIptablesComment(`masquerade traffic for ${name} external destinations`)} -j KUBE-MARK-MASQ`,
       );
     } else {
       if (o.ifLocal !== undefined) {
         rules.push(
-          `-A ${extChain} -m comment --comment ${quoteComment(`pod traffic for ${name} external destinations`)} ${o.ifLocal} -j ${svcChain}`,
+          `-A ${extChain} -m comment --comment ${quoteIptablesComment(`pod traffic for ${name} external destinations`)} ${o.ifLocal} -j ${svcChain}`,
         );
       }
       rules.push(
-        `-A ${extChain} -m comment --comment ${quoteComment(`masquerade LOCAL traffic for ${name} external destinations`)} -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
-        `-A ${extChain} -m comment --comment ${quoteComment(`route LOCAL traffic for ${name} external destinations`)} -m addrtype --src-type LOCAL -j ${svcChain}`,
+        `-A ${extChain} -m comment --comment ${quoteIptablesComment(`masquerade LOCAL traffic for ${name} external destinations`)} -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
+        `-A ${extChain} -m comment --comment ${quoteIptablesComment(`route LOCAL traffic for ${name} external destinations`)} -m addrtype --src-type LOCAL -j ${svcChain}`,
       );
     }
     if (hasExternal) rules.push(`-A ${extChain} -j ${externalPolicyChain}`);
@@ -226,13 +230,13 @@ export function renderServicePortRules(
 
   if (usesFw) {
     chains.push(fwChain);
-    const head = `-A ${fwChain} -m comment --comment ${quoteComment(`${name} loadbalancer IP`)}`;
+    const head = `-A ${fwChain} -m comment --comment ${quoteIptablesComment(`${name} loadbalancer IP`)}`;
     for (const cidr of sp.sourceRanges) rules.push(`${head} -s ${cidr} -j ${extChain}`);
     if (sp.sourceRangesContainNodeIP) {
       for (const ip of sp.loadBalancerVIPs) rules.push(`${head} -s ${ip} -j ${extChain}`);
     }
     rules.push(
-      `-A ${fwChain} -m comment --comment ${quoteComment(`other traffic to ${name} will be dropped by KUBE-PROXY-FIREWALL`)}`,
+      `-A ${fwChain} -m comment --comment ${quoteIptablesComment(`other traffic to ${name} will be dropped by KUBE-PROXY-FIREWALL`)}`,
     );
   }
 
@@ -265,7 +269,7 @@ export function renderServicePortRules(
     for (const ep of localEps) byKey.set(ep.hostPort, ep);
     reachable = [...byKey.values()].sort((a, b) => compareStrings(a.hostPort, b.hostPort));
   }
-  const svcComment = largeClusterMode ? '' : ` -m comment --comment ${commentArg(name)}`;
+  const svcComment = largeClusterMode ? '' : ` -m comment --comment ${iptablesCommentArg(name)}`;
   for (const ep of reachable) {
     const sep = sepOf(ep);
     chains.push(sep);
@@ -287,11 +291,11 @@ function writeEndpointRules(
   largeClusterMode: boolean,
 ): void {
   // Endpoint strings are always safe; only the name may need escaping, so check it once.
-  const clean = isCleanComment(`${name} -> [ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535`);
+  const clean = isCleanIptablesComment(`${name} -> [ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535`);
   const comment = (ep: NormalizedEndpoint): string =>
     largeClusterMode
       ? ''
-      : ` -m comment --comment ${clean ? `"${name} -> ${ep.hostPort}"` : quoteComment(`${name} -> ${ep.hostPort}`)}`;
+      : ` -m comment --comment ${clean ? `"${name} -> ${ep.hostPort}"` : quoteIptablesComment(`${name} -> ${ep.hostPort}`)}`;
   if (sp.affinitySeconds !== undefined) {
     for (const ep of endpoints) {
       const sep = sepOf(ep);

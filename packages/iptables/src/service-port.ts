@@ -5,13 +5,12 @@
  *
  * @module
  */
-import { cidrValueContains, formatIPValue, parseCIDRValue, parseIPValue } from '@nodeagent/core';
+import { cidrValueContains, joinHostPort, parseCIDRValue, parseIPValue } from '@nodeagent/core';
 import {
+  checkEndpoint,
+  checkServicePortFields,
   InvalidServicePortError,
   type IPFamilyName,
-  ipFamilyName,
-  isValidPort,
-  joinHostPort,
 } from '@nodeagent/proxy-state';
 
 /** Rule arguments keep `::ffff:a.b.c.d` as an IPv6 address (as kube-proxy's iptables proxier writes it). */
@@ -135,7 +134,8 @@ export interface NormalizedServicePort {
 const PROTOCOLS: Readonly<Record<string, string>> = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' };
 
 /**
- * Validates and normalises a service port for a ruleset of `family`.
+ * Validates (with proxy-state's one service port check) and normalises a service port for a
+ * ruleset of `family`.
  * @throws InvalidServicePortError naming the bad field.
  */
 export function normalizeServicePort(
@@ -144,54 +144,47 @@ export function normalizeServicePort(
   nodeIP: string | undefined,
 ): NormalizedServicePort {
   const nameString = servicePortNameString(sp);
-  const fail = (reason: string): never => {
-    throw new InvalidServicePortError(nameString, reason);
-  };
-  const proto =
-    PROTOCOLS[sp.protocol] ?? fail(`unknown protocol ${JSON.stringify(sp.protocol)} (want TCP, UDP or SCTP)`);
-  const ipOf = (s: string, what: string): string => {
-    const value = parseIPValue(String(s).trim(), KEEP_V4_MAPPED);
-    if (value === null) return fail(`${what} ${JSON.stringify(s)} is not an IP address`);
-    if (ipFamilyName(value.family) !== family) return fail(`${what} ${s} is not ${family}`);
-    return formatIPValue(value);
-  };
-  const clusterIP = ipOf(sp.clusterIP, 'cluster IP');
-  if (!isValidPort(sp.port, false)) fail(`port ${String(sp.port)} is out of range 1-65535`);
+  const fam = family === 'IPv4' ? 4 : 6;
+  const trim = (list: readonly string[] | undefined) => (list ?? []).map((x) => String(x).trim());
+  const checked = checkServicePortFields(
+    nameString,
+    {
+      protocol: sp.protocol,
+      port: sp.port,
+      nodePort: sp.nodePort,
+      healthCheckNodePort: sp.healthCheckNodePort,
+      affinitySeconds: sp.sessionAffinityTimeoutSeconds,
+      clusterIP: String(sp.clusterIP).trim(),
+      externalIPs: trim(sp.externalIPs),
+      loadBalancerVIPs: trim(sp.loadBalancerVIPs),
+      loadBalancerSourceRanges: trim(sp.loadBalancerSourceRanges),
+    },
+    fam,
+    KEEP_V4_MAPPED,
+  );
+  const proto = PROTOCOLS[sp.protocol]!;
   const nodePort = sp.nodePort ?? 0;
-  if (!isValidPort(nodePort, true)) fail(`nodePort ${String(nodePort)} is out of range 0-65535`);
   const healthCheckNodePort = sp.healthCheckNodePort ?? 0;
-  if (!isValidPort(healthCheckNodePort, true))
-    fail(`healthCheckNodePort ${String(healthCheckNodePort)} is out of range`);
   const affinity = sp.sessionAffinityTimeoutSeconds;
-  if (affinity !== undefined && !(Number.isInteger(affinity) && affinity >= 1 && affinity <= 86400)) {
-    fail(`session affinity timeout ${String(affinity)} is out of range 1-86400 s`);
-  }
-  const externalIPs = (sp.externalIPs ?? []).map((s) => ipOf(s, 'external IP'));
-  const loadBalancerVIPs = (sp.loadBalancerVIPs ?? []).map((s) => ipOf(s, 'load-balancer IP'));
   const node = nodeIP === undefined ? null : parseIPValue(nodeIP.trim(), KEEP_V4_MAPPED);
-  let sourceRangesContainNodeIP = false;
-  const sourceRanges = (sp.loadBalancerSourceRanges ?? []).map((s) => {
-    const c = parseCIDRValue(String(s).trim(), KEEP_V4_MAPPED);
-    if (!c) return fail(`loadBalancerSourceRange ${JSON.stringify(s)} is not a CIDR`);
-    if (ipFamilyName(c.family) !== family) return fail(`loadBalancerSourceRange ${s} is not ${family}`);
-    if (node && cidrValueContains(c, node)) sourceRangesContainNodeIP = true;
-    return `${formatIPValue({ family: c.family, value: c.base })}/${c.prefixLength}`;
-  });
+  const sourceRanges = checked.loadBalancerSourceRanges;
+  const sourceRangesContainNodeIP =
+    node !== null && sourceRanges.some((c) => cidrValueContains(parseCIDRValue(c, KEEP_V4_MAPPED)!, node));
   const endpoint = (e: IptablesEndpoint): NormalizedEndpoint => {
-    const ip = ipOf(e.ip, 'endpoint IP');
-    if (!isValidPort(e.port, false)) fail(`endpoint ${e.ip} port ${String(e.port)} is out of range 1-65535`);
-    return { ip, port: e.port, hostPort: joinHostPort(ip, e.port) };
+    const r = checkEndpoint(String(e.ip).trim(), e.port, fam, KEEP_V4_MAPPED);
+    if ('problem' in r) throw new InvalidServicePortError(nameString, r.problem);
+    return { ip: r.ip, port: e.port, hostPort: joinHostPort(r.ip, e.port) };
   };
   return {
     source: sp,
     nameString,
     serviceKey: `${sp.namespace}/${sp.name}`,
     proto,
-    clusterIP,
+    clusterIP: checked.clusterIP,
     port: sp.port,
     nodePort,
-    externalIPs,
-    loadBalancerVIPs,
+    externalIPs: checked.externalIPs,
+    loadBalancerVIPs: checked.loadBalancerVIPs,
     sourceRanges,
     sourceRangesContainNodeIP,
     healthCheckNodePort,

@@ -7,7 +7,13 @@
  * @module
  */
 
-import { cidrValueContains, type IPValue, parseCIDRValue, parseIPValue } from '@nodeagent/core';
+import {
+  cidrValueContains,
+  InvalidIPError,
+  type IPValue,
+  parseCIDRValue,
+  parseIPValue,
+} from '@nodeagent/core';
 import type { TracePacket as BaseTracePacket, TraceResult as BaseTraceResult } from '@nodeagent/proxy-state';
 import { type ParsedRule, parseRestoreText } from './restore-parser.js';
 
@@ -63,7 +69,7 @@ class Tracer {
     this.#proto = (pkt.protocol ?? 'TCP').toLowerCase();
     this.#local = ['127.0.0.1', '::1', ...(pkt.nodeIPs ?? [])].map((s) => {
       const ip = parseAddress(s);
-      if (!ip) throw new Error(`node IP ${JSON.stringify(s)} is not an IP address`);
+      if (!ip) throw new InvalidIPError(s, 'IP address', 'node IP');
       return ip;
     });
   }
@@ -178,14 +184,15 @@ function hostOf(hostPort: string): string {
 
 /**
  * Traces `pkt` through `rules` (restore text or parsed tables) and reports where it goes.
- * @throws Error for invalid addresses or rules the tracer does not understand.
+ * @throws InvalidIPError (from `@nodeagent/core`) for invalid addresses, Error for rules the tracer
+ *   does not understand.
  */
 export function tracePacket(rules: string | IptablesTables, pkt: TracePacket): TraceResult {
   const tables = typeof rules === 'string' ? tablesFromRestoreText(rules) : rules;
   const src = parseAddress(pkt.sourceIP);
   let dst = parseAddress(pkt.destIP);
-  if (!src) throw new Error(`source ${JSON.stringify(pkt.sourceIP)} is not an IP address`);
-  if (!dst) throw new Error(`destination ${JSON.stringify(pkt.destIP)} is not an IP address`);
+  if (!src) throw new InvalidIPError(pkt.sourceIP, 'IP address', 'source');
+  if (!dst) throw new InvalidIPError(pkt.destIP, 'IP address', 'destination');
   const t = new Tracer(tables, pkt);
   const w: Walk = { outputs: [], matched: [], masq: false };
   const natStart = pkt.fromLocalProcess ? 'OUTPUT' : 'PREROUTING';

@@ -1,11 +1,13 @@
+import {
+  iptablesCommentArg as commentArg,
+  quoteIptablesComment as quoteComment,
+} from '@nodeagent/proxy-state';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  commentArg,
   IptablesRenderer,
   type IptablesServicePort,
   parseRestoreText,
-  quoteComment,
   restoreText,
   tokenizeRule,
   tracePacket,

@@ -163,7 +163,6 @@ export {
   IptablesRenderError,
   type IpvsJumpRule,
   ipvsJumpRules,
-  quoteComment,
   renderResidualIptables,
   ruleLine,
 } from './render-iptables.js';

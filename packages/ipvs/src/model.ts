@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { joinHostPort } from '@nodeagent/proxy-state';
+import { joinHostPort } from '@nodeagent/core';
 
 /** The L4 protocols IPVS virtual servers are created for (as the Service API spells them). */
 export type IpvsProtocol = 'TCP' | 'UDP' | 'SCTP';

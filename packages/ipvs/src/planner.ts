@@ -4,12 +4,13 @@
  *
  * @module
  */
-import { cidrValueContains, parseCIDR, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
+import { cidrValueContains, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
 import {
+  checkEndpoint,
+  checkServicePort,
   type Endpoint,
   InvalidServicePortError,
   type IPFamily,
-  isValidPort,
   type ProxySnapshot,
   type ServicePortInfo,
 } from '@nodeagent/proxy-state';
@@ -87,9 +88,7 @@ export interface IpvsPlan extends IpvsState {
   readonly errors: readonly IpvsPlanError[];
 }
 
-const PROTOCOLS = new Set<string>(['TCP', 'UDP', 'SCTP']);
-
-/** A service port with every address checked and canonical. */
+/** A service port whose fields passed proxy-state's check, with canonical addresses. */
 interface CheckedPort {
   readonly info: ServicePortInfo;
   readonly protocol: IpvsProtocol;
@@ -99,39 +98,16 @@ interface CheckedPort {
   readonly sourceRanges: readonly string[];
 }
 
-function checkServicePort(s: ServicePortInfo, family: IPFamily): CheckedPort {
-  const fail = (reason: string): never => {
-    throw new InvalidServicePortError(String(s.nameString), reason);
-  };
-  if (!PROTOCOLS.has(s.protocol)) fail(`unknown protocol ${JSON.stringify(s.protocol)}`);
-  if (!isValidPort(s.port)) fail(`port ${JSON.stringify(s.port)} is out of range 1-65535`);
-  if (!isValidPort(s.nodePort, true)) fail(`nodePort ${JSON.stringify(s.nodePort)} is out of range 0-65535`);
-  if (!isValidPort(s.healthCheckNodePort, true)) {
-    fail(`healthCheckNodePort ${JSON.stringify(s.healthCheckNodePort)} is out of range 0-65535`);
-  }
-  if (s.sessionAffinityClientIP) {
-    const t = s.stickyMaxAgeSeconds;
-    if (!Number.isInteger(t) || t < 1 || t > 2 ** 31 - 1)
-      fail(`session affinity timeout ${JSON.stringify(t)} is invalid`);
-  }
-  const ip = (what: string, text: string): string => {
-    const parsed = parseIP(String(text));
-    return parsed?.family === family
-      ? parsed.ip
-      : fail(`${what} ${JSON.stringify(text)} is not an IPv${family} address`);
-  };
+/** @throws InvalidServicePortError (from `@nodeagent/proxy-state`'s one check). */
+function checkedPort(s: ServicePortInfo, family: IPFamily): CheckedPort {
+  const c = checkServicePort(s, family);
   return {
     info: s,
     protocol: s.protocol,
-    clusterIP: ip('cluster IP', s.clusterIP),
-    externalIPs: s.externalIPs.map((x) => ip('external IP', x)),
-    lbIPs: s.loadBalancerVIPs.map((x) => ip('load-balancer IP', x)),
-    sourceRanges: s.loadBalancerSourceRanges.map((c) => {
-      const parsed = parseCIDR(String(c).trim());
-      return parsed?.family === family
-        ? parsed.cidr
-        : fail(`source range ${JSON.stringify(c)} is not an IPv${family} CIDR`);
-    }),
+    clusterIP: c.clusterIP,
+    externalIPs: c.externalIPs,
+    lbIPs: c.loadBalancerVIPs,
+    sourceRanges: c.loadBalancerSourceRanges,
   };
 }
 
@@ -200,25 +176,11 @@ class PlanBuilder {
     const all = snapshot.endpoints.get(s.nameString) ?? [];
     const valid = new Set<string>();
     for (const e of all) {
-      const parsed = parseIP(String(e.ip));
-      const ip = parsed?.family === this.#family ? parsed.ip : undefined;
-      if (ip === undefined) {
-        this.errors.push(
-          new InvalidEndpointError(
-            s.nameString,
-            String(e.endpoint),
-            `${JSON.stringify(e.ip)} is not an IPv${this.#family} address`,
-          ),
-        );
-      } else if (!isValidPort(e.port)) {
-        this.errors.push(
-          new InvalidEndpointError(
-            s.nameString,
-            String(e.endpoint),
-            `port ${JSON.stringify(e.port)} is out of range 1-65535`,
-          ),
-        );
+      const r = checkEndpoint(e.ip, e.port, this.#family);
+      if ('problem' in r) {
+        this.errors.push(new InvalidEndpointError(s.nameString, String(e.endpoint), r.problem));
       } else {
+        const ip = r.ip;
         valid.add(e.endpoint);
         // Hairpin: a pod reaching its own service through the VIP must be masqueraded. Only
         // this node's pods can hairpin here, so only local endpoints go in (as upstream).
@@ -342,7 +304,7 @@ export function planIpvs(snapshot: ProxySnapshot, options: IpvsPlanOptions = {})
   for (const s of snapshot.services.values()) {
     let checked: CheckedPort;
     try {
-      checked = checkServicePort(s, family);
+      checked = checkedPort(s, family);
     } catch (e) {
       if (e instanceof InvalidServicePortError) {
         b.errors.push(e);

@@ -6,6 +6,7 @@
  * @module
  */
 import { parseCIDR, parseIP } from '@nodeagent/core';
+import { quoteIptablesComment } from '@nodeagent/proxy-state';
 import type { ResidualIptables, ResidualRule, RuleMatch, RuleTarget } from './residual-iptables.js';
 import {
   KUBE_FORWARD,
@@ -31,18 +32,6 @@ function word(what: string, s: string, re = NAME_RE): string {
   return s;
 }
 
-/**
- * A double-quoted comment as kube-proxy writes them; control characters become spaces, `"`
- * and `\` are escaped and the text is cut to xt_comment's 255 bytes, so no input can break
- * the restore syntax.
- */
-export function quoteComment(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters.
-  let clean = String(text).replace(/[\u0000-\u001f\u007f]/g, ' ');
-  while (Buffer.byteLength(clean, 'utf8') > 255) clean = [...clean].slice(0, -1).join('');
-  return `"${clean.replace(/["\\]/g, (c) => `\\${c}`)}"`;
-}
-
 function address(s: string): string {
   const v = s.includes('/') ? parseCIDR(s)?.cidr : parseIP(s)?.ip;
   if (v === undefined) throw new IptablesRenderError(`${JSON.stringify(s)} is not an address or CIDR`);
@@ -59,7 +48,7 @@ function matchArgs(m: RuleMatch): string[] {
     case 'protocol':
       return ['-p', word('protocol', m.protocol, /^(tcp|udp|sctp)$/)];
     case 'comment':
-      return ['-m', 'comment', '--comment', quoteComment(m.text)];
+      return ['-m', 'comment', '--comment', quoteIptablesComment(m.text)];
     case 'set':
       if (m.flags.length < 1 || m.flags.length > 6 || m.flags.some((f) => f !== 'src' && f !== 'dst')) {
         throw new IptablesRenderError(`set flags ${JSON.stringify(m.flags)} are invalid`);

@@ -4,8 +4,7 @@
  *
  * @module
  */
-import { parseIP } from '@nodeagent/core';
-import { joinHostPort } from '@nodeagent/proxy-state';
+import { joinHostPort, parseIP } from '@nodeagent/core';
 import type { IpvsState, RealServerId, VirtualServerId, VirtualServerSpec } from './model.js';
 import type { IpvsOperation } from './operations.js';
 

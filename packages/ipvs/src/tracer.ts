@@ -7,8 +7,8 @@
  *
  * @module
  */
-import { cidrValueContains, parseCIDRValue, parseIP, parseIPValue } from '@nodeagent/core';
-import { joinHostPort, type TracePacket, type TraceResult } from '@nodeagent/proxy-state';
+import { cidrContains, joinHostPort, mustParseIP, parseIP } from '@nodeagent/core';
+import type { TracePacket, TraceResult } from '@nodeagent/proxy-state';
 import { parseIPSetEntry } from './ipsets.js';
 import type { IPSet, VirtualServer } from './model.js';
 import { isLoopbackIP } from './plan-options.js';
@@ -100,14 +100,14 @@ class Tracer {
       if (e.protocol !== this.#proto || e.port !== port(1)) return false;
       if (set.type === 'hash:ip,port') return true;
       if (set.type === 'hash:ip,port,ip') return sameIP(e.ip2!, addr(2));
-      return cidrContainsIP(e.net!, addr(2));
+      return cidrContains(e.net!, addr(2));
     });
   }
 
   #matches(m: RuleMatch, v: View): boolean {
     switch (m.kind) {
       case 'source':
-        return (m.cidr.includes('/') ? cidrContainsIP(m.cidr, v.src) : sameIP(m.cidr, v.src)) !== m.negated;
+        return (m.cidr.includes('/') ? cidrContains(m.cidr, v.src) : sameIP(m.cidr, v.src)) !== m.negated;
       case 'in-interface': {
         const ifc = this.#pkt.inInterface;
         const hit =
@@ -175,18 +175,12 @@ function firstBlocking(results: (Verdict | undefined)[]): Verdict | undefined {
 
 /**
  * Traces `pkt` through `plan` and reports where it goes.
- * @throws TypeError for addresses that are not IPs.
+ * @throws InvalidIPError (from `@nodeagent/core`) naming an address that is not an IP.
  */
 export function traceIpvs(plan: IpvsPlan, pkt: IpvsTracePacket): IpvsTraceResult {
-  const src = parseIP(pkt.sourceIP)?.ip;
-  const dst = parseIP(pkt.destIP)?.ip;
-  if (src === undefined) throw new TypeError(`source ${JSON.stringify(pkt.sourceIP)} is not an IP address`);
-  if (dst === undefined)
-    throw new TypeError(`destination ${JSON.stringify(pkt.destIP)} is not an IP address`);
-  for (const ip of pkt.nodeIPs ?? []) {
-    if (parseIP(ip)?.ip === undefined)
-      throw new TypeError(`node IP ${JSON.stringify(ip)} is not an IP address`);
-  }
+  const src = mustParseIP(pkt.sourceIP, 'source').ip;
+  const dst = mustParseIP(pkt.destIP, 'destination').ip;
+  for (const ip of pkt.nodeIPs ?? []) mustParseIP(ip, 'node IP');
   const t = new Tracer(plan, pkt);
   const proto = pkt.protocol ?? 'TCP';
   const v: View = { src, dst, dport: pkt.destPort, mark: false, ipvs: undefined };
@@ -250,11 +244,4 @@ function sameIP(a: string, b: string): boolean {
   const x = parseIP(a);
   const y = parseIP(b);
   return x !== null && y !== null && x.ip === y.ip;
-}
-
-/** True when the IP text `ip` lies inside the CIDR text `cidr`; invalid input is never contained. */
-function cidrContainsIP(cidr: string, ip: string): boolean {
-  const c = parseCIDRValue(cidr);
-  const a = parseIPValue(ip);
-  return c !== null && a !== null && cidrValueContains(c, a);
 }

@@ -1,4 +1,5 @@
 /** Renderer text forms, validation of hand-built data, and parsers of the tools' output. */
+import { quoteIptablesComment as quoteComment } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
 import {
   IPSetRenderError,
@@ -10,7 +11,6 @@ import {
   parseIPSetSave,
   parseIpvsadmList,
   parseIpvsadmSave,
-  quoteComment,
   renderIpsetOperations,
   renderIpsetRestore,
   renderIpvsadmOperations,

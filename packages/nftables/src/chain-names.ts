@@ -5,48 +5,17 @@
  *
  * @module
  */
-import { hash } from 'node:crypto';
-import type { Protocol } from '@nodeagent/proxy-state';
+import { chainNameHash, type Protocol } from '@nodeagent/proxy-state';
 
 /** nft's maximum object name length is 256 bytes; kube-proxy keeps 16 for prefixes. */
 export const CHAIN_NAME_BASE_MAX_LENGTH = 240;
-
-const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-
-/** Base32 of every 10-bit value (two characters each): a constant table. */
-const B32_PAIRS: readonly string[] = Array.from({ length: 1024 }, (_, v) => B32[v >> 5]! + B32[v & 31]!);
-
-/** The value of a lower-case hex digit's char code. */
-function hexDigit(c: number): number {
-  return c <= 57 ? c - 48 : c - 87;
-}
-
-/** Four base32 characters for the 20 bits of the 5 hex digits at `hex[at..at+5)`. */
-function base32Of5Hex(hex: string, at: number): string {
-  const v =
-    (hexDigit(hex.charCodeAt(at)) << 16) |
-    (hexDigit(hex.charCodeAt(at + 1)) << 12) |
-    (hexDigit(hex.charCodeAt(at + 2)) << 8) |
-    (hexDigit(hex.charCodeAt(at + 3)) << 4) |
-    hexDigit(hex.charCodeAt(at + 4));
-  return B32_PAIRS[v >> 10]! + B32_PAIRS[v & 1023]!;
-}
-
-/** `base32(sha256(name))[:8]`: the hash part of kube-proxy's chain names. */
-function chainNameHash(name: string): string {
-  // One-shot hashing with hex output is several times faster than createHash().digest() for
-  // short inputs (no Hash object, no Buffer): 11 names per port at 10,000 ports. 10 hex digits
-  // = the 40 bits of kube-proxy's 8 base32 characters.
-  const hex = hash('sha256', name, 'hex');
-  return base32Of5Hex(hex, 0) + base32Of5Hex(hex, 5);
-}
 
 /**
  * kube-proxy's `hashAndTruncate`: `base32(sha256(name))[:8] + "-" + name`, cut to
  * {@link CHAIN_NAME_BASE_MAX_LENGTH} bytes with a trailing `...` when longer.
  */
 export function hashAndTruncate(name: string): string {
-  const full = `${chainNameHash(name)}-${name}`;
+  const full = `${chainNameHash(name, 8)}-${name}`;
   // Byte length is at most 3 × UTF-16 length: only long names need the exact count.
   if (full.length * 3 <= CHAIN_NAME_BASE_MAX_LENGTH || Buffer.byteLength(full) <= CHAIN_NAME_BASE_MAX_LENGTH)
     return full;

@@ -53,7 +53,6 @@ export {
   type NftSyncOptions,
   type NftSyncResult,
 } from './nft-syncer.js';
-export { MAX_COMMENT_BYTES, quoteComment } from './nft-text.js';
 export { NFT } from './render-base.js';
 export { renderNftables, renderNftablesRuleset, snapshotRenderOptions } from './render-nftables.js';
 export {

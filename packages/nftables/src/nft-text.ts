@@ -1,25 +1,11 @@
 /**
- * Writing nft commands: comment quoting and the `add`/`flush`/`delete` command lines of
- * `nft -f` transactions.
+ * Writing nft commands: the `add`/`flush`/`delete` command lines of `nft -f` transactions
+ * (comments quoted by `@nodeagent/proxy-state`'s `quoteNftComment`).
  *
  * @module
  */
+import { quoteNftComment as quoteComment } from '@nodeagent/proxy-state';
 import type { ChainSpec, ElementSpec, NftFamily, SetSpec } from './model.js';
-
-/** nft rejects comments longer than this many bytes. */
-export const MAX_COMMENT_BYTES = 128;
-
-/**
- * A comment as a quoted nft string. nft strings have no escape sequences, so double quotes
- * become single quotes, control characters (newlines, tabs, NUL) become spaces, and the text
- * is cut to {@link MAX_COMMENT_BYTES} bytes on a character boundary.
- */
-export function quoteComment(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what must go
-  let s = text.replaceAll('"', "'").replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, ' ');
-  while (Buffer.byteLength(s) > MAX_COMMENT_BYTES) s = s.slice(0, -1);
-  return `"${s}"`;
-}
 
 /** `<family> <table>` prefix helper. */
 export interface TableRef {

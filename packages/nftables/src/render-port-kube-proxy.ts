@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { joinHostPort } from '@nodeagent/core';
 import type { Endpoint } from '@nodeagent/proxy-state';
 import { endpointChainNameBase, hashAndTruncate, servicePortChainNameBase } from './chain-names.js';
 import type { ChainSpec, ElementSpec, PortRender, SetSpec } from './model.js';
@@ -13,7 +14,7 @@ import { firewallSources, type PortFacts } from './service-port-input.js';
 
 /** `dnat to` target of an endpoint: `ip:port`, IPv6 bracketed. */
 export function dnatTarget(e: Endpoint): string {
-  return e.ip.includes(':') ? `[${e.ip}]:${e.port}` : `${e.ip}:${e.port}`;
+  return joinHostPort(e.ip, e.port);
 }
 
 /**

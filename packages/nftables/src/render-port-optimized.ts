@@ -15,9 +15,8 @@
  *
  * @module
  */
-import { cidrValueContains } from '@nodeagent/core';
+import { cidrValueContains, parseCIDROrHostValue } from '@nodeagent/core';
 import type { Endpoint } from '@nodeagent/proxy-state';
-import { cidrOrHostValue } from './ip.js';
 import type { ElementSpec, PortRender } from './model.js';
 import { NFT } from './render-base.js';
 import type { ResolvedNftOptions } from './render-options.js';
@@ -62,7 +61,7 @@ export function parseLbChainName(name: string): { kind: LbKind; n: number } | un
 /** Removes CIDRs contained in another one of the list (interval sets reject overlaps). */
 function disjointSources(sources: readonly string[]): string[] {
   const nets = [...new Set(sources)]
-    .map((s) => ({ s, n: cidrOrHostValue(s) }))
+    .map((s) => ({ s, n: parseCIDROrHostValue(s) }))
     .filter((x): x is { s: string; n: NonNullable<typeof x.n> } => x.n !== null)
     .sort((a, b) => a.n.prefixLength - b.n.prefixLength);
   const kept: typeof nets = [];

@@ -4,16 +4,16 @@
  *
  * @module
  */
-import { cidrValueContains, parseIPValue } from '@nodeagent/core';
+import { cidrValueContains, parseCIDROrHostValue, parseIPValue } from '@nodeagent/core';
 import {
   type CategorizedEndpoints,
+  checkEndpoint,
+  checkServicePort,
   type Endpoint,
   InvalidServicePortError,
-  isValidPort,
   type ServicePortInfo,
 } from '@nodeagent/proxy-state';
 import { SAFE_NAME_PART } from './chain-names.js';
-import { cidrOrHostValue } from './ip.js';
 import type { ResolvedNftOptions } from './render-options.js';
 
 /** Everything the per-port renderers need, derived once. */
@@ -33,9 +33,11 @@ export interface PortFacts {
   readonly usesFirewall: boolean;
 }
 
-const PROTOS = new Set(['TCP', 'UDP', 'SCTP']);
-
-/** Validates `info`/`cat` for a table of family `o.family` and derives the policy flags. @throws InvalidServicePortError */
+/**
+ * Checks `info`/`cat` for a table of family `o.family` (proxy-state's one service port check,
+ * plus the names nft chain names can hold) and derives the policy flags.
+ * @throws InvalidServicePortError
+ */
 export function portFacts(
   info: ServicePortInfo,
   cat: CategorizedEndpoints,
@@ -52,25 +54,15 @@ export function portFacts(
       problems.push(`${what} ${JSON.stringify(v)} has characters that cannot appear in an nft chain name`);
     }
   }
-  if (!PROTOS.has(info.protocol))
-    problems.push(`protocol ${JSON.stringify(info.protocol)} is not TCP, UDP or SCTP`);
-  if (!isValidPort(info.port, false)) problems.push(`port ${info.port} is out of range`);
-  if (!isValidPort(info.nodePort, true)) problems.push(`nodePort ${info.nodePort} is out of range`);
-  const addrOk = (ip: string, what: string) => {
-    if (parseIPValue(ip)?.family !== fam)
-      problems.push(`${what} ${JSON.stringify(ip)} is not an IPv${fam} address`);
-  };
-  addrOk(info.clusterIP, 'clusterIP');
-  for (const ip of info.externalIPs) addrOk(ip, 'externalIP');
-  for (const ip of info.loadBalancerVIPs) addrOk(ip, 'loadBalancer IP');
-  for (const c of info.loadBalancerSourceRanges) {
-    const n = cidrOrHostValue(c);
-    if (n === null || n.family !== fam)
-      problems.push(`source range ${JSON.stringify(c)} is not an IPv${fam} CIDR`);
+  try {
+    checkServicePort(info, fam);
+  } catch (e) {
+    if (!(e instanceof InvalidServicePortError)) throw e;
+    problems.push(...e.problems);
   }
   for (const e of cat.allReachableEndpoints) {
-    addrOk(e.ip, 'endpoint');
-    if (!isValidPort(e.port, false)) problems.push(`endpoint port ${e.port} is out of range`);
+    const r = checkEndpoint(e.ip, e.port, fam);
+    if ('problem' in r) problems.push(r.problem);
   }
   if (problems.length > 0) throw new InvalidServicePortError(info.nameString, problems);
 
@@ -97,7 +89,7 @@ export function firewallSources(f: PortFacts, nodeIP: string | undefined): strin
   const sources = [...f.info.loadBalancerSourceRanges];
   const node = nodeIP === undefined ? null : parseIPValue(nodeIP);
   const holdsNode = (c: string) => {
-    const n = cidrOrHostValue(c);
+    const n = parseCIDROrHostValue(c);
     return node !== null && n !== null && cidrValueContains(n, node);
   };
   if (sources.some(holdsNode)) {

@@ -8,9 +8,16 @@
  *
  * @module
  */
-import { cidrValueContains, formatIPValue, type IPValue, parseIPValue } from '@nodeagent/core';
+import {
+  cidrValueContains,
+  formatIPValue,
+  InvalidIPError,
+  type IPValue,
+  joinHostPort,
+  parseCIDROrHostValue,
+  parseIPValue,
+} from '@nodeagent/core';
 import type { TracePacket as BaseTracePacket, TraceResult as BaseTraceResult } from '@nodeagent/proxy-state';
-import { cidrOrHostValue } from './ip.js';
 import type { NftFamily } from './model.js';
 import { type Primary, parseRule, type Rhs, type Stmt } from './rule-parser.js';
 import { NftState, type NftTableState } from './table-state.js';
@@ -52,13 +59,13 @@ function clone(p: Pkt): Pkt {
 export class NftTracer {
   readonly #t: NftTableState;
   readonly #local: IPValue[];
-  readonly #loop: ReturnType<typeof cidrOrHostValue>[];
+  readonly #loop: ReturnType<typeof parseCIDROrHostValue>[];
 
   /** @param table the table; @param nodeIPs the node's addresses. */
   constructor(table: NftTableState, nodeIPs: readonly string[] = []) {
     this.#t = table;
     this.#local = nodeIPs.map((ip) => parseIPValue(ip)).filter((a): a is IPValue => a !== null);
-    this.#loop = [cidrOrHostValue('127.0.0.0/8'), cidrOrHostValue('::1/128')];
+    this.#loop = [parseCIDROrHostValue('127.0.0.0/8'), parseCIDROrHostValue('::1/128')];
   }
 
   #isLocal(a: IPValue): boolean {
@@ -68,11 +75,12 @@ export class NftTracer {
     );
   }
 
-  /** Traces one packet. @throws TypeError for unparsable addresses */
+  /** Traces one packet. @throws InvalidIPError (from `@nodeagent/core`) naming an unparsable address */
   trace(p: TracePacket): TraceResult {
     const saddr = parseIPValue(p.sourceIP);
     const daddr = parseIPValue(p.destIP);
-    if (!saddr || !daddr) throw new TypeError(`bad packet addresses ${p.sourceIP} -> ${p.destIP}`);
+    if (!saddr) throw new InvalidIPError(p.sourceIP, 'IP address', 'source');
+    if (!daddr) throw new InvalidIPError(p.destIP, 'IP address', 'destination');
     const extra = (p.nodeIPs ?? []).map((ip) => parseIPValue(ip)).filter((a): a is IPValue => a !== null);
     const tracer =
       extra.length > 0
@@ -219,7 +227,7 @@ export class NftTracer {
           if (v === undefined) continue;
           const [ip = '', port = ''] = v.split(' . ');
           out.push({
-            pkt: this.#dnat(pkt, ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`),
+            pkt: this.#dnat(pkt, joinHostPort(ip, port)),
             kind: 'accept',
           });
         }
@@ -253,7 +261,7 @@ export class NftTracer {
     }
     k.dport = Number(to.slice(cut + 1));
     k.ctDnat = true;
-    k.dnatTo = a ? (a.family === 6 ? `[${k.daddrText}]:${k.dport}` : `${k.daddrText}:${k.dport}`) : to;
+    k.dnatTo = a ? joinHostPort(k.daddrText, k.dport) : to;
     return k;
   }
 
@@ -322,7 +330,7 @@ function valueMatches(written: string, actual: string): boolean {
   if (written === actual) return true;
   if (written.endsWith('*')) return actual.startsWith(written.slice(0, -1));
   if (written.includes('/')) {
-    const n = cidrOrHostValue(written);
+    const n = parseCIDROrHostValue(written);
     const a = parseIPValue(actual);
     return n !== null && a !== null && cidrValueContains(n, a);
   }

@@ -1,7 +1,7 @@
 /** Bad input isolation and hostile names: the bad port is skipped with a typed error, the rest is programmed. */
-import { InvalidServicePortError } from '@nodeagent/proxy-state';
+import { InvalidServicePortError, quoteNftComment as quoteComment } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
-import { NftRenderer, quoteComment, renderNftables, tracePacket } from '../src/index.js';
+import { NftRenderer, renderNftables, tracePacket } from '../src/index.js';
 import { FakeNftExecutor } from '../src/testing.js';
 import { slice, snapshot, svc, TEST_OPTIONS } from './helpers.js';
 

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Server } from 'node:http';
-import { isIP } from 'node:net';
+import { ipFamilyOf } from '@nodeagent/core';
 
 /** A `host:port` bind address that cannot be used. */
 export class InvalidBindAddressError extends Error {
@@ -32,7 +32,8 @@ export function parseBindAddress(text: string, defaultPort: number): BindAddress
   if (bracket) {
     host = bracket[1] ?? '';
     portText = bracket[2];
-  } else if (isIP(t) === 6) {
+  } else if (t.includes(':') && ipFamilyOf(t) !== null) {
+    // A bare IPv6 address (IPv4-mapped ones included): no port.
     host = t;
   } else {
     const i = t.lastIndexOf(':');
@@ -41,7 +42,7 @@ export function parseBindAddress(text: string, defaultPort: number): BindAddress
       portText = t.slice(i + 1);
     }
   }
-  if (host !== '' && isIP(host) === 0) {
+  if (host !== '' && ipFamilyOf(host) === null) {
     throw new InvalidBindAddressError(
       `bind address ${JSON.stringify(text)}: ${JSON.stringify(host)} is not an IP`,
     );

@@ -1,6 +1,7 @@
 /** Manifests and a capturing runner shared by the `nodeagent-proxy` CLI tests. */
 import { type NfacctClient, NfacctError } from '@nodeagent/iptables';
-import { type BuiltProxySnapshots, buildProxySnapshots, parseManifests } from '@nodeagent/proxy-state';
+import { type BuiltProxySnapshots, buildProxySnapshots } from '@nodeagent/proxy-state';
+import { parseManifests } from '../src/cli/parse-manifests.js';
 import { runProxyCli } from '../src/cli/run-proxy-cli.js';
 
 export const NODE = 'node-a';

@@ -7,11 +7,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseManifests } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
 import { startMiniApiServer } from '../../mini-apiserver/src/index.js';
 import { runDoctorCli } from '../src/cli/doctor.js';
 import type { DoctorRunner } from '../src/cli/doctor-read.js';
+import { parseManifests } from '../src/cli/parse-manifests.js';
 import { runProxyCli } from '../src/cli/run-proxy-cli.js';
 import { CLUSTER_YAML, NODE, NODE_IP, POD_CIDR } from './cli-fixtures.js';
 

@@ -1,7 +1,11 @@
 /**
  * kube-proxy's service and EndpointSlice bookkeeping, without any rule syntax: change
  * trackers, the EndpointSlice cache, endpoint categorisation (traffic policies, topology
- * hints, terminating fallback) and immutable per-family snapshots for the renderers.
+ * hints, terminating fallback) and immutable per-family snapshots for the renderers, plus what
+ * the iptables, nftables and IPVS renderers share: the one service port check
+ * ({@link checkServicePort}, {@link InvalidServicePortError}), rule comment quoting
+ * ({@link quoteIptablesComment}, {@link quoteNftComment}) and kube-proxy's chain-name hash
+ * ({@link chainNameHash}). Objects come in already parsed; reading manifest files is the CLI's job.
  *
  * @example
  * ```ts
@@ -44,6 +48,7 @@ export {
   type ServicePortPolicy,
   topologyModeFromHints,
 } from './categorize-endpoints.js';
+export { chainNameHash } from './chain-name-hash.js';
 export { type Change, ChangeTracker } from './change-tracker.js';
 export {
   EndpointSliceCache,
@@ -67,8 +72,6 @@ export {
   isValidPort,
   type ProxyStateError,
 } from './errors.js';
-export { joinHostPort } from './host-port.js';
-export { ManifestError, type ParsedManifests, parseManifests } from './parse-manifests.js';
 export {
   type ChangeCounts,
   LABEL_TOPOLOGY_ZONE,
@@ -82,10 +85,26 @@ export {
   type ProxyRenderOptions,
 } from './render-options.js';
 export {
+  iptablesCommentArg,
+  isCleanIptablesComment,
+  MAX_IPTABLES_COMMENT_BYTES,
+  MAX_NFT_COMMENT_BYTES,
+  quoteIptablesComment,
+  quoteNftComment,
+} from './rule-comments.js';
+export {
   type CollectedServiceCIDRs,
   collectServiceCIDRs,
   InvalidServiceCIDRError,
 } from './service-cidrs.js';
+export {
+  type CheckedServicePort,
+  checkEndpoint,
+  checkServicePort,
+  checkServicePortFields,
+  type ServicePortCheckOptions,
+  type ServicePortFields,
+} from './service-port-check.js';
 export {
   DEFAULT_STICKY_MAX_AGE_SECONDS,
   type ParsedService,

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { joinHostPort } from '@nodeagent/core';
 import type { ServicePortName } from './types.js';
 
 /**
@@ -28,5 +29,5 @@ export function namespacedName(namespace: string, name: string): string {
  * `ip:port` as Go's `net.JoinHostPort` writes it: IPv6 addresses are bracketed (`[fd00::1]:80`).
  */
 export function endpointString(ip: string, port: number): string {
-  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
+  return joinHostPort(ip, port);
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { joinHostPort } from '@nodeagent/core';
 import { type ParsedRule, parseRestoreText, tracePacket as traceIptables } from '@nodeagent/iptables';
 import {
   type NftFamily,
@@ -579,9 +580,7 @@ export function driftFindings(view: NodeView, rendered: BackendRules, readings: 
   } else {
     where = 'IPVS';
     const want = new Set(
-      rendered.plan.virtualServers.map(
-        (v) => `${v.protocol} ${v.address.includes(':') ? `[${v.address}]` : v.address}:${v.port}`,
-      ),
+      rendered.plan.virtualServers.map((v) => `${v.protocol} ${joinHostPort(v.address, v.port)}`),
     );
     const have = new Set(ipvsVirtualServers(readings.ipvs));
     for (const w of want) if (!have.has(w)) diffs.push(`virtual server ${w}: missing in the kernel`);
@@ -845,7 +844,7 @@ export function traceService(
     });
   }
   for (const t of traces) {
-    const where = `${t.protocol.toLowerCase()} ${t.sourceIP} -> ${t.destIP.includes(':') ? `[${t.destIP}]` : t.destIP}:${t.destPort} (${t.kind} of ${t.servicePort}, ${t.mode})`;
+    const where = `${t.protocol.toLowerCase()} ${t.sourceIP} -> ${joinHostPort(t.destIP, t.destPort)} (${t.kind} of ${t.servicePort}, ${t.mode})`;
     const bad = t.outcome === 'REJECT' || t.outcome === 'DROP' || t.outcome === 'untouched';
     findings.push({
       id: 'service-trace',

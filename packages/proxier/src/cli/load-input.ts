@@ -12,12 +12,11 @@ import {
   collectServiceCIDRs,
   InvalidServiceError,
   type IPFamily,
-  type ParsedManifests,
   type ProxySnapshot,
-  parseManifests,
 } from '@nodeagent/proxy-state';
 import type { InputArgs } from './args.js';
 import { CliFailure, CliUsageError, oneLine } from './errors.js';
+import { type ParsedManifests, parseManifests } from './parse-manifests.js';
 
 /** Reads a manifest file; `-` means stdin. */
 export type ReadManifest = (path: string) => Promise<string>;

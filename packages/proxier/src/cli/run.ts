@@ -13,6 +13,7 @@ import { hostname } from 'node:os';
 import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
 import {
   consoleLogger,
+  joinHostPort,
   type Logger,
   type MetricsRegistry,
   type PromClientModule,
@@ -315,10 +316,7 @@ async function startMetricsServer(
     });
   });
   const a = server.address();
-  const address =
-    typeof a === 'object' && a
-      ? `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`
-      : config.metricsBindAddress;
+  const address = typeof a === 'object' && a ? joinHostPort(a.address, a.port) : config.metricsBindAddress;
   log.info({ address }, 'metrics server listening');
   return { server, address };
 }

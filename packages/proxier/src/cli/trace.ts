@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { joinHostPort } from '@nodeagent/core';
 import { tracePacket as traceIptables } from '@nodeagent/iptables';
 import { traceIpvs } from '@nodeagent/ipvs';
 import { tracePacket as traceNftables } from '@nodeagent/nftables';
@@ -66,9 +67,8 @@ const MEANING: Readonly<Record<CliTraceResult['outcome'], string>> = {
 /** The human-readable form: one `key: value` line each, matched rules with `verbose`. */
 export function formatTrace(r: CliTraceResult, verbose: boolean): string {
   const p = r.packet;
-  const host = (ip: string) => (ip.includes(':') ? `[${ip}]` : ip);
   const lines = [
-    `packet:     ${p.protocol.toLowerCase()} ${p.sourceIP} -> ${host(p.destIP)}:${p.destPort} (${r.backend})`,
+    `packet:     ${p.protocol.toLowerCase()} ${p.sourceIP} -> ${joinHostPort(p.destIP, p.destPort)} (${r.backend})`,
     `outcome:    ${r.outcome} - ${MEANING[r.outcome]}`,
     `endpoints:  ${r.endpoints.length > 0 ? r.endpoints.join(', ') : '(none)'}`,
     `masquerade: ${r.masquerade ? 'yes' : 'no'}`,

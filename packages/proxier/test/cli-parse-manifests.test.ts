@@ -1,5 +1,6 @@
+import { buildProxySnapshots } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
-import { buildProxySnapshots, ManifestError, parseManifests } from '../src/index.js';
+import { ManifestError, parseManifests } from '../src/cli/parse-manifests.js';
 
 const yamlText = `
 apiVersion: v1

@@ -45,8 +45,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /**
  * Parses manifest text: YAML documents separated by `---`, or JSON (a JSON document is YAML);
  * `List`-kind objects (`v1/List`, `ServiceList`, `EndpointSliceList`, …) and top-level arrays
- * are flattened. Objects are returned as plain JSON, not validated here: the {@link ProxyState}
- * handlers validate them.
+ * are flattened. Objects are returned as plain JSON, not validated here: `@nodeagent/proxy-state`'s
+ * `ProxyState` handlers (`parseService`, `parseEndpointSlice`) validate them, wrong-typed
+ * fields included.
  *
  * @example
  * ```ts
