@@ -13,7 +13,8 @@
 // of it is left. Needs root + containerd; skipped (loudly) elsewhere, fails under CI=true.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, rmdir } from 'node:fs/promises';
+import { mkdir, readdir, rmdir, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { type CriClient, createCriClient, type PartialMessage, type PodSandboxConfig } from '@nodeagent/cri';
 import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
@@ -260,6 +261,27 @@ describeRealNode('stats at 110 pods / 330 containers on a real containerd', NODE
         );
       }
       load.push(readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '));
+      // STATS_BENCH_PROFILE=<prefix>: V8 CPU profiles of 10 housekeeping passes and 10 of each
+      // scrape, written to <prefix>.<op>.cpuprofile.
+      const profilePrefix = process.env.STATS_BENCH_PROFILE;
+      if (profilePrefix) {
+        const session = new Session();
+        session.connect();
+        await session.post('Profiler.enable');
+        await session.post('Profiler.setSamplingInterval', { interval: 100 });
+        const ops: [string, () => Promise<unknown>][] = [
+          ['housekeeping', () => stats.housekeep()],
+          ['cadvisor', async () => renderCadvisorMetrics(await stats.cadvisorSnapshot())],
+          ['summary', async () => JSON.stringify(await stats.get(true))],
+        ];
+        for (const [op, fn] of ops) {
+          await session.post('Profiler.start');
+          for (let i = 0; i < 10; i++) await fn();
+          const { profile } = await session.post('Profiler.stop');
+          await writeFile(`${profilePrefix}.${op}.cpuprofile`, JSON.stringify(profile));
+        }
+        session.disconnect();
+      }
       const errors = stats.errorCounts();
       await stats.stop();
       const b = median(bare);
@@ -269,7 +291,7 @@ describeRealNode('stats at 110 pods / 330 containers on a real containerd', NODE
         [
           '',
           `stats bench on the real node, cgroup ${version}, ${PODS} pods / ${PODS * CONTAINERS_PER_POD} containers (+${PODS} sandboxes), ${shape.cgroups} cgroups, median of ${ROUNDS}`,
-          `  (pods started in ${startSeconds.toFixed(1)} s; load average before/after: ${load.join(' / ')}; ${Object.keys(errors).length === 0 ? 'no read errors' : `errors: ${JSON.stringify(errors)}`})`,
+          `  (pods started in ${startSeconds.toFixed(1)} s; load average before/after: ${load.join(' / ')}; ${Object.values(errors).every((n) => n === 0) ? 'no read errors' : `errors: ${JSON.stringify(errors)}`})`,
           row(`bare reads: readFileSync of ${shape.files} files + listings (reference)`, bare),
           row('housekeeping pass', hk),
           row(
