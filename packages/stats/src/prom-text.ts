@@ -47,39 +47,67 @@ export function formatPromValue(v: number): string {
   return String(v);
 }
 
+const NEEDS_ESCAPE = /[\\\n"]/;
 const escapeLabel = (v: string): string =>
-  v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+  NEEDS_ESCAPE.test(v) ? v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"') : v;
 const escapeHelp = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 
-function compareSamples(a: PromSample, b: PromSample): number {
-  const n = Math.min(a.labels.length, b.labels.length);
-  for (let i = 0; i < n; i++) {
-    const av = (a.labels[i] as readonly [string, string])[1];
-    const bv = (b.labels[i] as readonly [string, string])[1];
-    if (av !== bv) return av < bv ? -1 : 1;
-  }
-  return a.labels.length - b.labels.length;
+type Labels = readonly (readonly [string, string])[];
+
+/** A label set sorted by name and rendered once (`{a="x",b="y"}`), shared by every series using the same array. */
+interface PreparedLabels {
+  readonly sorted: Labels;
+  readonly text: string;
 }
 
-/** Renders families in gatherer order. */
+const byName = (x: readonly [string, string], y: readonly [string, string]): number =>
+  x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0;
+
+function sortedByName(labels: Labels): Labels {
+  for (let i = 1; i < labels.length; i++) {
+    if (byName(labels[i - 1] as readonly [string, string], labels[i] as readonly [string, string]) > 0) {
+      return [...labels].sort(byName);
+    }
+  }
+  return labels;
+}
+
+function compareLabelValues(a: Labels, b: Labels): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const av = (a[i] as readonly [string, string])[1];
+    const bv = (b[i] as readonly [string, string])[1];
+    if (av !== bv) return av < bv ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Renders families in gatherer order. Series that share one label array (a container's labels
+ * on each of its metrics) have it sorted and escaped once.
+ */
 export function renderFamilies(families: readonly PromFamily[]): string {
   const parts: string[] = [];
+  const prepared = new Map<Labels, PreparedLabels>();
+  const prepare = (labels: Labels): PreparedLabels => {
+    let p = prepared.get(labels);
+    if (p === undefined) {
+      const sorted = sortedByName(labels);
+      const text =
+        sorted.length === 0 ? '' : `{${sorted.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}`;
+      p = { sorted, text };
+      prepared.set(labels, p);
+    }
+    return p;
+  };
   const sorted = [...families].filter((f) => f.samples.length > 0).sort((a, b) => (a.name < b.name ? -1 : 1));
   for (const f of sorted) {
     parts.push(`# HELP ${f.name} ${escapeHelp(f.help)}\n# TYPE ${f.name} ${f.type}\n`);
-    const samples = f.samples.map((s) => ({
-      ...s,
-      labels: [...s.labels].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0)),
-    }));
-    samples.sort(compareSamples);
-    for (const s of samples) {
-      let line = f.name;
-      if (s.labels.length > 0) {
-        line += `{${s.labels.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}`;
-      }
-      line += ` ${formatPromValue(s.value)}`;
-      if (s.timestampMs !== undefined) line += ` ${Math.floor(s.timestampMs)}`;
-      parts.push(`${line}\n`);
+    const rows = f.samples.map((s) => ({ s, p: prepare(s.labels) }));
+    rows.sort((a, b) => compareLabelValues(a.p.sorted, b.p.sorted));
+    for (const { s, p } of rows) {
+      const ts = s.timestampMs === undefined ? '' : ` ${Math.floor(s.timestampMs)}`;
+      parts.push(`${f.name}${p.text} ${formatPromValue(s.value)}${ts}\n`);
     }
   }
   return parts.join('');

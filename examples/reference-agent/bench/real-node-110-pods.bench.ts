@@ -1,0 +1,333 @@
+// The reference agent on a REAL node at 110 pods (the kubelet's default --max-pods): a private
+// containerd in a node sandbox, the local busybox image, one `sleep` container per BestEffort pod.
+//
+// 1. Bare floor: for 110 pods, one at a time, RunPodSandbox + CreateContainer + StartContainer
+//    through @nodeagent/cri with configs shaped as the agent's (same image, cgroup parent,
+//    namespaces, /etc/hosts and termination-log mounts, labels); files prepared before the
+//    clock starts. The pods stay until all 110 run (the node fills up as in phase 2), then go.
+// 2. The agent (examples/reference-agent's built bin as a child process, kubelet defaults, a
+//    standalone mini-apiserver in this process): 110 pods created one at a time, each timed
+//    from its ADD (creation in the API) to `status.phase: Running` in the API, and to the
+//    container's `startedAt` as containerd reports it (what the bare floor measures). Then the
+//    agent's RSS and CPU at steady state over a window.
+// Prints both next to each other, the ratio (target: within 15 %) and the SLO (p99 ≤ 5 s).
+// Asserts nothing about speed. Pods run below a bench-private cgroup root (--cgroup-root),
+// never the machine's /kubepods; the teardown stops the agent (SIGTERM, by PID), removes every
+// container, sandbox, netns and containerd (node sandbox), then the cgroup root, and fails if
+// anything of it is left. Needs root + containerd + `npm run build` (the agent runs from
+// dist); skipped (loudly) without root/containerd, fails under CI=true.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { V1Pod } from '@kubernetes/client-node';
+import { createTestCgroupRoot, type TestCgroupRoot } from '@nodeagent/cgroups/testing';
+import {
+  type ContainerConfig,
+  type CriClient,
+  createCriClient,
+  NamespaceMode,
+  type PartialMessage,
+  type PodSandboxConfig,
+} from '@nodeagent/cri';
+import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
+import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
+import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
+import { afterAll, beforeAll, it } from 'vitest';
+
+const PODS = Number(process.env.AGENT_BENCH_PODS ?? 110);
+const WINDOW_MS = Number(process.env.AGENT_BENCH_WINDOW_MS ?? 60_000);
+const NODE = 'agent110';
+const here = dirname(fileURLToPath(import.meta.url));
+const agentBin = join(here, '..', 'bin', 'main.js');
+const agentDist = join(here, '..', 'dist', 'main.js');
+const CLK_TCK = 100;
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const i = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return sorted[Math.max(0, i)] ?? Number.NaN;
+}
+
+const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+/** utime + stime of a process, ms. */
+function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+/** A `/proc/<pid>/status` field in MiB (VmRSS, VmHWM). */
+function statusMiB(pid: number, field: string): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? Number.NaN) / 1024;
+}
+
+function pod(name: string): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      nodeName: NODE,
+      terminationGracePeriodSeconds: 0,
+      containers: [{ name: 'app', image: '', imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }],
+    },
+  };
+}
+
+interface Row {
+  readonly label: string;
+  readonly ms: readonly number[];
+}
+
+function table(rows: readonly Row[]): string[] {
+  const fmt = (n: number) => n.toFixed(0).padStart(7);
+  const out = [
+    `  ${'path'.padEnd(58)} ${'p50'.padStart(7)} ${'p90'.padStart(7)} ${'p99'.padStart(7)} ${'max'.padStart(7)}`,
+  ];
+  for (const r of rows) {
+    out.push(
+      `  ${r.label.padEnd(58)} ${fmt(percentile(r.ms, 50))} ${fmt(percentile(r.ms, 90))} ${fmt(percentile(r.ms, 99))} ${fmt(Math.max(...r.ms))}`,
+    );
+  }
+  return out;
+}
+
+describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBOX_REQUIREMENTS, () => {
+  let node: NodeSandbox;
+  let cri: CriClient;
+  let cgroupRoot: TestCgroupRoot;
+  let api: MiniApiServer | undefined;
+  let agent: ChildProcess | undefined;
+  let agentExited: Promise<void> | undefined;
+
+  beforeAll(async () => {
+    if (!existsSync(agentDist)) throw new Error(`${agentDist} missing: run \`npm run build\` first`);
+    node = await startNodeSandbox({ name: NODE });
+    cri = createCriClient(node.criEndpoint, { timeoutMs: 120_000 });
+    cgroupRoot = await createTestCgroupRoot('nodeagent-agentbench');
+  }, 120_000);
+
+  afterAll(async () => {
+    if (agent?.pid !== undefined && agent.exitCode === null) {
+      // SIGTERM leaves the pods running (as the kubelet); the node sandbox removes them.
+      agent.kill('SIGTERM');
+      const timer = setTimeout(() => agent?.kill('SIGKILL'), 15_000);
+      await agentExited;
+      clearTimeout(timer);
+    }
+    await api?.stop();
+    cri?.close();
+    await node?.stop();
+    await cgroupRoot?.remove();
+    const left = (cgroupRoot?.paths ?? []).filter((p) => existsSync(p));
+    if (left.length > 0) throw new Error(`bench cgroups left behind: ${left.join(', ')}`);
+  }, 10 * 60_000);
+
+  it(
+    'ADD → Running p50/p99 next to the bare CRI sequence; agent RSS and CPU at steady state',
+    async () => {
+      const imageId =
+        (await cri.image.imageStatus({ image: { image: node.imageRef } })).image?.id ?? node.imageRef;
+      const podsRoot = join(node.rootDir, 'bare-pods');
+
+      // --- 1. the bare CRI floor
+      const bareLoad = [loadavg()];
+      const bareMs: number[] = [];
+      const bareIds: string[] = [];
+      for (let i = 0; i < PODS; i++) {
+        const name = `bare-${i}`;
+        const uid = randomUUID();
+        const logDirectory = join(node.podLogRoot, `default_${name}_${uid}`);
+        const podDir = join(podsRoot, uid);
+        const hosts = join(podDir, 'etc-hosts');
+        const termination = join(podDir, 'containers', 'app', 'bench');
+        await mkdir(join(logDirectory, 'app'), { recursive: true });
+        await mkdir(dirname(termination), { recursive: true });
+        await writeFile(hosts, `127.0.0.1\tlocalhost\n`);
+        await writeFile(termination, '');
+        const podLabels = {
+          'io.kubernetes.pod.name': name,
+          'io.kubernetes.pod.namespace': 'default',
+          'io.kubernetes.pod.uid': uid,
+        };
+        const namespaceOptions = {
+          network: NamespaceMode.POD,
+          pid: NamespaceMode.CONTAINER,
+          ipc: NamespaceMode.POD,
+        };
+        const config: PartialMessage<PodSandboxConfig> = {
+          metadata: { name, namespace: 'default', uid, attempt: 0 },
+          hostname: name,
+          logDirectory,
+          labels: podLabels,
+          annotations: { 'kubernetes.io/config.source': 'api' },
+          linux: {
+            cgroupParent: `${cgroupRoot.cgroupRoot}/kubepods/besteffort/pod${uid}`,
+            securityContext: { namespaceOptions },
+          },
+        };
+        const container: PartialMessage<ContainerConfig> = {
+          metadata: { name: 'app', attempt: 0 },
+          image: { image: imageId },
+          command: ['sleep', '3600'],
+          envs: [{ key: 'KUBERNETES_SERVICE_HOST', value: Buffer.from('10.96.0.1') }],
+          mounts: [
+            { containerPath: '/etc/hosts', hostPath: hosts },
+            { containerPath: '/dev/termination-log', hostPath: termination },
+          ],
+          labels: { ...podLabels, 'io.kubernetes.container.name': 'app' },
+          annotations: {
+            'io.kubernetes.container.hash': '1',
+            'io.kubernetes.container.restartCount': '0',
+            'io.kubernetes.container.terminationMessagePath': '/dev/termination-log',
+            'io.kubernetes.container.terminationMessagePolicy': 'File',
+            'io.kubernetes.pod.terminationGracePeriod': '0',
+          },
+          logPath: 'app/0.log',
+          linux: {
+            resources: { cpuShares: 2n, oomScoreAdj: 1000n },
+            securityContext: { namespaceOptions },
+          },
+        };
+        const t0 = performance.now();
+        const { podSandboxId } = await cri.runtime.runPodSandbox({ config });
+        const { containerId } = await cri.runtime.createContainer({
+          podSandboxId,
+          config: container,
+          sandboxConfig: config,
+        });
+        await cri.runtime.startContainer({ containerId });
+        bareMs.push(performance.now() - t0);
+        bareIds.push(podSandboxId);
+      }
+      bareLoad.push(loadavg());
+      for (const id of bareIds) {
+        await cri.runtime.stopPodSandbox({ podSandboxId: id });
+        await cri.runtime.removePodSandbox({ podSandboxId: id });
+      }
+
+      // --- 2. the agent
+      const kubeconfigPath = join(node.rootDir, 'kubeconfig');
+      const server = await startMiniApiServer({ kubeconfigPath });
+      api = server;
+      const child = spawn(
+        process.execPath,
+        [
+          agentBin,
+          `--kubeconfig=${kubeconfigPath}`,
+          `--runtime-endpoint=${node.criEndpoint}`,
+          `--node-name=${NODE}`,
+          `--root-dir=${join(node.rootDir, 'kubelet')}`,
+          `--pod-logs-root=${node.podLogRoot}`,
+          `--cgroup-root=${cgroupRoot.cgroupRoot}`,
+          '--address=127.0.0.1',
+          '--port=0',
+          '--healthz-port=0',
+          '--log-level=warn',
+        ],
+        { stdio: ['ignore', 'ignore', 'inherit'] },
+      );
+      agent = child;
+      agentExited = new Promise((resolve) => child.once('exit', () => resolve()));
+      const agentPid = child.pid;
+      if (agentPid === undefined) throw new Error('the agent did not start');
+      const running = new Map<string, number>();
+      const unsubscribe = server.store.onChange((change) => {
+        if (change.type.resource !== 'pods') return;
+        const p = change.object() as unknown as V1Pod;
+        const name = p.metadata?.name ?? '';
+        if (p.status?.phase === 'Running' && !running.has(name)) running.set(name, performance.now());
+      });
+      const waitFor = async (what: string, fn: () => boolean, timeoutMs: number) => {
+        const deadline = Date.now() + timeoutMs;
+        while (!fn()) {
+          if (agent?.exitCode !== null)
+            throw new Error(`the agent exited with ${agent?.exitCode} while waiting for ${what}`);
+          if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      };
+      await waitFor(
+        `Node ${NODE} Ready`,
+        () =>
+          (
+            server.store.tryGet('nodes', undefined, NODE) as
+              | { status?: { conditions?: { type: string; status: string }[] } }
+              | undefined
+          )?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
+        120_000,
+      );
+      const agentLoad = [loadavg()];
+      const cpuBeforeAdds = processCpuMs(agentPid);
+      const toRunning: number[] = [];
+      const toStarted: number[] = [];
+      for (let i = 0; i < PODS; i++) {
+        const name = `p-${i}`;
+        const p = pod(name);
+        const app = p.spec?.containers[0];
+        if (app) app.image = node.imageRef;
+        const addEpochMs = performance.timeOrigin + performance.now();
+        const t0 = performance.now();
+        const created = server.store.create('pods', p as never) as unknown as V1Pod;
+        await waitFor(`${name} Running`, () => running.has(name), 60_000);
+        toRunning.push((running.get(name) as number) - t0);
+        // The container's start as the runtime recorded it: the agent's share without the status report.
+        const { containers } = await cri.runtime.listContainers({
+          filter: { labelSelector: { 'io.kubernetes.pod.uid': created.metadata?.uid ?? '' } },
+        });
+        const id = containers[0]?.id;
+        if (id === undefined) throw new Error(`${name}: no container in the runtime`);
+        const status = (await cri.runtime.containerStatus({ containerId: id })).status;
+        toStarted.push(Number(status?.startedAt ?? 0n) / 1e6 - addEpochMs);
+      }
+      const rampCpuMs = processCpuMs(agentPid) - cpuBeforeAdds;
+      const rampRss = statusMiB(agentPid, 'VmRSS');
+      agentLoad.push(loadavg());
+      unsubscribe();
+
+      // steady state: every pod Running, nothing changes
+      await new Promise((r) => setTimeout(r, 10_000));
+      const steadyLoad = [loadavg()];
+      const cpu0 = processCpuMs(agentPid);
+      const w0 = performance.now();
+      const rss: number[] = [];
+      while (performance.now() - w0 < WINDOW_MS) {
+        await new Promise((r) => setTimeout(r, 5_000));
+        rss.push(statusMiB(agentPid, 'VmRSS'));
+      }
+      const steadyCpuPct = ((processCpuMs(agentPid) - cpu0) / (performance.now() - w0)) * 100;
+      steadyLoad.push(loadavg());
+      const hwm = statusMiB(agentPid, 'VmHWM');
+      const runningPods = (server.store.list('pods') as unknown as V1Pod[]).filter(
+        (x) => x.status?.phase === 'Running',
+      ).length;
+
+      const ratio = (q: number) => ((percentile(toStarted, q) / percentile(bareMs, q) - 1) * 100).toFixed(0);
+      const ratioRunning = (q: number) =>
+        ((percentile(toRunning, q) / percentile(bareMs, q) - 1) * 100).toFixed(0);
+      console.log(
+        [
+          '',
+          `reference agent on the real node: ${PODS} pods, one container each, local busybox image, pods added one at a time (ms)`,
+          ...table([
+            { label: 'bare CRI: RunPodSandbox + CreateContainer + StartContainer', ms: bareMs },
+            { label: 'agent: ADD → container started (containerd startedAt)', ms: toStarted },
+            { label: 'agent: ADD → status.phase Running in the API', ms: toRunning },
+          ]),
+          `  ADD → started vs bare: p50 ${ratio(50)} %, p99 ${ratio(99)} %; ADD → Running vs bare: p50 ${ratioRunning(50)} %, p99 ${ratioRunning(99)} % (target: within 15 %)`,
+          `  SLO (p99 ADD → Running ≤ 5 s, no image pulls): p99 ${(percentile(toRunning, 99) / 1000).toFixed(2)} s — ${percentile(toRunning, 99) <= 5000 ? 'met' : 'NOT met'}`,
+          `  agent CPU during the ${PODS} ADDs: ${(rampCpuMs / 1000).toFixed(1)} s (${(rampCpuMs / PODS).toFixed(0)} ms per pod); RSS after them ${rampRss.toFixed(0)} MiB`,
+          `  steady state (${runningPods} pods Running, ${WINDOW_MS / 1000} s window): agent CPU ${steadyCpuPct.toFixed(1)} % of one core, RSS ${Math.min(...rss).toFixed(0)}–${Math.max(...rss).toFixed(0)} MiB (peak ${hwm.toFixed(0)} MiB)`,
+          `  load average (1/5/15 min) bare ${bareLoad.join(' → ')}; agent ${agentLoad.join(' → ')}; steady ${steadyLoad.join(' → ')}`,
+          '',
+        ].join('\n'),
+      );
+    },
+    60 * 60_000,
+  );
+});
