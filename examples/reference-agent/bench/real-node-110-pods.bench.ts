@@ -220,7 +220,7 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
         [
           agentBin,
           `--kubeconfig=${kubeconfigPath}`,
-          `--runtime-endpoint=${node.criEndpoint}`,
+          `--container-runtime-endpoint=${node.criEndpoint}`,
           `--node-name=${NODE}`,
           `--root-dir=${join(node.rootDir, 'kubelet')}`,
           `--pod-logs-root=${node.podLogRoot}`,
