@@ -9,6 +9,12 @@
 //     --external:eventemitter3 --external:@grpc/* --outfile=bench-results/profile-manager.mjs
 //   PROBER_SERVERS=packages/prober/bench/probe-servers.mjs node --cpu-prof bench-results/profile-manager.mjs
 import { spawn } from 'node:child_process';
+import {
+  constants,
+  monitorEventLoopDelay,
+  type PerformanceEntry,
+  PerformanceObserver,
+} from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { V1PodStatus } from '@kubernetes/client-node';
 import { type ProbeAttempt, ProbeManager } from '../src/index.js';
@@ -38,10 +44,15 @@ const manager = new ProbeManager({
 let probes = 0;
 let failures = 0;
 let late: number[] = [];
+const reasons = new Map<string, number>();
 const last = new Map<string, number>();
 manager.on('probe', (a: ProbeAttempt) => {
   probes++;
-  if (a.result !== 'success' || a.error !== undefined) failures++;
+  if (a.result !== 'success' || a.error !== undefined) {
+    failures++;
+    const why = (a.error?.message ?? a.output).replace(/127\.0\.0\.1:\d+/g, 'ADDR').slice(0, 90);
+    reasons.set(why, (reasons.get(why) ?? 0) + 1);
+  }
   const k = `${a.podUID}/${a.containerName}`;
   const prev = last.get(k);
   if (prev !== undefined) late.push(Math.max(0, a.startedAtMs - prev - 1000));
@@ -124,7 +135,26 @@ for (let p = 0; p < PROBES / CONTAINERS_PER_POD; p++) {
   statuses.set(pod.metadata?.uid ?? '', status);
   if (!BARE) manager.addPod(pod);
 }
+// GC pauses and event-loop delay per second, to tell the process's own pauses from load.
+const gc = { minor: 0, minorMax: 0, major: 0, majorMax: 0 };
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    const kind = ((e as PerformanceEntry & { detail?: unknown }).detail as { kind?: number } | undefined)
+      ?.kind;
+    if (kind === constants.NODE_PERFORMANCE_GC_MINOR) {
+      gc.minor++;
+      gc.minorMax = Math.max(gc.minorMax, e.duration);
+    } else {
+      gc.major++;
+      gc.majorMax = Math.max(gc.majorMax, e.duration);
+    }
+  }
+}).observe({ entryTypes: ['gc'] });
+const loop = monitorEventLoopDelay({ resolution: 10 });
+loop.enable();
 for (let s = 0; s < SECONDS; s++) {
+  loop.reset();
+  Object.assign(gc, { minor: 0, minorMax: 0, major: 0, majorMax: 0 });
   const cpu0 = process.cpuUsage();
   const n0 = probes;
   const f0 = failures;
@@ -134,8 +164,11 @@ for (let s = 0; s < SECONDS; s++) {
   const n = probes - n0;
   late.sort((a, b) => a - b);
   console.log(
-    `${s}s probes ${n} failed ${failures - f0} cpu µs/probe ${Math.round((cpu.user + cpu.system) / n)} p99 interval lateness ${late[Math.floor(late.length * 0.99)] ?? '-'} ms`,
+    `${s}s probes ${n} failed ${failures - f0} cpu µs/probe ${Math.round((cpu.user + cpu.system) / n)} p99 interval lateness ${late[Math.floor(late.length * 0.99)] ?? '-'} ms; loop delay max ${(loop.max / 1e6).toFixed(0)} ms; GC minor ${gc.minor} (max ${gc.minorMax.toFixed(1)} ms) major ${gc.major} (max ${gc.majorMax.toFixed(1)} ms); heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB`,
   );
+  if (reasons.size > 0)
+    console.log(`  failures: ${JSON.stringify([...reasons].sort((a, b) => b[1] - a[1]).slice(0, 2))}`);
+  reasons.clear();
 }
 await manager.stop();
 servers.kill('SIGTERM');

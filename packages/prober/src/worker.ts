@@ -6,18 +6,21 @@
  * @module
  */
 import type { V1Container, V1ContainerStatus, V1Pod, V1PodStatus, V1Probe } from '@kubernetes/client-node';
-import type { MetricLabels, Timer } from '@nodeagent/core';
+import type { MetricLabels } from '@nodeagent/core';
 import { isRestartableInitContainer } from '@nodeagent/kubecontainer';
 import type { ProberMetrics } from './metrics.js';
 import { type ProbeSpec, probeSpec } from './probe-spec.js';
 import { initialResult, type ProbeResult, type ProbeType, probeTypeLabel } from './probe-types.js';
 import { type ProbeMemo, type ProberDeps, type ProbeTarget, probeOnce } from './prober.js';
 import { ProbeCancel } from './probes/probe-cancel.js';
+import { TickEntry, type TickScheduler } from './tick-scheduler.js';
 
 /** What a worker needs from its manager. @internal */
 export interface WorkerHost extends ProberDeps {
   readonly metrics: ProberMetrics;
   readonly random: () => number;
+  /** The manager's one timer for every worker's ticks. */
+  readonly scheduler: TickScheduler;
   /** When the manager started (ms): jitter and the kubelet-restart grace period use it. */
   readonly startedAtMs: number;
   getPodStatus(uid: string): V1PodStatus | undefined;
@@ -56,7 +59,10 @@ export class ProbeWorker {
   #resultRun = 0;
   #onHold = false;
   #stopped = false;
-  #timer: Timer | undefined;
+  /** This worker's place in the manager's scheduler (one for its life: a tick allocates nothing). */
+  readonly #tickEntry: WorkerTick;
+  /** The next tick is the first (after the jitter wait): the schedule is anchored there. */
+  #firstTick = true;
   #nextDueMs = 0;
   /** Aborted when the worker stops; one per worker (a controller per run costs at thousands per second). */
   readonly #abort = new AbortController();
@@ -78,6 +84,7 @@ export class ProbeWorker {
     this.container = container;
     this.probe = probe;
     this.spec = probeSpec(probe, type);
+    this.#tickEntry = new WorkerTick(() => this.#onTick());
     const base = {
       probe_type: probeTypeLabel(type),
       container: container.name,
@@ -130,7 +137,8 @@ export class ProbeWorker {
     const jitter = period > now - this.#host.startedAtMs ? Math.floor(this.#host.random() * period) : 0;
     this.#nextDueMs = now + jitter;
     // The ticker starts after the jitter sleep; the first probe runs at once after it.
-    this.#arm(jitter, true);
+    this.#firstTick = true;
+    this.#host.scheduler.schedule(this.#tickEntry, this.#nextDueMs);
   }
 
   /** Probes now and restarts the period from here (upstream `manualTriggerCh`). */
@@ -153,8 +161,7 @@ export class ProbeWorker {
   stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
-    this.#timer?.cancel();
-    this.#timer = undefined;
+    this.#host.scheduler.cancel(this.#tickEntry);
     this.#cancel.abort();
     this.#abort.abort(new Error('probe worker stopped'));
     if (this.#containerID !== '') this.#host.unpublish(this, this.#containerID);
@@ -162,27 +169,26 @@ export class ProbeWorker {
     this.#host.exited(this);
   }
 
-  #arm(delayMs: number, first: boolean): void {
-    this.#timer = this.#host.clock.setTimeout(() => {
-      if (this.#stopped) return;
-      if (first) {
-        this.#nextDueMs = this.#host.clock.now();
-        this.#ticking = true;
-      }
-      this.#nextDueMs += this.#periodMs;
-      // Like Go's ticker: ticks the receiver missed are dropped, not queued.
-      const now = this.#host.clock.now();
-      while (this.#nextDueMs <= now) this.#nextDueMs += this.#periodMs;
-      this.#arm(this.#nextDueMs - now, false);
-      this.#tick();
-    }, delayMs);
+  /** The scheduler reached `#nextDueMs`: schedule the next tick, then probe. */
+  #onTick(): void {
+    if (this.#stopped) return;
+    const now = this.#host.clock.now();
+    if (this.#firstTick) {
+      this.#firstTick = false;
+      this.#nextDueMs = now;
+      this.#ticking = true;
+    }
+    this.#nextDueMs += this.#periodMs;
+    // Like Go's ticker: ticks the receiver missed are dropped, not queued.
+    while (this.#nextDueMs <= now) this.#nextDueMs += this.#periodMs;
+    this.#host.scheduler.schedule(this.#tickEntry, this.#nextDueMs);
+    this.#tick();
   }
 
   #resetTicker(): void {
-    this.#timer?.cancel();
-    const now = this.#host.clock.now();
-    this.#nextDueMs = now + this.#periodMs;
-    this.#arm(this.#periodMs, false);
+    this.#firstTick = false;
+    this.#nextDueMs = this.#host.clock.now() + this.#periodMs;
+    this.#host.scheduler.schedule(this.#tickEntry, this.#nextDueMs);
   }
 
   #tick(): void {
@@ -339,6 +345,20 @@ export class ProbeWorker {
       this.#resultRun = 0;
     }
     return true;
+  }
+}
+
+/** A worker's entry in the manager's {@link TickScheduler}. */
+class WorkerTick extends TickEntry {
+  readonly #onFire: () => void;
+
+  constructor(onFire: () => void) {
+    super();
+    this.#onFire = onFire;
+  }
+
+  fire(): void {
+    this.#onFire();
   }
 }
 
