@@ -2,7 +2,8 @@
 // PROBER_BENCH_PROBES probes (default 5,000) against the benchmark's local servers, for
 // `node --cpu-prof` / `--trace-gc`: prints probes/s, CPU per probe and the p99 lateness of each
 // worker's start after its previous one + 1 s, once a second for PROBER_PROFILE_SECONDS
-// (default 15). PROBER_PROFILE_METRICS=1 gives the manager a metrics registry. Bundle it first
+// (default 15), with the GC pauses and event-loop delay of that second. PROBER_PROFILE_METRICS=1
+// gives the manager a metrics registry. Bundle it first
 // (the bundle lives in the ignored bench-results/, next to node_modules):
 //   npx esbuild packages/prober/bench/profile-manager.ts --bundle --platform=node --format=esm \
 //     --conditions=@nodeagent/source --external:@kubernetes/client-node --external:prom-client \
@@ -23,6 +24,10 @@ import { benchPod } from './bench-pods.js';
 const PROBES = Number(process.env.PROBER_BENCH_PROBES ?? 5_000);
 const SECONDS = Number(process.env.PROBER_PROFILE_SECONDS ?? 15);
 const METRICS = process.env.PROBER_PROFILE_METRICS === '1';
+// PROBER_PROFILE_TCP_ONLY=1: every probe a tcpSocket one (the kernel completes the connect
+// even when the server process is starved, so a loaded machine does not turn probes into 1 s
+// timeouts whose in-flight state then dominates the heap).
+const TCP_ONLY = process.env.PROBER_PROFILE_TCP_ONLY === '1';
 const CONTAINERS_PER_POD = 5;
 
 const servers = spawn(
@@ -64,7 +69,7 @@ else {
   const { request } = await import('node:http');
   const { connect } = await import('node:net');
   for (let i = 0; i < PROBES; i++) {
-    const kind = i % 2 === 0 ? 'http' : 'tcp';
+    const kind = i % 2 === 0 && !TCP_ONLY ? 'http' : 'tcp';
     const list = kind === 'http' ? ports.http : ports.tcp;
     const port = list[Math.floor(i / 2) % list.length] as number;
     const key = String(i);
@@ -126,7 +131,7 @@ for (let p = 0; p < PROBES / CONTAINERS_PER_POD; p++) {
     p,
     CONTAINERS_PER_POD,
     (i) => {
-      const kind = i % 2 === 0 ? 'http' : 'tcp';
+      const kind = i % 2 === 0 && !TCP_ONLY ? 'http' : 'tcp';
       const list = kind === 'http' ? ports.http : ports.tcp;
       return { kind, port: list[Math.floor(i / 2) % list.length] as number };
     },

@@ -64,8 +64,13 @@ export class ProbeWorker {
   /** The next tick is the first (after the jitter wait): the schedule is anchored there. */
   #firstTick = true;
   #nextDueMs = 0;
-  /** Aborted when the worker stops; one per worker (a controller per run costs at thousands per second). */
-  readonly #abort = new AbortController();
+  /**
+   * Aborted when the worker stops; one per worker (a controller per run costs at thousands per
+   * second), made on first use: only `exec` and `grpc` probes take a signal (an `AbortController`
+   * and its `EventTarget` are a few hundred bytes per worker that `httpGet` and `tcpSocket`
+   * workers, which use {@link ProbeCancel}, do not need).
+   */
+  #abort: AbortController | undefined;
   /** The same, for `httpGet` and `tcpSocket` probes: no listener per run. */
   readonly #cancel = new ProbeCancel();
   #inFlight = false;
@@ -74,8 +79,8 @@ export class ProbeWorker {
   #pendingTick = false;
   #pendingManual = false;
   #ticking = false;
-  readonly #totalLabels: Readonly<Record<'successful' | 'failed' | 'unknown', MetricLabels>>;
-  readonly #durationLabels: MetricLabels;
+  /** The worker's metric series, built on first use (never without a metrics registry). */
+  #labels: WorkerLabels | undefined;
 
   constructor(host: WorkerHost, type: ProbeType, pod: V1Pod, container: V1Container, probe: V1Probe) {
     this.#host = host;
@@ -85,26 +90,11 @@ export class ProbeWorker {
     this.probe = probe;
     this.spec = probeSpec(probe, type);
     this.#tickEntry = new WorkerTick(() => this.#onTick());
-    const base = {
-      probe_type: probeTypeLabel(type),
-      container: container.name,
-      pod: pod.metadata?.name ?? '',
-      namespace: pod.metadata?.namespace ?? '',
-    };
-    const total = (result: string): MetricLabels => ({
-      probe_type: base.probe_type,
-      result,
-      container: base.container,
-      pod: base.pod,
-      namespace: base.namespace,
-      pod_uid: pod.metadata?.uid ?? '',
-    });
-    this.#totalLabels = {
-      successful: total('successful'),
-      failed: total('failed'),
-      unknown: total('unknown'),
-    };
-    this.#durationLabels = base;
+  }
+
+  get #metricLabels(): WorkerLabels {
+    this.#labels ??= workerLabels(this.type, this.#pod, this.container);
+    return this.#labels;
   }
 
   /** The pod this worker probes (refreshed by a later `addPod`). */
@@ -163,9 +153,12 @@ export class ProbeWorker {
     this.#stopped = true;
     this.#host.scheduler.cancel(this.#tickEntry);
     this.#cancel.abort();
-    this.#abort.abort(new Error('probe worker stopped'));
+    this.#abort?.abort(new Error('probe worker stopped'));
     if (this.#containerID !== '') this.#host.unpublish(this, this.#containerID);
-    this.#host.metrics.remove(Object.values(this.#totalLabels), [this.#durationLabels]);
+    const labels = this.#labels;
+    if (labels !== undefined) {
+      this.#host.metrics.remove([labels.successful, labels.failed, labels.unknown], [labels.duration]);
+    }
     this.#host.exited(this);
   }
 
@@ -201,7 +194,7 @@ export class ProbeWorker {
 
   #run(): void {
     this.#inFlight = true;
-    this.#doProbe(this.#abort.signal).then(
+    this.#doProbe().then(
       (keepGoing) => this.#after(keepGoing),
       (error: unknown) => {
         // Upstream recovers from a panicking probe and keeps going.
@@ -232,6 +225,18 @@ export class ProbeWorker {
     }
   }
 
+  /** The signal of an `exec` or `grpc` probe; a never-aborted one for the others (see `#abort`). */
+  #signal(): AbortSignal {
+    if (this.probe.httpGet != null || this.probe.tcpSocket != null) {
+      if (this.probe.exec == null && this.probe.grpc == null) return NEVER_ABORTED;
+    }
+    if (this.#abort === undefined) {
+      this.#abort = new AbortController();
+      if (this.#stopped) this.#abort.abort(new Error('probe worker stopped'));
+    }
+    return this.#abort.signal;
+  }
+
   /**
    * Publishes `result` for the current container. The worker is the only writer of its
    * container's entry, so a result it already published is not sent again (the manager would
@@ -244,7 +249,7 @@ export class ProbeWorker {
   }
 
   /** One iteration (upstream `doProbe`); resolves whether the worker keeps going. */
-  async #doProbe(signal: AbortSignal): Promise<boolean> {
+  async #doProbe(): Promise<boolean> {
     const host = this.#host;
     const startedAtMs = host.clock.now();
     let status: V1PodStatus | undefined;
@@ -314,17 +319,27 @@ export class ProbeWorker {
         memo: this.#memo,
       };
     }
-    const verdict = await probeOnce(host, this.#target, status, this.#containerID, signal, this.#cancel);
+    const verdict = await probeOnce(
+      host,
+      this.#target,
+      status,
+      this.#containerID,
+      this.#signal(),
+      this.#cancel,
+    );
     // stop() sets #stopped before it aborts: one check covers both.
     if (this.#stopped) return true;
     const durationMs = host.clock.now() - startedAtMs;
     host.probed(this, startedAtMs, durationMs, verdict.result, verdict.run.output, verdict.error);
     if (verdict.error !== undefined) return true;
 
-    if (verdict.result === 'success') {
-      host.metrics.probe(this.#totalLabels.successful);
-      host.metrics.duration(this.#durationLabels, durationMs / 1000);
-    } else host.metrics.probe(this.#totalLabels.failed);
+    if (host.metrics.enabled) {
+      const labels = this.#metricLabels;
+      if (verdict.result === 'success') {
+        host.metrics.probe(labels.successful);
+        host.metrics.duration(labels.duration, durationMs / 1000);
+      } else host.metrics.probe(labels.failed);
+    }
 
     if (this.#lastResult === verdict.result) this.#resultRun++;
     else {
@@ -346,6 +361,35 @@ export class ProbeWorker {
     }
     return true;
   }
+}
+
+/** The signal of `httpGet` and `tcpSocket` probes, which the worker's {@link ProbeCancel} stops. */
+const NEVER_ABORTED = new AbortController().signal;
+
+/** A worker's metric label sets (`prober_probe_total` by result, `prober_probe_duration_seconds`). */
+interface WorkerLabels {
+  readonly successful: MetricLabels;
+  readonly failed: MetricLabels;
+  readonly unknown: MetricLabels;
+  readonly duration: MetricLabels;
+}
+
+function workerLabels(type: ProbeType, pod: V1Pod, container: V1Container): WorkerLabels {
+  const duration = {
+    probe_type: probeTypeLabel(type),
+    container: container.name,
+    pod: pod.metadata?.name ?? '',
+    namespace: pod.metadata?.namespace ?? '',
+  };
+  const total = (result: string): MetricLabels => ({
+    probe_type: duration.probe_type,
+    result,
+    container: duration.container,
+    pod: duration.pod,
+    namespace: duration.namespace,
+    pod_uid: pod.metadata?.uid ?? '',
+  });
+  return { successful: total('successful'), failed: total('failed'), unknown: total('unknown'), duration };
 }
 
 /** A worker's entry in the manager's {@link TickScheduler}. */
