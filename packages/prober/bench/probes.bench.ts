@@ -3,7 +3,7 @@
 // on the same schedule making the same requests (one request per connection without keep-alive or an Agent, reading the body;
 // a TCP connect then close). The loops alternate for PROBER_BENCH_ROUNDS rounds; prints the
 // median CPU per probe and the p50/p99 lateness of probe starts against their ticks (first start
-// + k × period), with the event-loop delay (monitorEventLoopDelay) and the GC pauses
+// + k × period), with the event-loop delay (a 10 ms timer's lateness) and the GC pauses
 // (PerformanceObserver 'gc') of each loop's measured windows, so that a pause of the process
 // itself can be told from a machine-load spike. Asserts nothing about speed (targets: CPU
 // within 1.3× of the bare loop, p99 drift under 50 ms).
@@ -11,17 +11,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { connect, type NetConnectOpts } from 'node:net';
 import { loadavg } from 'node:os';
-import {
-  constants,
-  monitorEventLoopDelay,
-  type PerformanceEntry,
-  PerformanceObserver,
-} from 'node:perf_hooks';
+import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { V1PodStatus } from '@kubernetes/client-node';
 import { afterAll, beforeAll, it } from 'vitest';
 import { type ProbeAttempt, ProbeManager } from '../src/index.js';
 import { benchPod } from './bench-pods.js';
+import { LoopStalls } from './loop-stalls.js';
 
 // PROBER_BENCH_PROBES=1000 measures a load this machine can sustain, next to the 5,000 target.
 const PROBES = Number(process.env.PROBER_BENCH_PROBES ?? 5_000);
@@ -58,7 +54,7 @@ interface Sample {
   windowMs: number;
   reasons: [string, number][];
   drift: number[];
-  /** Event-loop delay over the measured window (ms): p99 and max of `monitorEventLoopDelay`. */
+  /** Event-loop stalls over the measured window (ms): p99 and max ({@link LoopStalls}). */
   loopDelayP99Ms: number;
   loopDelayMaxMs: number;
   /** Garbage-collection pauses in the measured window (PerformanceObserver 'gc'). */
@@ -142,17 +138,17 @@ async function measure(
     }
   });
   await new Promise((r) => setTimeout(r, WARMUP_MS));
-  const loop = monitorEventLoopDelay({ resolution: 10 });
+  const loop = new LoopStalls();
   gcWatch.totals = noGc();
   gcWatch.on = true;
-  loop.enable();
+  loop.start();
   measuring = true;
   cpuAtStart = process.cpuUsage();
   const windowStart = performance.now();
   await new Promise((r) => setTimeout(r, MEASURE_MS));
   const cpu = process.cpuUsage(cpuAtStart);
   measuring = false;
-  loop.disable();
+  const stalls = loop.stop();
   // Entries of the window's last collections arrive asynchronously: give them a turn.
   await new Promise((r) => setImmediate(r));
   gcWatch.on = false;
@@ -168,9 +164,8 @@ async function measure(
     failures,
     reasons: [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 3),
     drift: drifts(starts, t0 + WARMUP_MS),
-    // The histogram is in ns; it samples every `resolution` ms, so that much is its floor.
-    loopDelayP99Ms: loop.percentile(99) / 1e6,
-    loopDelayMaxMs: loop.max / 1e6,
+    loopDelayP99Ms: stalls.p99Ms,
+    loopDelayMaxMs: stalls.maxMs,
     gc,
   };
 }
@@ -323,7 +318,7 @@ it(`${PROBES} probes at 1 s: ProbeManager vs a bare timer loop`, async () => {
     'CPU range': s.cpuRange.map((x) => Math.round(x * 1000)).join('–'),
     'drift p50 ms': quantile(s.drift, 0.5),
     'drift p99 ms': quantile(s.drift, 0.99),
-    'loop delay p99 / max ms': `${s.loopDelayP99Ms.toFixed(0)} / ${s.loopDelayMaxMs.toFixed(0)}`,
+    'loop stall p99 / max ms': `${s.loopDelayP99Ms.toFixed(0)} / ${s.loopDelayMaxMs.toFixed(0)}`,
     'GC minor n / total / max ms': `${s.gc.minor.count} / ${s.gc.minor.totalMs.toFixed(0)} / ${s.gc.minor.maxMs.toFixed(1)}`,
     'GC major n / total / max ms': `${s.gc.major.count} / ${s.gc.major.totalMs.toFixed(0)} / ${s.gc.major.maxMs.toFixed(1)}`,
   });

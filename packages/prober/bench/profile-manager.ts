@@ -10,16 +10,12 @@
 //     --external:eventemitter3 --external:@grpc/* --outfile=bench-results/profile-manager.mjs
 //   PROBER_SERVERS=packages/prober/bench/probe-servers.mjs node --cpu-prof bench-results/profile-manager.mjs
 import { spawn } from 'node:child_process';
-import {
-  constants,
-  monitorEventLoopDelay,
-  type PerformanceEntry,
-  PerformanceObserver,
-} from 'node:perf_hooks';
+import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { V1PodStatus } from '@kubernetes/client-node';
 import { type ProbeAttempt, ProbeManager } from '../src/index.js';
 import { benchPod } from './bench-pods.js';
+import { LoopStalls } from './loop-stalls.js';
 
 const PROBES = Number(process.env.PROBER_BENCH_PROBES ?? 5_000);
 const SECONDS = Number(process.env.PROBER_PROFILE_SECONDS ?? 15);
@@ -155,10 +151,9 @@ new PerformanceObserver((list) => {
     }
   }
 }).observe({ entryTypes: ['gc'] });
-const loop = monitorEventLoopDelay({ resolution: 10 });
-loop.enable();
+const loop = new LoopStalls();
 for (let s = 0; s < SECONDS; s++) {
-  loop.reset();
+  loop.start();
   Object.assign(gc, { minor: 0, minorMax: 0, major: 0, majorMax: 0 });
   const cpu0 = process.cpuUsage();
   const n0 = probes;
@@ -166,10 +161,11 @@ for (let s = 0; s < SECONDS; s++) {
   late = [];
   await new Promise((r) => setTimeout(r, 1000));
   const cpu = process.cpuUsage(cpu0);
+  const stalls = loop.stop();
   const n = probes - n0;
   late.sort((a, b) => a - b);
   console.log(
-    `${s}s probes ${n} failed ${failures - f0} cpu µs/probe ${Math.round((cpu.user + cpu.system) / n)} p99 interval lateness ${late[Math.floor(late.length * 0.99)] ?? '-'} ms; loop delay max ${(loop.max / 1e6).toFixed(0)} ms; GC minor ${gc.minor} (max ${gc.minorMax.toFixed(1)} ms) major ${gc.major} (max ${gc.majorMax.toFixed(1)} ms); heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB`,
+    `${s}s probes ${n} failed ${failures - f0} cpu µs/probe ${Math.round((cpu.user + cpu.system) / n)} p99 interval lateness ${late[Math.floor(late.length * 0.99)] ?? '-'} ms; loop stall max ${stalls.maxMs.toFixed(0)} ms; GC minor ${gc.minor} (max ${gc.minorMax.toFixed(1)} ms) major ${gc.major} (max ${gc.majorMax.toFixed(1)} ms); heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB`,
   );
   if (reasons.size > 0)
     console.log(`  failures: ${JSON.stringify([...reasons].sort((a, b) => b[1] - a[1]).slice(0, 2))}`);

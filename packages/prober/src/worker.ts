@@ -410,8 +410,10 @@ function findStatus(
   list: readonly V1ContainerStatus[] | undefined,
   name: string,
 ): V1ContainerStatus | undefined {
-  const s = list?.find((x) => x.name === name);
-  return s?.containerID ? s : undefined;
+  if (list == null) return undefined;
+  // A loop, not `find`: no closure per probe.
+  for (const s of list) if (s.name === name) return s.containerID ? s : undefined;
+  return undefined;
 }
 
 /** A `Date` or RFC 3339 string as ms since the epoch; `undefined` when absent or unparseable (Go's zero time). */
