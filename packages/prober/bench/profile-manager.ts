@@ -24,6 +24,10 @@ const METRICS = process.env.PROBER_PROFILE_METRICS === '1';
 // even when the server process is starved, so a loaded machine does not turn probes into 1 s
 // timeouts whose in-flight state then dominates the heap).
 const TCP_ONLY = process.env.PROBER_PROFILE_TCP_ONLY === '1';
+// PROBER_PROFILE_EXEC=1: every probe an exec one, answered at once by an in-process runner: no
+// network at all, so what the GC sees is the prober's own allocation (workers, ticks, the
+// probe's promise chain and deadline), also on a loaded machine.
+const EXEC = process.env.PROBER_PROFILE_EXEC === '1';
 const CONTAINERS_PER_POD = 5;
 
 const servers = spawn(
@@ -38,8 +42,10 @@ const ports: { http: number[]; tcp: number[] } = await new Promise((resolve) => 
 const statuses = new Map<string, V1PodStatus>();
 const promClient = await import('prom-client');
 const metricsOption = METRICS ? { metrics: { registry: new promClient.Registry(), promClient } } : {};
+const answered = Promise.resolve({ exitCode: 0, output: new Uint8Array() });
 const manager = new ProbeManager({
   statusProvider: { getPodStatus: (uid) => statuses.get(uid) },
+  commandRunner: { runInContainer: () => answered },
   ...metricsOption,
 });
 let probes = 0;
@@ -127,6 +133,7 @@ for (let p = 0; p < PROBES / CONTAINERS_PER_POD; p++) {
     p,
     CONTAINERS_PER_POD,
     (i) => {
+      if (EXEC) return { kind: 'exec', port: 0 };
       const kind = i % 2 === 0 && !TCP_ONLY ? 'http' : 'tcp';
       const list = kind === 'http' ? ports.http : ports.tcp;
       return { kind, port: list[Math.floor(i / 2) % list.length] as number };
