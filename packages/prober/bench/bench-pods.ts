@@ -5,7 +5,7 @@ import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { startedContainer } from '../test/helpers.js';
 
 /** Which kind of probe container `i` gets, against which local port. */
-export type BenchTarget = (i: number) => { kind: 'http' | 'tcp'; port: number };
+export type BenchTarget = (i: number) => { kind: 'http' | 'tcp' | 'exec'; port: number };
 
 /** Pod `p` of the benchmark and its status (containers started at `startedAt`). */
 export function benchPod(
@@ -18,7 +18,12 @@ export function benchPod(
   const containers: V1Container[] = [];
   for (let c = 0; c < perPod; c++) {
     const { kind, port } = target(p * perPod + c);
-    const handler = kind === 'http' ? { httpGet: { port, path: '/healthz' } } : { tcpSocket: { port } };
+    const handler =
+      kind === 'http'
+        ? { httpGet: { port, path: '/healthz' } }
+        : kind === 'tcp'
+          ? { tcpSocket: { port } }
+          : { exec: { command: ['true'] } };
     containers.push({
       name: `c${c}`,
       image: 'x',

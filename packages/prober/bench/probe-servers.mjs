@@ -14,3 +14,8 @@ for (let i = 0; i < count; i++) {
   tcp.push(await listen(createNetServer((socket) => socket.on('error', () => {}).end())));
 }
 process.stdout.write(`${JSON.stringify({ http, tcp })}\n`);
+// Ends with its parent: a benchmark killed by a timeout must not leave the servers behind.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) process.exit(0);
+}, 1000).unref();

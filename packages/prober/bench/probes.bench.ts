@@ -3,16 +3,21 @@
 // on the same schedule making the same requests (one request per connection without keep-alive or an Agent, reading the body;
 // a TCP connect then close). The loops alternate for PROBER_BENCH_ROUNDS rounds; prints the
 // median CPU per probe and the p50/p99 lateness of probe starts against their ticks (first start
-// + k × period). Asserts nothing about speed (targets: CPU within 1.3× of the bare loop, p99
-// drift under 50 ms).
+// + k × period), with the event-loop delay (a 10 ms timer's lateness) and the GC pauses
+// (PerformanceObserver 'gc') of each loop's measured windows, so that a pause of the process
+// itself can be told from a machine-load spike. Asserts nothing about speed (targets: CPU
+// within 1.3× of the bare loop, p99 drift under 50 ms).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { connect, type NetConnectOpts } from 'node:net';
+import { loadavg } from 'node:os';
+import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { V1PodStatus } from '@kubernetes/client-node';
 import { afterAll, beforeAll, it } from 'vitest';
 import { type ProbeAttempt, ProbeManager } from '../src/index.js';
 import { benchPod } from './bench-pods.js';
+import { LoopStalls } from './loop-stalls.js';
 
 // PROBER_BENCH_PROBES=1000 measures a load this machine can sustain, next to the 5,000 target.
 const PROBES = Number(process.env.PROBER_BENCH_PROBES ?? 5_000);
@@ -28,6 +33,7 @@ let servers: ChildProcess;
 let ports: { http: number[]; tcp: number[] };
 
 beforeAll(async () => {
+  gcObserver.observe({ entryTypes: ['gc'] });
   servers = spawn(process.execPath, [fileURLToPath(new URL('./probe-servers.mjs', import.meta.url)), '16'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -37,6 +43,7 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
+  gcObserver.disconnect();
   if (servers.pid !== undefined) process.kill(servers.pid, 'SIGTERM');
 });
 
@@ -47,7 +54,38 @@ interface Sample {
   windowMs: number;
   reasons: [string, number][];
   drift: number[];
+  /** Event-loop stalls over the measured window (ms): p99 and max ({@link LoopStalls}). */
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
+  /** Garbage-collection pauses in the measured window (PerformanceObserver 'gc'). */
+  gc: GcTotals;
 }
+
+interface GcTotals {
+  /** Scavenges: count, total and longest pause (ms). */
+  minor: { count: number; totalMs: number; maxMs: number };
+  /** Mark-compact (and incremental-marking / weak-callback) pauses. */
+  major: { count: number; totalMs: number; maxMs: number };
+}
+
+const noGc = (): GcTotals => ({
+  minor: { count: 0, totalMs: 0, maxMs: 0 },
+  major: { count: 0, totalMs: 0, maxMs: 0 },
+});
+
+/** Collects GC pauses while `on`: one observer for the whole benchmark. */
+const gcWatch = { on: false, totals: noGc() };
+const gcObserver = new PerformanceObserver((list) => {
+  if (!gcWatch.on) return;
+  for (const e of list.getEntries()) {
+    const kind = ((e as PerformanceEntry & { detail?: unknown }).detail as { kind?: number } | undefined)
+      ?.kind;
+    const bucket = kind === constants.NODE_PERFORMANCE_GC_MINOR ? gcWatch.totals.minor : gcWatch.totals.major;
+    bucket.count++;
+    bucket.totalMs += e.duration;
+    bucket.maxMs = Math.max(bucket.maxMs, e.duration);
+  }
+});
 
 /**
  * Early fires tolerated when assigning a start to its tick: libuv arms timers from its cached
@@ -100,12 +138,21 @@ async function measure(
     }
   });
   await new Promise((r) => setTimeout(r, WARMUP_MS));
+  const loop = new LoopStalls();
+  gcWatch.totals = noGc();
+  gcWatch.on = true;
+  loop.start();
   measuring = true;
   cpuAtStart = process.cpuUsage();
   const windowStart = performance.now();
   await new Promise((r) => setTimeout(r, MEASURE_MS));
   const cpu = process.cpuUsage(cpuAtStart);
   measuring = false;
+  const stalls = loop.stop();
+  // Entries of the window's last collections arrive asynchronously: give them a turn.
+  await new Promise((r) => setImmediate(r));
+  gcWatch.on = false;
+  const gc = gcWatch.totals;
   // A busy event loop fires the end-of-window timer late: rates use the real window.
   const windowMs = performance.now() - windowStart;
   stop();
@@ -117,6 +164,9 @@ async function measure(
     failures,
     reasons: [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 3),
     drift: drifts(starts, t0 + WARMUP_MS),
+    loopDelayP99Ms: stalls.p99Ms,
+    loopDelayMaxMs: stalls.maxMs,
+    gc,
   };
 }
 
@@ -223,6 +273,14 @@ function median(values: number[]): number {
 /** The median of each figure over the rounds (drift quantiles over all rounds' starts). */
 function combine(samples: Sample[]): Sample & { cpuRange: [number, number] } {
   const cpu = samples.map((s) => s.cpuMsPerProbe);
+  const gc = noGc();
+  for (const s of samples) {
+    for (const k of ['minor', 'major'] as const) {
+      gc[k].count += s.gc[k].count;
+      gc[k].totalMs += s.gc[k].totalMs;
+      gc[k].maxMs = Math.max(gc[k].maxMs, s.gc[k].maxMs);
+    }
+  }
   const reasons = new Map<string, number>();
   for (const s of samples) for (const [r, n] of s.reasons) reasons.set(r, (reasons.get(r) ?? 0) + n);
   return {
@@ -233,10 +291,14 @@ function combine(samples: Sample[]): Sample & { cpuRange: [number, number] } {
     windowMs: samples.reduce((n, s) => n + s.windowMs, 0),
     reasons: [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 3),
     drift: samples.flatMap((s) => s.drift),
+    loopDelayP99Ms: median(samples.map((s) => s.loopDelayP99Ms)),
+    loopDelayMaxMs: Math.max(...samples.map((s) => s.loopDelayMaxMs)),
+    gc,
   };
 }
 
 it(`${PROBES} probes at 1 s: ProbeManager vs a bare timer loop`, async () => {
+  const loadBefore = loadavg();
   // Warm-up of both loops (JIT, the servers, the socket tables); not reported.
   await measure(bare);
   await measure(ours);
@@ -256,7 +318,12 @@ it(`${PROBES} probes at 1 s: ProbeManager vs a bare timer loop`, async () => {
     'CPU range': s.cpuRange.map((x) => Math.round(x * 1000)).join('–'),
     'drift p50 ms': quantile(s.drift, 0.5),
     'drift p99 ms': quantile(s.drift, 0.99),
+    'loop stall p99 / max ms': `${s.loopDelayP99Ms.toFixed(0)} / ${s.loopDelayMaxMs.toFixed(0)}`,
+    'GC minor n / total / max ms': `${s.gc.minor.count} / ${s.gc.minor.totalMs.toFixed(0)} / ${s.gc.minor.maxMs.toFixed(1)}`,
+    'GC major n / total / max ms': `${s.gc.major.count} / ${s.gc.major.totalMs.toFixed(0)} / ${s.gc.major.maxMs.toFixed(1)}`,
   });
+  const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+  console.log(`load average (1, 5, 15 min) before: ${load(loadBefore)}, after: ${load(loadavg())}`);
   console.table([row('bare timers + requests', base), row('ProbeManager', mine)]);
   const ratios = ourRounds.map((s, i) => s.cpuMsPerProbe / (bareRounds[i] as Sample).cpuMsPerProbe);
   console.log(

@@ -11,6 +11,8 @@ const DEFAULT_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.
 
 /** What workers record. @internal */
 export interface ProberMetrics {
+  /** False without a registry: workers then build no label sets. */
+  readonly enabled: boolean;
   /** Counts one probe by result (`successful`, `failed`, `unknown`). */
   probe(labels: MetricLabels): void;
   /** Observes a probe's duration. */
@@ -19,7 +21,7 @@ export interface ProberMetrics {
   remove(total: readonly MetricLabels[], durations: readonly MetricLabels[]): void;
 }
 
-const noop: ProberMetrics = { probe() {}, duration() {}, remove() {} };
+const noop: ProberMetrics = { enabled: false, probe() {}, duration() {}, remove() {} };
 
 /** Builds the metrics for `options` (no-op without). @internal */
 export function createProberMetrics(options: MetricsOptions | undefined): ProberMetrics {
@@ -41,6 +43,7 @@ export function createProberMetrics(options: MetricsOptions | undefined): Prober
     (metric as { remove?: (l: MetricLabels) => void }).remove?.(labels);
   };
   return {
+    enabled: true,
     probe: (labels) => total.inc(labels),
     duration: (labels, seconds) => duration.observe(labels, seconds),
     remove(totals, durations) {

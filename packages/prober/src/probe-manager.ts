@@ -21,6 +21,7 @@ import { applyProbeResults } from './pod-status.js';
 import { DEFAULT_USER_AGENT, type ProbeManagerOptions } from './probe-manager-options.js';
 import type { ProbeResult, ProbeType } from './probe-types.js';
 import { ResultsManager, runtimeContainerId } from './results-manager.js';
+import { TickScheduler } from './tick-scheduler.js';
 import { ProbeWorker, type WorkerHost } from './worker.js';
 
 /** A published result changed (upstream `results.Update`, sent only on change). */
@@ -160,6 +161,7 @@ export class ProbeManager extends EventEmitter<ProbeManagerEvents> {
       recorder: options.recorder,
       metrics: createProberMetrics(options.metrics),
       random: options.random ?? Math.random,
+      scheduler: new TickScheduler(this.#clock, this.#logger),
       startedAtMs: 0,
       getPodStatus: (uid) => this.#statusProvider.getPodStatus(uid),
       publish: (w, id, result) => this.#publish(w, id, result),

@@ -6,18 +6,21 @@
  * @module
  */
 import type { V1Container, V1ContainerStatus, V1Pod, V1PodStatus, V1Probe } from '@kubernetes/client-node';
-import type { MetricLabels, Timer } from '@nodeagent/core';
+import type { MetricLabels } from '@nodeagent/core';
 import { isRestartableInitContainer } from '@nodeagent/kubecontainer';
 import type { ProberMetrics } from './metrics.js';
 import { type ProbeSpec, probeSpec } from './probe-spec.js';
 import { initialResult, type ProbeResult, type ProbeType, probeTypeLabel } from './probe-types.js';
 import { type ProbeMemo, type ProberDeps, type ProbeTarget, probeOnce } from './prober.js';
 import { ProbeCancel } from './probes/probe-cancel.js';
+import { TickEntry, type TickScheduler } from './tick-scheduler.js';
 
 /** What a worker needs from its manager. @internal */
 export interface WorkerHost extends ProberDeps {
   readonly metrics: ProberMetrics;
   readonly random: () => number;
+  /** The manager's one timer for every worker's ticks. */
+  readonly scheduler: TickScheduler;
   /** When the manager started (ms): jitter and the kubelet-restart grace period use it. */
   readonly startedAtMs: number;
   getPodStatus(uid: string): V1PodStatus | undefined;
@@ -56,10 +59,18 @@ export class ProbeWorker {
   #resultRun = 0;
   #onHold = false;
   #stopped = false;
-  #timer: Timer | undefined;
+  /** This worker's place in the manager's scheduler (one for its life: a tick allocates nothing). */
+  readonly #tickEntry: WorkerTick;
+  /** The next tick is the first (after the jitter wait): the schedule is anchored there. */
+  #firstTick = true;
   #nextDueMs = 0;
-  /** Aborted when the worker stops; one per worker (a controller per run costs at thousands per second). */
-  readonly #abort = new AbortController();
+  /**
+   * Aborted when the worker stops; one per worker (a controller per run costs at thousands per
+   * second), made on first use: only `exec` and `grpc` probes take a signal (an `AbortController`
+   * and its `EventTarget` are a few hundred bytes per worker that `httpGet` and `tcpSocket`
+   * workers, which use {@link ProbeCancel}, do not need).
+   */
+  #abort: AbortController | undefined;
   /** The same, for `httpGet` and `tcpSocket` probes: no listener per run. */
   readonly #cancel = new ProbeCancel();
   #inFlight = false;
@@ -68,8 +79,8 @@ export class ProbeWorker {
   #pendingTick = false;
   #pendingManual = false;
   #ticking = false;
-  readonly #totalLabels: Readonly<Record<'successful' | 'failed' | 'unknown', MetricLabels>>;
-  readonly #durationLabels: MetricLabels;
+  /** The worker's metric series, built on first use (never without a metrics registry). */
+  #labels: WorkerLabels | undefined;
 
   constructor(host: WorkerHost, type: ProbeType, pod: V1Pod, container: V1Container, probe: V1Probe) {
     this.#host = host;
@@ -78,26 +89,12 @@ export class ProbeWorker {
     this.container = container;
     this.probe = probe;
     this.spec = probeSpec(probe, type);
-    const base = {
-      probe_type: probeTypeLabel(type),
-      container: container.name,
-      pod: pod.metadata?.name ?? '',
-      namespace: pod.metadata?.namespace ?? '',
-    };
-    const total = (result: string): MetricLabels => ({
-      probe_type: base.probe_type,
-      result,
-      container: base.container,
-      pod: base.pod,
-      namespace: base.namespace,
-      pod_uid: pod.metadata?.uid ?? '',
-    });
-    this.#totalLabels = {
-      successful: total('successful'),
-      failed: total('failed'),
-      unknown: total('unknown'),
-    };
-    this.#durationLabels = base;
+    this.#tickEntry = new WorkerTick(() => this.#onTick());
+  }
+
+  get #metricLabels(): WorkerLabels {
+    this.#labels ??= workerLabels(this.type, this.#pod, this.container);
+    return this.#labels;
   }
 
   /** The pod this worker probes (refreshed by a later `addPod`). */
@@ -130,7 +127,8 @@ export class ProbeWorker {
     const jitter = period > now - this.#host.startedAtMs ? Math.floor(this.#host.random() * period) : 0;
     this.#nextDueMs = now + jitter;
     // The ticker starts after the jitter sleep; the first probe runs at once after it.
-    this.#arm(jitter, true);
+    this.#firstTick = true;
+    this.#host.scheduler.schedule(this.#tickEntry, this.#nextDueMs);
   }
 
   /** Probes now and restarts the period from here (upstream `manualTriggerCh`). */
@@ -153,36 +151,37 @@ export class ProbeWorker {
   stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
-    this.#timer?.cancel();
-    this.#timer = undefined;
+    this.#host.scheduler.cancel(this.#tickEntry);
     this.#cancel.abort();
-    this.#abort.abort(new Error('probe worker stopped'));
+    this.#abort?.abort(new Error('probe worker stopped'));
     if (this.#containerID !== '') this.#host.unpublish(this, this.#containerID);
-    this.#host.metrics.remove(Object.values(this.#totalLabels), [this.#durationLabels]);
+    const labels = this.#labels;
+    if (labels !== undefined) {
+      this.#host.metrics.remove([labels.successful, labels.failed, labels.unknown], [labels.duration]);
+    }
     this.#host.exited(this);
   }
 
-  #arm(delayMs: number, first: boolean): void {
-    this.#timer = this.#host.clock.setTimeout(() => {
-      if (this.#stopped) return;
-      if (first) {
-        this.#nextDueMs = this.#host.clock.now();
-        this.#ticking = true;
-      }
-      this.#nextDueMs += this.#periodMs;
-      // Like Go's ticker: ticks the receiver missed are dropped, not queued.
-      const now = this.#host.clock.now();
-      while (this.#nextDueMs <= now) this.#nextDueMs += this.#periodMs;
-      this.#arm(this.#nextDueMs - now, false);
-      this.#tick();
-    }, delayMs);
+  /** The scheduler reached `#nextDueMs`: schedule the next tick, then probe. */
+  #onTick(): void {
+    if (this.#stopped) return;
+    const now = this.#host.clock.now();
+    if (this.#firstTick) {
+      this.#firstTick = false;
+      this.#nextDueMs = now;
+      this.#ticking = true;
+    }
+    this.#nextDueMs += this.#periodMs;
+    // Like Go's ticker: ticks the receiver missed are dropped, not queued.
+    while (this.#nextDueMs <= now) this.#nextDueMs += this.#periodMs;
+    this.#host.scheduler.schedule(this.#tickEntry, this.#nextDueMs);
+    this.#tick();
   }
 
   #resetTicker(): void {
-    this.#timer?.cancel();
-    const now = this.#host.clock.now();
-    this.#nextDueMs = now + this.#periodMs;
-    this.#arm(this.#periodMs, false);
+    this.#firstTick = false;
+    this.#nextDueMs = this.#host.clock.now() + this.#periodMs;
+    this.#host.scheduler.schedule(this.#tickEntry, this.#nextDueMs);
   }
 
   #tick(): void {
@@ -195,7 +194,7 @@ export class ProbeWorker {
 
   #run(): void {
     this.#inFlight = true;
-    this.#doProbe(this.#abort.signal).then(
+    this.#doProbe().then(
       (keepGoing) => this.#after(keepGoing),
       (error: unknown) => {
         // Upstream recovers from a panicking probe and keeps going.
@@ -226,6 +225,18 @@ export class ProbeWorker {
     }
   }
 
+  /** The signal of an `exec` or `grpc` probe; a never-aborted one for the others (see `#abort`). */
+  #signal(): AbortSignal {
+    if (this.probe.httpGet != null || this.probe.tcpSocket != null) {
+      if (this.probe.exec == null && this.probe.grpc == null) return NEVER_ABORTED;
+    }
+    if (this.#abort === undefined) {
+      this.#abort = new AbortController();
+      if (this.#stopped) this.#abort.abort(new Error('probe worker stopped'));
+    }
+    return this.#abort.signal;
+  }
+
   /**
    * Publishes `result` for the current container. The worker is the only writer of its
    * container's entry, so a result it already published is not sent again (the manager would
@@ -238,7 +249,7 @@ export class ProbeWorker {
   }
 
   /** One iteration (upstream `doProbe`); resolves whether the worker keeps going. */
-  async #doProbe(signal: AbortSignal): Promise<boolean> {
+  async #doProbe(): Promise<boolean> {
     const host = this.#host;
     const startedAtMs = host.clock.now();
     let status: V1PodStatus | undefined;
@@ -308,17 +319,27 @@ export class ProbeWorker {
         memo: this.#memo,
       };
     }
-    const verdict = await probeOnce(host, this.#target, status, this.#containerID, signal, this.#cancel);
+    const verdict = await probeOnce(
+      host,
+      this.#target,
+      status,
+      this.#containerID,
+      this.#signal(),
+      this.#cancel,
+    );
     // stop() sets #stopped before it aborts: one check covers both.
     if (this.#stopped) return true;
     const durationMs = host.clock.now() - startedAtMs;
     host.probed(this, startedAtMs, durationMs, verdict.result, verdict.run.output, verdict.error);
     if (verdict.error !== undefined) return true;
 
-    if (verdict.result === 'success') {
-      host.metrics.probe(this.#totalLabels.successful);
-      host.metrics.duration(this.#durationLabels, durationMs / 1000);
-    } else host.metrics.probe(this.#totalLabels.failed);
+    if (host.metrics.enabled) {
+      const labels = this.#metricLabels;
+      if (verdict.result === 'success') {
+        host.metrics.probe(labels.successful);
+        host.metrics.duration(labels.duration, durationMs / 1000);
+      } else host.metrics.probe(labels.failed);
+    }
 
     if (this.#lastResult === verdict.result) this.#resultRun++;
     else {
@@ -342,12 +363,57 @@ export class ProbeWorker {
   }
 }
 
+/** The signal of `httpGet` and `tcpSocket` probes, which the worker's {@link ProbeCancel} stops. */
+const NEVER_ABORTED = new AbortController().signal;
+
+/** A worker's metric label sets (`prober_probe_total` by result, `prober_probe_duration_seconds`). */
+interface WorkerLabels {
+  readonly successful: MetricLabels;
+  readonly failed: MetricLabels;
+  readonly unknown: MetricLabels;
+  readonly duration: MetricLabels;
+}
+
+function workerLabels(type: ProbeType, pod: V1Pod, container: V1Container): WorkerLabels {
+  const duration = {
+    probe_type: probeTypeLabel(type),
+    container: container.name,
+    pod: pod.metadata?.name ?? '',
+    namespace: pod.metadata?.namespace ?? '',
+  };
+  const total = (result: string): MetricLabels => ({
+    probe_type: duration.probe_type,
+    result,
+    container: duration.container,
+    pod: duration.pod,
+    namespace: duration.namespace,
+    pod_uid: pod.metadata?.uid ?? '',
+  });
+  return { successful: total('successful'), failed: total('failed'), unknown: total('unknown'), duration };
+}
+
+/** A worker's entry in the manager's {@link TickScheduler}. */
+class WorkerTick extends TickEntry {
+  readonly #onFire: () => void;
+
+  constructor(onFire: () => void) {
+    super();
+    this.#onFire = onFire;
+  }
+
+  fire(): void {
+    this.#onFire();
+  }
+}
+
 function findStatus(
   list: readonly V1ContainerStatus[] | undefined,
   name: string,
 ): V1ContainerStatus | undefined {
-  const s = list?.find((x) => x.name === name);
-  return s?.containerID ? s : undefined;
+  if (list == null) return undefined;
+  // A loop, not `find`: no closure per probe.
+  for (const s of list) if (s.name === name) return s.containerID ? s : undefined;
+  return undefined;
 }
 
 /** A `Date` or RFC 3339 string as ms since the epoch; `undefined` when absent or unparseable (Go's zero time). */
