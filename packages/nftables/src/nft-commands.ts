@@ -24,6 +24,8 @@ export type NftCommand =
       readonly name: string;
       readonly hook?: ChainHook;
       readonly comment?: string;
+      /** Rules inside an `add chain ... { rule ; ... }` block, appended in order. */
+      readonly rules?: readonly string[];
     }
   | {
       readonly op: 'add';
@@ -45,6 +47,12 @@ export type NftCommand =
         readonly timeoutSeconds?: number;
         readonly comment?: string;
       };
+      /** Elements inside the declaration (`elements = { ... }`), added like `add element`. */
+      readonly elements?: readonly {
+        readonly key: string;
+        readonly value?: string;
+        readonly comment?: string;
+      }[];
     }
   | {
       readonly op: 'add' | 'delete';
@@ -70,6 +78,18 @@ export class NftSyntaxError extends Error {
     this.line = line;
   }
 }
+
+/** Words that start a declaration item (not a rule) inside a chain block. */
+const CHAIN_DECL_WORDS = new Set([
+  'type',
+  'hook',
+  'priority',
+  'policy',
+  'comment',
+  'device',
+  'devices',
+  'flags',
+]);
 
 const NAME = '([A-Za-z_.][A-Za-z0-9_./-]*)';
 const FAM = '(ip|ip6)';
@@ -153,7 +173,13 @@ function parseLine(line: string, n: number): NftCommand {
   }
   m = new RegExp(`^(add|delete|flush) chain ${FAM} ${NAME} ${NAME}(?: \\{(.*)\\})?$`).exec(line);
   if (m) {
-    const d = declItems(m[5]);
+    // A chain block holds declaration items (`type ...`, `comment ...`, `policy ...`) and rules.
+    const decl: string[] = [];
+    const rules: string[] = [];
+    for (const part of splitTopLevel(m[5] ?? '', ';'))
+      (CHAIN_DECL_WORDS.has(part.split(' ', 1)[0]!) ? decl : rules).push(part);
+    if (rules.length > 0 && m[1] !== 'add') throw new NftSyntaxError(n, `rules in a ${m[1]} chain command`);
+    const d = declItems(decl.join(';'));
     let hook: ChainHook | undefined;
     const type = d.get('type');
     if (type !== undefined) {
@@ -172,6 +198,7 @@ function parseLine(line: string, n: number): NftCommand {
       name: m[4]!,
       ...(hook ? { hook } : {}),
       ...(comment ? { comment } : {}),
+      ...(rules.length > 0 ? { rules } : {}),
     };
   }
   m = new RegExp(`^add rule ${FAM} ${NAME} ${NAME} (.+)$`).exec(line);
@@ -185,6 +212,14 @@ function parseLine(line: string, n: number): NftCommand {
     const timeout = d.get('timeout');
     const flags = d.get('flags');
     const comment = unquote(d.get('comment'));
+    const els = d.get('elements');
+    let elements: ReturnType<typeof parseElement>[] | undefined;
+    if (els !== undefined) {
+      const em = /^= \{ ?(.*?) ?\}$/.exec(els);
+      if (!em || m[1] !== 'add')
+        throw new NftSyntaxError(n, `unsupported elements declaration: ${els.slice(0, 200)}`);
+      elements = splitTopLevel(em[1]!, ',').map(parseElement);
+    }
     return {
       op: m[1] as 'add',
       obj: m[2] as 'set',
@@ -201,6 +236,7 @@ function parseLine(line: string, n: number): NftCommand {
             },
           }
         : {}),
+      ...(elements ? { elements } : {}),
     };
   }
   m = new RegExp(`^(add|delete) element ${FAM} ${NAME} ${NAME} \\{ (.*) \\}$`).exec(line);

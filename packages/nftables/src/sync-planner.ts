@@ -57,6 +57,22 @@ export interface NftSyncPlannerOptions {
    * @default 1000
    */
   readonly staleChainDelayMs?: number;
+  /**
+   * In tables with at least {@link staleChainDeferMinChains} chains, a partial sync that
+   * would otherwise not make nft load its full cache does not delete stale chains (a
+   * `delete` makes nft 1.0.6 dump every chain first: about 1 s of CPU at 110,000 chains);
+   * they are deleted by the next transaction that loads it anyway (a full sync, or a partial
+   * one that deletes elements or sets), or once the oldest has waited this long, by the next
+   * sync or cleanup. kube-proxy deletes them with its next sync, whenever that comes.
+   * @default 30000
+   */
+  readonly staleChainMaxDelayMs?: number;
+  /**
+   * Below this many chains in the table, stale chains are deleted by the first transaction
+   * after {@link staleChainDelayMs} (nft's chain dump is cheap there).
+   * @default 5000
+   */
+  readonly staleChainDeferMinChains?: number;
 }
 
 function chainsOf(r: NftRuleset): Map<string, ChainSpec> {
@@ -81,6 +97,12 @@ export function portRendersEqual(a: PortRender, b: PortRender): boolean {
   );
 }
 
+function setSpecIn(r: NftRuleset, name: string): SetSpec | undefined {
+  for (const s of r.baseSets) if (s.name === name) return s;
+  for (const p of r.ports.values()) for (const s of p.sets) if (s.name === name) return s;
+  return undefined;
+}
+
 /** Plans transactions and keeps the mirror. Not re-entrant. */
 export class NftSyncPlanner {
   #mirror: Mirror | undefined;
@@ -88,10 +110,19 @@ export class NftSyncPlanner {
   #stale = new Map<string, number>();
   #firstSync = true;
   readonly #delayMs: number;
+  readonly #maxDelayMs: number;
+  readonly #deferMinChains: number;
 
   /** @param options timing. */
   constructor(options: NftSyncPlannerOptions = {}) {
     this.#delayMs = options.staleChainDelayMs ?? 1000;
+    this.#maxDelayMs = Math.max(this.#delayMs, options.staleChainMaxDelayMs ?? 30_000);
+    this.#deferMinChains = options.staleChainDeferMinChains ?? 5000;
+  }
+
+  /** Whether stale-chain deletions wait for a transaction that loads nft's full cache anyway. */
+  #defers(): boolean {
+    return this.#mirror !== undefined && this.#mirror.chains.size >= this.#deferMinChains;
   }
 
   /** True when the next plan must be full (first sync, or after a failure). */
@@ -113,7 +144,14 @@ export class NftSyncPlanner {
   nextCleanupAt(): number | undefined {
     let min: number | undefined;
     for (const t of this.#stale.values()) min = min === undefined ? t : Math.min(min, t);
-    return min === undefined ? undefined : min + this.#delayMs;
+    if (min === undefined) return undefined;
+    return min + (this.#defers() ? this.#maxDelayMs : this.#delayMs);
+  }
+
+  #oldestStale(): number | undefined {
+    let min: number | undefined;
+    for (const t of this.#stale.values()) min = min === undefined ? t : Math.min(min, t);
+    return min;
   }
 
   #due(now: number, desired: (name: string) => boolean): string[] {
@@ -249,7 +287,6 @@ export class NftSyncPlanner {
     const t: T.TableRef = r;
     const addChains: string[] = [];
     const flushes: string[] = [];
-    const rules: string[] = [];
     const newSets = new Map<string, SetSpec>();
     const chainUpdates = new Map<string, readonly string[]>();
 
@@ -261,7 +298,6 @@ export class NftSyncPlanner {
       if (old === undefined) addChains.push(T.addChain(t, c));
       else if (rulesEqual(old, c.rules)) continue;
       else flushes.push(T.flushChain(t, c.name));
-      for (const rule of c.rules) rules.push(T.addRule(t, c.name, rule));
       chainUpdates.set(c.name, c.rules);
     }
     for (const s of r.baseSets) if (!m.sets.has(s.name)) newSets.set(s.name, s);
@@ -290,7 +326,6 @@ export class NftSyncPlanner {
         newChainNames.add(c.name);
         addChains.push(T.addChain(t, c));
         if (m.chains.has(c.name)) flushes.push(T.flushChain(t, c.name));
-        for (const rule of c.rules) rules.push(T.addRule(t, c.name, rule));
         chainUpdates.set(c.name, c.rules);
       }
     }
@@ -331,17 +366,55 @@ export class NftSyncPlanner {
         elUpdates.push({ set, key, el: want });
       }
     }
+    const uniqueStaleSets = [...new Map(staleSets.map((s) => [s.name, s])).values()];
+    // nft 1.0.6 dumps every chain (and set) of the ruleset before a transaction with a
+    // `delete` or an `add rule`/`add element`, but only the tables for `add chain`/`add set`
+    // (with their rules or elements inside) and nothing for `flush chain`. So rules are written
+    // as `add chain X { rules }`, elements as `add set|map X { declaration; elements }` (sets
+    // that rules refer to are declared first: nft resolves `@set` from its cache), and only
+    // deletions (and elements of interval sets, which nft merges against the set's contents)
+    // make the transaction load the full cache. See the package README.
+    const specOf = (name: string): SetSpec | undefined =>
+      newSets.get(name) ?? m.sets.get(name) ?? setSpecIn(r, name);
+    const declare = new Map<string, SetSpec>(newSets);
+    for (const rs of chainUpdates.values())
+      for (const rule of rs)
+        for (const name of T.referencedSets(rule)) {
+          const spec = specOf(name);
+          if (spec) declare.set(name, spec);
+        }
+    const addsBySet = new Map<string, ElementSpec[]>();
+    const intervalAdds: ElementSpec[] = [];
+    for (const el of addEls) {
+      const spec = specOf(el.set);
+      if (!spec || spec.flags?.split(',').includes('interval')) {
+        intervalAdds.push(el);
+        continue;
+      }
+      let l = addsBySet.get(el.set);
+      if (!l) {
+        l = [];
+        addsBySet.set(el.set, l);
+      }
+      l.push(el);
+    }
+    const needsFullCache = delKeys.length > 0 || uniqueStaleSets.length > 0 || intervalAdds.length > 0;
     const isDesired = (name: string) =>
       chainUpdates.has(name) || baseNames.has(name) || newChainNames.has(name);
-    const deleted = this.#due(now, isDesired);
-    const uniqueStaleSets = [...new Map(staleSets.map((s) => [s.name, s])).values()];
+    const oldest = this.#oldestStale();
+    const deleteStale =
+      !this.#defers() || needsFullCache || (oldest !== undefined && now - oldest >= this.#maxDelayMs);
+    const deleted = deleteStale ? this.#due(now, isDesired) : [];
+    const blocks: string[] = [];
+    for (const [name, rs] of chainUpdates) if (rs.length > 0) blocks.push(T.addChainRules(t, name, rs));
     const out = [
-      ...[...newSets.values()].map((s) => T.addSet(t, s)),
+      ...[...declare.values()].map((s) => T.addSet(t, s)),
       ...addChains,
       ...flushes,
-      ...rules,
+      ...blocks,
       ...T.deleteElementsBatched(t, delKeys),
-      ...T.addElementsBatched(t, addEls),
+      ...[...addsBySet].flatMap(([set, els]) => T.addSetElementsBatched(t, specOf(set)!, els)),
+      ...T.addElementsBatched(t, intervalAdds),
       ...uniqueStaleSets.map((s) => T.deleteSet(t, s)),
       ...deleted.map((n) => T.deleteChain(t, n)),
     ];

@@ -169,6 +169,110 @@ describe('fake executor semantics', () => {
     await e.apply('delete chain ip t a\ndelete chain ip t b');
     expect(e.state.table('ip', 't')!.chains.size).toBe(0);
   });
+
+  it('takes rules inside `add chain` blocks and elements inside set declarations, as nft does', async () => {
+    const e = new FakeNftExecutor();
+    await e.apply(
+      [
+        'add table ip t',
+        'add chain ip t b',
+        'add chain ip t a { type filter hook input priority 0 ; comment "x;y" ; }',
+        'add chain ip t a { ip daddr { 1.1.1.1, 2.2.2.2 } jump b ; counter comment "p;q" ; }',
+        'add map ip t m { type ipv4_addr : verdict ; comment "c" ; elements = { 1.1.1.1 : goto b, 2.2.2.2 comment "k" : drop } ; }',
+        '',
+      ].join('\n'),
+    );
+    const table = e.state.table('ip', 't')!;
+    expect(table.chains.get('a')).toEqual({
+      hook: { type: 'filter', hook: 'input', priority: 0 },
+      comment: 'x;y',
+      rules: ['ip daddr { 1.1.1.1, 2.2.2.2 } jump b', 'counter comment "p;q"'],
+    });
+    expect([...table.sets.get('m')!.elements]).toEqual([
+      ['1.1.1.1', { value: 'goto b' }],
+      ['2.2.2.2', { value: 'drop', comment: 'k' }],
+    ]);
+    // Appends to an existing chain; a block rule naming a missing chain or set fails the whole transaction.
+    await e.apply('add chain ip t b { counter ; }');
+    expect(e.state.table('ip', 't')!.chains.get('b')!.rules).toEqual(['counter']);
+    await expect(e.apply('add chain ip t c { jump zz ; }')).rejects.toThrow(/No such file/);
+    await expect(e.apply('add chain ip t c { ip saddr @zz drop ; }')).rejects.toThrow(/No such file/);
+    expect(e.state.table('ip', 't')!.chains.has('c')).toBe(false);
+    // Declared elements follow `add element`'s rules; a set re-declared with another type is refused.
+    await expect(
+      e.apply('add map ip t m { type ipv4_addr : verdict ; elements = { 1.1.1.1 : drop } ; }'),
+    ).rejects.toThrow(/File exists/);
+    await expect(e.apply('add map ip t m { type inet_service : verdict ; }')).rejects.toThrow(/File exists/);
+    await e.apply(
+      'add map ip t m { type ipv4_addr : verdict ; elements = { 1.1.1.1 : goto b, 3.3.3.3 : drop } ; }',
+    );
+    expect(e.state.table('ip', 't')!.sets.get('m')!.elements.size).toBe(3);
+  });
+});
+
+describe('stale-chain deletion in large tables (nft dumps every chain for a delete)', () => {
+  // staleChainDeferMinChains: 0 makes this small table count as large.
+  function large(maxDelay = 30_000) {
+    const t = setup('kube-proxy');
+    const syncer = new NftSyncer({
+      executor: t.exec,
+      clock: t.clock,
+      render: { ...TEST_OPTIONS, layout: 'kube-proxy', nodeIP: NODE_IP },
+      staleChainDeferMinChains: 0,
+      staleChainMaxDelayMs: maxDelay,
+    });
+    const move = (name: string, ip: string) =>
+      t.state.onEndpointSliceUpdate(
+        undefined,
+        slice('ns', name, [{ name: 'p', port: 8080 }], [{ ip, node: NODE }]),
+      );
+    return { ...t, syncer, move };
+  }
+
+  it('waits for a transaction that loads the full cache anyway, then deletes them with it', async () => {
+    const t = large();
+    for (const n of ['a', 'b', 'c']) t.add(n, `172.30.0.${n.charCodeAt(0) - 90}`, ['10.1.0.1']);
+    await t.syncer.sync(t.state.checkout().v4);
+    t.move('a', '10.1.0.2');
+    const t0 = t.clock.now();
+    const first = await t.syncer.sync(t.state.checkout().v4);
+    expect(first.staleChains).toHaveLength(1);
+    // Later changes that only add or rewrite leave the flushed chain alone …
+    await t.clock.advance(5_000);
+    t.move('b', '10.1.0.3');
+    const later = await t.syncer.sync(t.state.checkout().v4);
+    expect(later.deletedChains).toEqual([]);
+    expect(t.exec.transactions.at(-1)).not.toMatch(/^delete /m);
+    expect(t.syncer.nextCleanupAt()).toBe(t0 + 30_000);
+    // … until one deletes an element: it takes the due stale chains along.
+    await t.clock.advance(1_000);
+    t.state.onServiceDelete(svc('ns', 'c', { clusterIP: '172.30.0.9', ports: [{ name: 'p', port: 80 }] }));
+    const del = await t.syncer.sync(t.state.checkout().v4);
+    expect(del.deletedChains).toHaveLength(2);
+    expect(t.exec.transactions.at(-1)).toMatch(/^delete element /m);
+  });
+
+  it('deletes them once the oldest has waited staleChainMaxDelayMs, by a sync or the cleanup', async () => {
+    const t = large(10_000);
+    t.add('a', '172.30.0.7', ['10.1.0.1']);
+    t.add('b', '172.30.0.8', ['10.1.0.1']);
+    await t.syncer.sync(t.state.checkout().v4);
+    t.move('a', '10.1.0.2');
+    const t0 = t.clock.now();
+    await t.syncer.sync(t.state.checkout().v4);
+    expect(t.syncer.nextCleanupAt()).toBe(t0 + 10_000);
+    await t.clock.advance(9_999);
+    expect(await t.syncer.cleanup()).toHaveLength(1); // the cleanup deletes what is ≥ 1 s old
+    t.move('a', '10.1.0.3');
+    await t.syncer.sync(t.state.checkout().v4);
+    await t.clock.advance(10_000);
+    t.move('b', '10.1.0.4');
+    const r = await t.syncer.sync(t.state.checkout().v4);
+    expect(r.deletedChains).toHaveLength(1);
+    await t.clock.advance(10_000);
+    expect(await t.syncer.cleanup()).toHaveLength(1);
+    expect(t.dump()).toEqual(await t.fresh());
+  });
 });
 
 describe('a table left by the 1.31–1.33 layout', () => {
