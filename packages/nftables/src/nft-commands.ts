@@ -17,7 +17,8 @@ export type NftCommand =
       readonly comment?: string;
     }
   | {
-      readonly op: 'add' | 'delete' | 'flush';
+      /** `list` only names an object that must exist (nft prints it; this package uses it to narrow nft's cache). */
+      readonly op: 'add' | 'delete' | 'flush' | 'list';
       readonly obj: 'chain';
       readonly family: NftFamily;
       readonly table: string;
@@ -36,7 +37,7 @@ export type NftCommand =
       readonly rule: string;
     }
   | {
-      readonly op: 'add' | 'delete' | 'flush';
+      readonly op: 'add' | 'delete' | 'flush' | 'list';
       readonly obj: 'set' | 'map';
       readonly family: NftFamily;
       readonly table: string;
@@ -171,7 +172,7 @@ function parseLine(line: string, n: number): NftCommand {
       ...(comment ? { comment } : {}),
     };
   }
-  m = new RegExp(`^(add|delete|flush) chain ${FAM} ${NAME} ${NAME}(?: \\{(.*)\\})?$`).exec(line);
+  m = new RegExp(`^(add|delete|flush|list) chain ${FAM} ${NAME} ${NAME}(?: \\{(.*)\\})?$`).exec(line);
   if (m) {
     // A chain block holds declaration items (`type ...`, `comment ...`, `policy ...`) and rules.
     const decl: string[] = [];
@@ -204,7 +205,7 @@ function parseLine(line: string, n: number): NftCommand {
   m = new RegExp(`^add rule ${FAM} ${NAME} ${NAME} (.+)$`).exec(line);
   if (m)
     return { op: 'add', obj: 'rule', family: m[1] as NftFamily, table: m[2]!, chain: m[3]!, rule: m[4]! };
-  m = new RegExp(`^(add|delete|flush) (set|map) ${FAM} ${NAME} ${NAME}(?: \\{(.*)\\})?$`).exec(line);
+  m = new RegExp(`^(add|delete|flush|list) (set|map) ${FAM} ${NAME} ${NAME}(?: \\{(.*)\\})?$`).exec(line);
   if (m) {
     const d = declItems(m[6]);
     const typeKw = d.has('typeof') ? 'typeof' : 'type';

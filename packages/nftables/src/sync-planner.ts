@@ -57,22 +57,6 @@ export interface NftSyncPlannerOptions {
    * @default 1000
    */
   readonly staleChainDelayMs?: number;
-  /**
-   * In tables with at least {@link staleChainDeferMinChains} chains, a partial sync that
-   * would otherwise not make nft load its full cache does not delete stale chains (a
-   * `delete` makes nft 1.0.6 dump every chain first: about 1 s of CPU at 110,000 chains);
-   * they are deleted by the next transaction that loads it anyway (a full sync, or a partial
-   * one that deletes elements or sets), or once the oldest has waited this long, by the next
-   * sync or cleanup. kube-proxy deletes them with its next sync, whenever that comes.
-   * @default 30000
-   */
-  readonly staleChainMaxDelayMs?: number;
-  /**
-   * Below this many chains in the table, stale chains are deleted by the first transaction
-   * after {@link staleChainDelayMs} (nft's chain dump is cheap there).
-   * @default 5000
-   */
-  readonly staleChainDeferMinChains?: number;
 }
 
 function chainsOf(r: NftRuleset): Map<string, ChainSpec> {
@@ -110,19 +94,10 @@ export class NftSyncPlanner {
   #stale = new Map<string, number>();
   #firstSync = true;
   readonly #delayMs: number;
-  readonly #maxDelayMs: number;
-  readonly #deferMinChains: number;
 
   /** @param options timing. */
   constructor(options: NftSyncPlannerOptions = {}) {
     this.#delayMs = options.staleChainDelayMs ?? 1000;
-    this.#maxDelayMs = Math.max(this.#delayMs, options.staleChainMaxDelayMs ?? 30_000);
-    this.#deferMinChains = options.staleChainDeferMinChains ?? 5000;
-  }
-
-  /** Whether stale-chain deletions wait for a transaction that loads nft's full cache anyway. */
-  #defers(): boolean {
-    return this.#mirror !== undefined && this.#mirror.chains.size >= this.#deferMinChains;
   }
 
   /** True when the next plan must be full (first sync, or after a failure). */
@@ -144,14 +119,50 @@ export class NftSyncPlanner {
   nextCleanupAt(): number | undefined {
     let min: number | undefined;
     for (const t of this.#stale.values()) min = min === undefined ? t : Math.min(min, t);
-    if (min === undefined) return undefined;
-    return min + (this.#defers() ? this.#maxDelayMs : this.#delayMs);
+    return min === undefined ? undefined : min + this.#delayMs;
   }
 
-  #oldestStale(): number | undefined {
-    let min: number | undefined;
-    for (const t of this.#stale.values()) min = min === undefined ? t : Math.min(min, t);
-    return min;
+  /**
+   * `list chain` + `list set|map` of a small shared chain and set that exist and stay: nft 1.0.6
+   * fills its cache for a transaction with a `delete` by dumping every chain and set of the
+   * ruleset, unless the transaction's last commands are these listings, which narrow the dump
+   * to the one chain and the one set named. A `delete chain`/`delete set` needs nothing from the
+   * cache (nft leaves the checks to the kernel, which still refuses a chain or set in use). The
+   * listings print to stdout, which the executor ignores. Empty when the mirror has no such pair.
+   */
+  #anchors(
+    r: Pick<NftRuleset, 'family' | 'table'>,
+    deletedChains: Set<string>,
+    deletedSets: Set<string>,
+  ): string[] {
+    const m = this.#mirror;
+    if (!m) return [];
+    let chain: string | undefined;
+    let chainRules = Number.POSITIVE_INFINITY;
+    for (const name of m.baseChains) {
+      const rules = m.chains.get(name);
+      if (rules === undefined || deletedChains.has(name) || this.#stale.has(name)) continue;
+      if (rules.length < chainRules || (rules.length === chainRules && name < chain!)) {
+        chain = name;
+        chainRules = rules.length;
+      }
+    }
+    let set: SetSpec | undefined;
+    let setSize = Number.POSITIVE_INFINITY;
+    for (const s of m.sets.values()) {
+      // Affinity sets fill themselves in the kernel; the mirror does not know their size.
+      if (deletedSets.has(s.name) || s.flags?.includes('dynamic')) continue;
+      const size = m.elements.get(s.name)?.size ?? 0;
+      if (size < setSize || (size === setSize && s.name < set!.name)) {
+        set = s;
+        setSize = size;
+      }
+    }
+    if (chain === undefined || set === undefined) return [];
+    return [
+      `list chain ${r.family} ${r.table} ${chain}`,
+      `list ${set.kind} ${r.family} ${r.table} ${set.name}`,
+    ];
   }
 
   #due(now: number, desired: (name: string) => boolean): string[] {
@@ -398,13 +409,14 @@ export class NftSyncPlanner {
       }
       l.push(el);
     }
-    const needsFullCache = delKeys.length > 0 || uniqueStaleSets.length > 0 || intervalAdds.length > 0;
     const isDesired = (name: string) =>
       chainUpdates.has(name) || baseNames.has(name) || newChainNames.has(name);
-    const oldest = this.#oldestStale();
-    const deleteStale =
-      !this.#defers() || needsFullCache || (oldest !== undefined && now - oldest >= this.#maxDelayMs);
-    const deleted = deleteStale ? this.#due(now, isDesired) : [];
+    const deleted = this.#due(now, isDesired);
+    // Chain and set deletions alone: end with the anchor listings that keep nft's cache small.
+    const anchors =
+      delKeys.length === 0 && intervalAdds.length === 0 && (deleted.length > 0 || uniqueStaleSets.length > 0)
+        ? this.#anchors(r, new Set(deleted), new Set(uniqueStaleSets.map((s) => s.name)))
+        : [];
     const blocks: string[] = [];
     for (const [name, rs] of chainUpdates) if (rs.length > 0) blocks.push(T.addChainRules(t, name, rs));
     const out = [
@@ -417,6 +429,7 @@ export class NftSyncPlanner {
       ...T.addElementsBatched(t, intervalAdds),
       ...uniqueStaleSets.map((s) => T.deleteSet(t, s)),
       ...deleted.map((n) => T.deleteChain(t, n)),
+      ...anchors,
     ];
     const text = out.length > 0 ? `${out.join('\n')}\n` : '';
     return {
@@ -464,6 +477,7 @@ export class NftSyncPlanner {
     const m = this.#mirror;
     const deleted = m ? this.#due(now, () => false) : [];
     const out = deleted.map((n) => T.deleteChain(r, n));
+    if (out.length > 0) out.push(...this.#anchors(r, new Set(deleted), new Set()));
     return {
       text: out.length ? `${out.join('\n')}\n` : '',
       full: false,

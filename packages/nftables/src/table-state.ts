@@ -173,6 +173,10 @@ function applyCommand(tables: Map<string, NftTableState>, c: NftCommand, n: numb
   switch (c.obj) {
     case 'chain': {
       const ch = t.chains.get(c.name);
+      if (c.op === 'list') {
+        if (!ch) fail(ENOENT);
+        return;
+      }
       if (c.op === 'add') {
         let target = ch;
         if (!target) {
@@ -204,6 +208,10 @@ function applyCommand(tables: Map<string, NftTableState>, c: NftCommand, n: numb
     case 'set':
     case 'map': {
       const s = t.sets.get(c.name);
+      if (c.op === 'list') {
+        if (!s || s.kind !== c.obj) fail(ENOENT);
+        return;
+      }
       if (c.op === 'add') {
         if (!c.decl) fail('set declaration needs a type');
         if (!s) {

@@ -210,68 +210,57 @@ describe('fake executor semantics', () => {
   });
 });
 
-describe('stale-chain deletion in large tables (nft dumps every chain for a delete)', () => {
-  // staleChainDeferMinChains: 0 makes this small table count as large.
-  function large(maxDelay = 30_000) {
+describe('deleting stale chains without nft dumping every chain', () => {
+  const ANCHORS = /\nlist chain ip kube-proxy (\S+)\nlist (set|map) ip kube-proxy (\S+)\n$/;
+
+  it('ends a transaction whose only deletions are chains or sets with listings of a small chain and set', async () => {
     const t = setup('kube-proxy');
-    const syncer = new NftSyncer({
-      executor: t.exec,
-      clock: t.clock,
-      render: { ...TEST_OPTIONS, layout: 'kube-proxy', nodeIP: NODE_IP },
-      staleChainDeferMinChains: 0,
-      staleChainMaxDelayMs: maxDelay,
-    });
+    for (const n of ['a', 'b', 'c']) t.add(n, `172.30.0.${n.charCodeAt(0) - 90}`, ['10.1.0.1']);
+    await t.syncer.sync(t.state.checkout().v4);
     const move = (name: string, ip: string) =>
       t.state.onEndpointSliceUpdate(
         undefined,
         slice('ns', name, [{ name: 'p', port: 8080 }], [{ ip, node: NODE }]),
       );
-    return { ...t, syncer, move };
-  }
-
-  it('waits for a transaction that loads the full cache anyway, then deletes them with it', async () => {
-    const t = large();
-    for (const n of ['a', 'b', 'c']) t.add(n, `172.30.0.${n.charCodeAt(0) - 90}`, ['10.1.0.1']);
-    await t.syncer.sync(t.state.checkout().v4);
-    t.move('a', '10.1.0.2');
-    const t0 = t.clock.now();
+    move('a', '10.1.0.2');
     const first = await t.syncer.sync(t.state.checkout().v4);
     expect(first.staleChains).toHaveLength(1);
-    // Later changes that only add or rewrite leave the flushed chain alone …
-    await t.clock.advance(5_000);
-    t.move('b', '10.1.0.3');
+    expect(t.exec.transactions.at(-1)).not.toMatch(/^(list|delete) /m);
+    await t.clock.advance(1_000);
+    move('b', '10.1.0.3');
     const later = await t.syncer.sync(t.state.checkout().v4);
-    expect(later.deletedChains).toEqual([]);
-    expect(t.exec.transactions.at(-1)).not.toMatch(/^delete /m);
-    expect(t.syncer.nextCleanupAt()).toBe(t0 + 30_000);
-    // … until one deletes an element: it takes the due stale chains along.
+    expect(later.deletedChains).toEqual(first.staleChains);
+    const text = t.exec.transactions.at(-1)!;
+    const [, chain, kind, set] = ANCHORS.exec(text) ?? [];
+    // The shared chain with the fewest rules and the shared set or map with the fewest elements.
+    const table = t.exec.state.table('ip', 'kube-proxy')!;
+    expect(table.chains.get(chain!)!.rules.length).toBeLessThanOrEqual(1);
+    expect(later.deletedChains).not.toContain(chain);
+    expect(table.sets.get(set!)).toMatchObject({ kind, elements: new Map() });
+    expect(text).not.toMatch(/^(add rule|add element|delete element) /m);
+
+    // A transaction that deletes elements loads nft's full cache anyway: no listings.
     await t.clock.advance(1_000);
     t.state.onServiceDelete(svc('ns', 'c', { clusterIP: '172.30.0.9', ports: [{ name: 'p', port: 80 }] }));
     const del = await t.syncer.sync(t.state.checkout().v4);
-    expect(del.deletedChains).toHaveLength(2);
+    expect(del.deletedChains).toHaveLength(1);
     expect(t.exec.transactions.at(-1)).toMatch(/^delete element /m);
+    expect(t.exec.transactions.at(-1)).not.toMatch(/^list /m);
+
+    // The cleanup run lists them too; the table then equals a fresh full sync.
+    await t.clock.advance(1_000);
+    expect(await t.syncer.cleanup()).toHaveLength(2);
+    expect(ANCHORS.test(t.exec.transactions.at(-1)!)).toBe(true);
+    expect(t.dump()).toEqual(await t.fresh());
   });
 
-  it('deletes them once the oldest has waited staleChainMaxDelayMs, by a sync or the cleanup', async () => {
-    const t = large(10_000);
-    t.add('a', '172.30.0.7', ['10.1.0.1']);
-    t.add('b', '172.30.0.8', ['10.1.0.1']);
-    await t.syncer.sync(t.state.checkout().v4);
-    t.move('a', '10.1.0.2');
-    const t0 = t.clock.now();
-    await t.syncer.sync(t.state.checkout().v4);
-    expect(t.syncer.nextCleanupAt()).toBe(t0 + 10_000);
-    await t.clock.advance(9_999);
-    expect(await t.syncer.cleanup()).toHaveLength(1); // the cleanup deletes what is ≥ 1 s old
-    t.move('a', '10.1.0.3');
-    await t.syncer.sync(t.state.checkout().v4);
-    await t.clock.advance(10_000);
-    t.move('b', '10.1.0.4');
-    const r = await t.syncer.sync(t.state.checkout().v4);
-    expect(r.deletedChains).toHaveLength(1);
-    await t.clock.advance(10_000);
-    expect(await t.syncer.cleanup()).toHaveLength(1);
-    expect(t.dump()).toEqual(await t.fresh());
+  it('fake: a listing names an object that must exist', async () => {
+    const e = new FakeNftExecutor();
+    await e.apply('add table ip t\nadd chain ip t a\nadd map ip t m { type inet_service : verdict ; }\n');
+    await e.apply('list chain ip t a\nlist map ip t m\n');
+    await expect(e.apply('list chain ip t zz')).rejects.toThrow(/No such file/);
+    await expect(e.apply('list set ip t m')).rejects.toThrow(/No such file/);
+    await expect(e.apply('delete chain ip t a\nlist chain ip t a')).rejects.toThrow(/No such file/);
   });
 });
 
