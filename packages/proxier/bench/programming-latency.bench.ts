@@ -276,6 +276,8 @@ interface Row {
   readonly checked: number;
   readonly failures: readonly string[];
   readonly wallMs: number;
+  /** The three slowest changes and what they waited for. */
+  readonly slowest: readonly string[];
 }
 
 async function runOne(n: number, kind: BenchBackend): Promise<Row> {
@@ -324,6 +326,7 @@ async function runOne(n: number, kind: BenchBackend): Promise<Row> {
     const changes = n >= 10_000 ? CHANGES_LARGE : CHANGES;
     const latency: number[] = [];
     const apply: number[] = [];
+    const slow: { latency: number; text: string }[] = [];
     let checked = 0;
     for (let j = 0; j < changes; j++) {
       const i = (j * 7919 + 13) % n;
@@ -348,6 +351,12 @@ async function runOne(n: number, kind: BenchBackend): Promise<Row> {
       );
       latency.push(rec.end - c0);
       apply.push(rec.end - rec.start);
+      // What the change waited for: the syncs that ended between the PATCH and its own.
+      const before = backend.records.slice(from).filter((r) => r !== rec && r.end <= rec.end);
+      slow.push({
+        latency: rec.end - c0,
+        text: `${ms(rec.end - c0)} (own sync ${ms(rec.end - rec.start)}, started ${ms(rec.start - c0)} after the PATCH; ${before.length} sync(s) before it: ${before.map((r) => `${r.full ? 'full' : 'partial'} ${ms(r.end - r.start)}`).join(', ') || 'none'})`,
+      });
       if (checkKernel(kind, n) && (j === 0 || j === changes - 1 || j % 10 === 0)) {
         if (!(await kernelHas(ns, kind, i, ip)))
           throw new Error(`${kind}: ${ip} of ${key} is not in the kernel after its sync`);
@@ -367,6 +376,10 @@ async function runOne(n: number, kind: BenchBackend): Promise<Row> {
       checked,
       failures: backend.failures,
       wallMs: performance.now() - w0,
+      slowest: slow
+        .sort((a, b) => b.latency - a.latency)
+        .slice(0, 3)
+        .map((x) => x.text),
     };
   } finally {
     ac.abort();
@@ -392,6 +405,7 @@ it('network programming latency: EndpointSlice change → rule in the kernel', a
         `programming latency: ${n} ${r.backend}: p50 ${ms(pct(r.latency, 0.5))}, p99 ${ms(pct(r.latency, 0.99))} ` +
           `(apply p50 ${ms(pct(r.apply, 0.5))}, p99 ${ms(pct(r.apply, 0.99))}); initial load ${ms(r.firstSync)}; wall ${ms(r.wallMs)}`,
       );
+      for (const x of r.slowest) console.log(`  slowest: ${x}`);
     }
   }
   const head = [
