@@ -136,6 +136,8 @@ interface SyncRecord {
   readonly end: number;
   readonly snapshot: ProxySnapshot;
   readonly full: boolean;
+  /** Bytes the backend wrote (all families; 0: no tool ran). */
+  readonly bytes: number;
 }
 
 /** Wraps a backend: records each sync's start, end and programmed snapshot. */
@@ -163,7 +165,8 @@ class TimedBackend implements Backend {
       this.failures.push(String(failed.error));
       return r;
     }
-    this.records.push({ start, end, snapshot: checkout.v4, full: options.full });
+    const bytes = r.families.reduce((n, f) => n + (f.bytes ?? 0), 0);
+    this.records.push({ start, end, snapshot: checkout.v4, full: r.families.some((f) => f.full), bytes });
     for (const w of this.#waiters.splice(0)) w();
     return r;
   }
@@ -355,7 +358,7 @@ async function runOne(n: number, kind: BenchBackend): Promise<Row> {
       const before = backend.records.slice(from).filter((r) => r !== rec && r.end <= rec.end);
       slow.push({
         latency: rec.end - c0,
-        text: `${ms(rec.end - c0)} (own sync ${ms(rec.end - rec.start)}, started ${ms(rec.start - c0)} after the PATCH; ${before.length} sync(s) before it: ${before.map((r) => `${r.full ? 'full' : 'partial'} ${ms(r.end - r.start)}`).join(', ') || 'none'})`,
+        text: `${ms(rec.end - c0)} (own sync ${ms(rec.end - rec.start)}, started ${ms(rec.start - c0)} after the PATCH; ${before.length} sync(s) before it: ${before.map((r) => `${r.full ? 'full' : 'partial'} ${ms(r.end - r.start)}, ${r.bytes} B`).join('; ') || 'none'})`,
       });
       if (checkKernel(kind, n) && (j === 0 || j === changes - 1 || j % 10 === 0)) {
         if (!(await kernelHas(ns, kind, i, ip)))
