@@ -17,13 +17,16 @@ export type NftCommand =
       readonly comment?: string;
     }
   | {
-      readonly op: 'add' | 'delete' | 'flush';
+      /** `list` only names an object that must exist (nft prints it; this package uses it to narrow nft's cache). */
+      readonly op: 'add' | 'delete' | 'flush' | 'list';
       readonly obj: 'chain';
       readonly family: NftFamily;
       readonly table: string;
       readonly name: string;
       readonly hook?: ChainHook;
       readonly comment?: string;
+      /** Rules inside an `add chain ... { rule ; ... }` block, appended in order. */
+      readonly rules?: readonly string[];
     }
   | {
       readonly op: 'add';
@@ -34,7 +37,7 @@ export type NftCommand =
       readonly rule: string;
     }
   | {
-      readonly op: 'add' | 'delete' | 'flush';
+      readonly op: 'add' | 'delete' | 'flush' | 'list';
       readonly obj: 'set' | 'map';
       readonly family: NftFamily;
       readonly table: string;
@@ -45,6 +48,12 @@ export type NftCommand =
         readonly timeoutSeconds?: number;
         readonly comment?: string;
       };
+      /** Elements inside the declaration (`elements = { ... }`), added like `add element`. */
+      readonly elements?: readonly {
+        readonly key: string;
+        readonly value?: string;
+        readonly comment?: string;
+      }[];
     }
   | {
       readonly op: 'add' | 'delete';
@@ -70,6 +79,18 @@ export class NftSyntaxError extends Error {
     this.line = line;
   }
 }
+
+/** Words that start a declaration item (not a rule) inside a chain block. */
+const CHAIN_DECL_WORDS = new Set([
+  'type',
+  'hook',
+  'priority',
+  'policy',
+  'comment',
+  'device',
+  'devices',
+  'flags',
+]);
 
 const NAME = '([A-Za-z_.][A-Za-z0-9_./-]*)';
 const FAM = '(ip|ip6)';
@@ -151,9 +172,15 @@ function parseLine(line: string, n: number): NftCommand {
       ...(comment ? { comment } : {}),
     };
   }
-  m = new RegExp(`^(add|delete|flush) chain ${FAM} ${NAME} ${NAME}(?: \\{(.*)\\})?$`).exec(line);
+  m = new RegExp(`^(add|delete|flush|list) chain ${FAM} ${NAME} ${NAME}(?: \\{(.*)\\})?$`).exec(line);
   if (m) {
-    const d = declItems(m[5]);
+    // A chain block holds declaration items (`type ...`, `comment ...`, `policy ...`) and rules.
+    const decl: string[] = [];
+    const rules: string[] = [];
+    for (const part of splitTopLevel(m[5] ?? '', ';'))
+      (CHAIN_DECL_WORDS.has(part.split(' ', 1)[0]!) ? decl : rules).push(part);
+    if (rules.length > 0 && m[1] !== 'add') throw new NftSyntaxError(n, `rules in a ${m[1]} chain command`);
+    const d = declItems(decl.join(';'));
     let hook: ChainHook | undefined;
     const type = d.get('type');
     if (type !== undefined) {
@@ -172,12 +199,13 @@ function parseLine(line: string, n: number): NftCommand {
       name: m[4]!,
       ...(hook ? { hook } : {}),
       ...(comment ? { comment } : {}),
+      ...(rules.length > 0 ? { rules } : {}),
     };
   }
   m = new RegExp(`^add rule ${FAM} ${NAME} ${NAME} (.+)$`).exec(line);
   if (m)
     return { op: 'add', obj: 'rule', family: m[1] as NftFamily, table: m[2]!, chain: m[3]!, rule: m[4]! };
-  m = new RegExp(`^(add|delete|flush) (set|map) ${FAM} ${NAME} ${NAME}(?: \\{(.*)\\})?$`).exec(line);
+  m = new RegExp(`^(add|delete|flush|list) (set|map) ${FAM} ${NAME} ${NAME}(?: \\{(.*)\\})?$`).exec(line);
   if (m) {
     const d = declItems(m[6]);
     const typeKw = d.has('typeof') ? 'typeof' : 'type';
@@ -185,6 +213,14 @@ function parseLine(line: string, n: number): NftCommand {
     const timeout = d.get('timeout');
     const flags = d.get('flags');
     const comment = unquote(d.get('comment'));
+    const els = d.get('elements');
+    let elements: ReturnType<typeof parseElement>[] | undefined;
+    if (els !== undefined) {
+      const em = /^= \{ ?(.*?) ?\}$/.exec(els);
+      if (!em || m[1] !== 'add')
+        throw new NftSyntaxError(n, `unsupported elements declaration: ${els.slice(0, 200)}`);
+      elements = splitTopLevel(em[1]!, ',').map(parseElement);
+    }
     return {
       op: m[1] as 'add',
       obj: m[2] as 'set',
@@ -201,6 +237,7 @@ function parseLine(line: string, n: number): NftCommand {
             },
           }
         : {}),
+      ...(elements ? { elements } : {}),
     };
   }
   m = new RegExp(`^(add|delete) element ${FAM} ${NAME} ${NAME} \\{ (.*) \\}$`).exec(line);

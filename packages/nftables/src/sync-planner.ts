@@ -81,6 +81,12 @@ export function portRendersEqual(a: PortRender, b: PortRender): boolean {
   );
 }
 
+function setSpecIn(r: NftRuleset, name: string): SetSpec | undefined {
+  for (const s of r.baseSets) if (s.name === name) return s;
+  for (const p of r.ports.values()) for (const s of p.sets) if (s.name === name) return s;
+  return undefined;
+}
+
 /** Plans transactions and keeps the mirror. Not re-entrant. */
 export class NftSyncPlanner {
   #mirror: Mirror | undefined;
@@ -114,6 +120,49 @@ export class NftSyncPlanner {
     let min: number | undefined;
     for (const t of this.#stale.values()) min = min === undefined ? t : Math.min(min, t);
     return min === undefined ? undefined : min + this.#delayMs;
+  }
+
+  /**
+   * `list chain` + `list set|map` of a small shared chain and set that exist and stay: nft 1.0.6
+   * fills its cache for a transaction with a `delete` by dumping every chain and set of the
+   * ruleset, unless the transaction's last commands are these listings, which narrow the dump
+   * to the one chain and the one set named. A `delete chain`/`delete set` needs nothing from the
+   * cache (nft leaves the checks to the kernel, which still refuses a chain or set in use). The
+   * listings print to stdout, which the executor ignores. Empty when the mirror has no such pair.
+   */
+  #anchors(
+    r: Pick<NftRuleset, 'family' | 'table'>,
+    deletedChains: Set<string>,
+    deletedSets: Set<string>,
+  ): string[] {
+    const m = this.#mirror;
+    if (!m) return [];
+    let chain: string | undefined;
+    let chainRules = Number.POSITIVE_INFINITY;
+    for (const name of m.baseChains) {
+      const rules = m.chains.get(name);
+      if (rules === undefined || deletedChains.has(name) || this.#stale.has(name)) continue;
+      if (rules.length < chainRules || (rules.length === chainRules && name < chain!)) {
+        chain = name;
+        chainRules = rules.length;
+      }
+    }
+    let set: SetSpec | undefined;
+    let setSize = Number.POSITIVE_INFINITY;
+    for (const s of m.sets.values()) {
+      // Affinity sets fill themselves in the kernel; the mirror does not know their size.
+      if (deletedSets.has(s.name) || s.flags?.includes('dynamic')) continue;
+      const size = m.elements.get(s.name)?.size ?? 0;
+      if (size < setSize || (size === setSize && s.name < set!.name)) {
+        set = s;
+        setSize = size;
+      }
+    }
+    if (chain === undefined || set === undefined) return [];
+    return [
+      `list chain ${r.family} ${r.table} ${chain}`,
+      `list ${set.kind} ${r.family} ${r.table} ${set.name}`,
+    ];
   }
 
   #due(now: number, desired: (name: string) => boolean): string[] {
@@ -249,7 +298,6 @@ export class NftSyncPlanner {
     const t: T.TableRef = r;
     const addChains: string[] = [];
     const flushes: string[] = [];
-    const rules: string[] = [];
     const newSets = new Map<string, SetSpec>();
     const chainUpdates = new Map<string, readonly string[]>();
 
@@ -261,7 +309,6 @@ export class NftSyncPlanner {
       if (old === undefined) addChains.push(T.addChain(t, c));
       else if (rulesEqual(old, c.rules)) continue;
       else flushes.push(T.flushChain(t, c.name));
-      for (const rule of c.rules) rules.push(T.addRule(t, c.name, rule));
       chainUpdates.set(c.name, c.rules);
     }
     for (const s of r.baseSets) if (!m.sets.has(s.name)) newSets.set(s.name, s);
@@ -290,7 +337,6 @@ export class NftSyncPlanner {
         newChainNames.add(c.name);
         addChains.push(T.addChain(t, c));
         if (m.chains.has(c.name)) flushes.push(T.flushChain(t, c.name));
-        for (const rule of c.rules) rules.push(T.addRule(t, c.name, rule));
         chainUpdates.set(c.name, c.rules);
       }
     }
@@ -331,19 +377,59 @@ export class NftSyncPlanner {
         elUpdates.push({ set, key, el: want });
       }
     }
+    const uniqueStaleSets = [...new Map(staleSets.map((s) => [s.name, s])).values()];
+    // nft 1.0.6 dumps every chain (and set) of the ruleset before a transaction with a
+    // `delete` or an `add rule`/`add element`, but only the tables for `add chain`/`add set`
+    // (with their rules or elements inside) and nothing for `flush chain`. So rules are written
+    // as `add chain X { rules }`, elements as `add set|map X { declaration; elements }` (sets
+    // that rules refer to are declared first: nft resolves `@set` from its cache), and only
+    // deletions (and elements of interval sets, which nft merges against the set's contents)
+    // make the transaction load the full cache. See the package README.
+    const specOf = (name: string): SetSpec | undefined =>
+      newSets.get(name) ?? m.sets.get(name) ?? setSpecIn(r, name);
+    const declare = new Map<string, SetSpec>(newSets);
+    for (const rs of chainUpdates.values())
+      for (const rule of rs)
+        for (const name of T.referencedSets(rule)) {
+          const spec = specOf(name);
+          if (spec) declare.set(name, spec);
+        }
+    const addsBySet = new Map<string, ElementSpec[]>();
+    const intervalAdds: ElementSpec[] = [];
+    for (const el of addEls) {
+      const spec = specOf(el.set);
+      if (!spec || spec.flags?.split(',').includes('interval')) {
+        intervalAdds.push(el);
+        continue;
+      }
+      let l = addsBySet.get(el.set);
+      if (!l) {
+        l = [];
+        addsBySet.set(el.set, l);
+      }
+      l.push(el);
+    }
     const isDesired = (name: string) =>
       chainUpdates.has(name) || baseNames.has(name) || newChainNames.has(name);
     const deleted = this.#due(now, isDesired);
-    const uniqueStaleSets = [...new Map(staleSets.map((s) => [s.name, s])).values()];
+    // Chain and set deletions alone: end with the anchor listings that keep nft's cache small.
+    const anchors =
+      delKeys.length === 0 && intervalAdds.length === 0 && (deleted.length > 0 || uniqueStaleSets.length > 0)
+        ? this.#anchors(r, new Set(deleted), new Set(uniqueStaleSets.map((s) => s.name)))
+        : [];
+    const blocks: string[] = [];
+    for (const [name, rs] of chainUpdates) if (rs.length > 0) blocks.push(T.addChainRules(t, name, rs));
     const out = [
-      ...[...newSets.values()].map((s) => T.addSet(t, s)),
+      ...[...declare.values()].map((s) => T.addSet(t, s)),
       ...addChains,
       ...flushes,
-      ...rules,
+      ...blocks,
       ...T.deleteElementsBatched(t, delKeys),
-      ...T.addElementsBatched(t, addEls),
+      ...[...addsBySet].flatMap(([set, els]) => T.addSetElementsBatched(t, specOf(set)!, els)),
+      ...T.addElementsBatched(t, intervalAdds),
       ...uniqueStaleSets.map((s) => T.deleteSet(t, s)),
       ...deleted.map((n) => T.deleteChain(t, n)),
+      ...anchors,
     ];
     const text = out.length > 0 ? `${out.join('\n')}\n` : '';
     return {
@@ -391,6 +477,7 @@ export class NftSyncPlanner {
     const m = this.#mirror;
     const deleted = m ? this.#due(now, () => false) : [];
     const out = deleted.map((n) => T.deleteChain(r, n));
+    if (out.length > 0) out.push(...this.#anchors(r, new Set(deleted), new Set()));
     return {
       text: out.length ? `${out.join('\n')}\n` : '',
       full: false,

@@ -128,6 +128,33 @@ function referenced(t: NftTableState, chain: string): boolean {
   return false;
 }
 
+function addRule(t: NftTableState, ch: StateChain, rule: string, fail: (msg: string) => never): void {
+  for (const ref of chainRefs(rule)) if (!t.chains.has(ref)) fail(ENOENT);
+  for (const ref of setRefs(rule)) if (!t.sets.has(ref)) fail(ENOENT);
+  ch.rules.push(rule);
+}
+
+function addElements(
+  t: NftTableState,
+  s: StateSet,
+  els: readonly { readonly key: string; readonly value?: string; readonly comment?: string }[],
+  fail: (msg: string) => never,
+): void {
+  for (const e of els) {
+    if ((s.kind === 'map') !== (e.value !== undefined)) fail('element value does not match the set kind');
+    for (const ref of chainRefs(e.value ?? '')) if (!t.chains.has(ref)) fail(ENOENT);
+    const have = s.elements.get(e.key);
+    if (have) {
+      if (have.value !== e.value) fail(EEXIST);
+      continue;
+    }
+    s.elements.set(e.key, {
+      ...definedFields({ value: e.value }),
+      ...definedFields({ comment: e.comment }),
+    });
+  }
+}
+
 function applyCommand(tables: Map<string, NftTableState>, c: NftCommand, n: number): void {
   const key = `${c.family} ${c.table}`;
   const fail = (msg: string): never => {
@@ -146,13 +173,21 @@ function applyCommand(tables: Map<string, NftTableState>, c: NftCommand, n: numb
   switch (c.obj) {
     case 'chain': {
       const ch = t.chains.get(c.name);
+      if (c.op === 'list') {
+        if (!ch) fail(ENOENT);
+        return;
+      }
       if (c.op === 'add') {
-        if (!ch)
-          t.chains.set(c.name, {
+        let target = ch;
+        if (!target) {
+          target = {
             ...(c.hook ? { hook: c.hook } : {}),
             ...(c.comment ? { comment: c.comment } : {}),
             rules: [],
-          });
+          };
+          t.chains.set(c.name, target);
+        }
+        for (const rule of c.rules ?? []) addRule(t, target, rule, fail);
         return;
       }
       if (!ch) {
@@ -167,15 +202,16 @@ function applyCommand(tables: Map<string, NftTableState>, c: NftCommand, n: numb
       return;
     }
     case 'rule': {
-      const ch = t.chains.get(c.chain) ?? fail(ENOENT);
-      for (const ref of chainRefs(c.rule)) if (!t.chains.has(ref)) fail(ENOENT);
-      for (const ref of setRefs(c.rule)) if (!t.sets.has(ref)) fail(ENOENT);
-      ch.rules.push(c.rule);
+      addRule(t, t.chains.get(c.chain) ?? fail(ENOENT), c.rule, fail);
       return;
     }
     case 'set':
     case 'map': {
       const s = t.sets.get(c.name);
+      if (c.op === 'list') {
+        if (!s || s.kind !== c.obj) fail(ENOENT);
+        return;
+      }
       if (c.op === 'add') {
         if (!c.decl) fail('set declaration needs a type');
         if (!s) {
@@ -187,7 +223,18 @@ function applyCommand(tables: Map<string, NftTableState>, c: NftCommand, n: numb
             ...definedFields({ timeoutSeconds: d.timeoutSeconds }),
             elements: new Map(),
           });
+        } else {
+          // The kernel refuses to re-declare a set with another type, flags or timeout.
+          const d = c.decl!;
+          if (
+            s.kind !== c.obj ||
+            s.type !== d.type ||
+            (s.flags ?? '') !== (d.flags ?? '') ||
+            s.timeoutSeconds !== d.timeoutSeconds
+          )
+            fail(EEXIST);
         }
+        if (c.elements) addElements(t, t.sets.get(c.name)!, c.elements, fail);
         return;
       }
       if (!s) {
@@ -211,16 +258,7 @@ function applyCommand(tables: Map<string, NftTableState>, c: NftCommand, n: numb
           s.elements.delete(e.key);
           continue;
         }
-        if ((s.kind === 'map') !== (e.value !== undefined)) fail('element value does not match the set kind');
-        for (const ref of chainRefs(e.value ?? '')) if (!t.chains.has(ref)) fail(ENOENT);
-        if (have) {
-          if (have.value !== e.value) fail(EEXIST);
-          continue;
-        }
-        s.elements.set(e.key, {
-          ...definedFields({ value: e.value }),
-          ...definedFields({ comment: e.comment }),
-        });
+        addElements(t, s, [e], fail);
       }
       return;
     }

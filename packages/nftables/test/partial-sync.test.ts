@@ -169,6 +169,99 @@ describe('fake executor semantics', () => {
     await e.apply('delete chain ip t a\ndelete chain ip t b');
     expect(e.state.table('ip', 't')!.chains.size).toBe(0);
   });
+
+  it('takes rules inside `add chain` blocks and elements inside set declarations, as nft does', async () => {
+    const e = new FakeNftExecutor();
+    await e.apply(
+      [
+        'add table ip t',
+        'add chain ip t b',
+        'add chain ip t a { type filter hook input priority 0 ; comment "x;y" ; }',
+        'add chain ip t a { ip daddr { 1.1.1.1, 2.2.2.2 } jump b ; counter comment "p;q" ; }',
+        'add map ip t m { type ipv4_addr : verdict ; comment "c" ; elements = { 1.1.1.1 : goto b, 2.2.2.2 comment "k" : drop } ; }',
+        '',
+      ].join('\n'),
+    );
+    const table = e.state.table('ip', 't')!;
+    expect(table.chains.get('a')).toEqual({
+      hook: { type: 'filter', hook: 'input', priority: 0 },
+      comment: 'x;y',
+      rules: ['ip daddr { 1.1.1.1, 2.2.2.2 } jump b', 'counter comment "p;q"'],
+    });
+    expect([...table.sets.get('m')!.elements]).toEqual([
+      ['1.1.1.1', { value: 'goto b' }],
+      ['2.2.2.2', { value: 'drop', comment: 'k' }],
+    ]);
+    // Appends to an existing chain; a block rule naming a missing chain or set fails the whole transaction.
+    await e.apply('add chain ip t b { counter ; }');
+    expect(e.state.table('ip', 't')!.chains.get('b')!.rules).toEqual(['counter']);
+    await expect(e.apply('add chain ip t c { jump zz ; }')).rejects.toThrow(/No such file/);
+    await expect(e.apply('add chain ip t c { ip saddr @zz drop ; }')).rejects.toThrow(/No such file/);
+    expect(e.state.table('ip', 't')!.chains.has('c')).toBe(false);
+    // Declared elements follow `add element`'s rules; a set re-declared with another type is refused.
+    await expect(
+      e.apply('add map ip t m { type ipv4_addr : verdict ; elements = { 1.1.1.1 : drop } ; }'),
+    ).rejects.toThrow(/File exists/);
+    await expect(e.apply('add map ip t m { type inet_service : verdict ; }')).rejects.toThrow(/File exists/);
+    await e.apply(
+      'add map ip t m { type ipv4_addr : verdict ; elements = { 1.1.1.1 : goto b, 3.3.3.3 : drop } ; }',
+    );
+    expect(e.state.table('ip', 't')!.sets.get('m')!.elements.size).toBe(3);
+  });
+});
+
+describe('deleting stale chains without nft dumping every chain', () => {
+  const ANCHORS = /\nlist chain ip kube-proxy (\S+)\nlist (set|map) ip kube-proxy (\S+)\n$/;
+
+  it('ends a transaction whose only deletions are chains or sets with listings of a small chain and set', async () => {
+    const t = setup('kube-proxy');
+    for (const n of ['a', 'b', 'c']) t.add(n, `172.30.0.${n.charCodeAt(0) - 90}`, ['10.1.0.1']);
+    await t.syncer.sync(t.state.checkout().v4);
+    const move = (name: string, ip: string) =>
+      t.state.onEndpointSliceUpdate(
+        undefined,
+        slice('ns', name, [{ name: 'p', port: 8080 }], [{ ip, node: NODE }]),
+      );
+    move('a', '10.1.0.2');
+    const first = await t.syncer.sync(t.state.checkout().v4);
+    expect(first.staleChains).toHaveLength(1);
+    expect(t.exec.transactions.at(-1)).not.toMatch(/^(list|delete) /m);
+    await t.clock.advance(1_000);
+    move('b', '10.1.0.3');
+    const later = await t.syncer.sync(t.state.checkout().v4);
+    expect(later.deletedChains).toEqual(first.staleChains);
+    const text = t.exec.transactions.at(-1)!;
+    const [, chain, kind, set] = ANCHORS.exec(text) ?? [];
+    // The shared chain with the fewest rules and the shared set or map with the fewest elements.
+    const table = t.exec.state.table('ip', 'kube-proxy')!;
+    expect(table.chains.get(chain!)!.rules.length).toBeLessThanOrEqual(1);
+    expect(later.deletedChains).not.toContain(chain);
+    expect(table.sets.get(set!)).toMatchObject({ kind, elements: new Map() });
+    expect(text).not.toMatch(/^(add rule|add element|delete element) /m);
+
+    // A transaction that deletes elements loads nft's full cache anyway: no listings.
+    await t.clock.advance(1_000);
+    t.state.onServiceDelete(svc('ns', 'c', { clusterIP: '172.30.0.9', ports: [{ name: 'p', port: 80 }] }));
+    const del = await t.syncer.sync(t.state.checkout().v4);
+    expect(del.deletedChains).toHaveLength(1);
+    expect(t.exec.transactions.at(-1)).toMatch(/^delete element /m);
+    expect(t.exec.transactions.at(-1)).not.toMatch(/^list /m);
+
+    // The cleanup run lists them too; the table then equals a fresh full sync.
+    await t.clock.advance(1_000);
+    expect(await t.syncer.cleanup()).toHaveLength(2);
+    expect(ANCHORS.test(t.exec.transactions.at(-1)!)).toBe(true);
+    expect(t.dump()).toEqual(await t.fresh());
+  });
+
+  it('fake: a listing names an object that must exist', async () => {
+    const e = new FakeNftExecutor();
+    await e.apply('add table ip t\nadd chain ip t a\nadd map ip t m { type inet_service : verdict ; }\n');
+    await e.apply('list chain ip t a\nlist map ip t m\n');
+    await expect(e.apply('list chain ip t zz')).rejects.toThrow(/No such file/);
+    await expect(e.apply('list set ip t m')).rejects.toThrow(/No such file/);
+    await expect(e.apply('delete chain ip t a\nlist chain ip t a')).rejects.toThrow(/No such file/);
+  });
 });
 
 describe('a table left by the 1.31–1.33 layout', () => {

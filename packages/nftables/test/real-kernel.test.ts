@@ -3,8 +3,9 @@
  * host's network), for BOTH layouts: rendered rulesets are accepted by `nft -c -f` (a
  * fast-check property incl. IPv6, odd ports and hostile names), ClusterIP / NodePort /
  * externalTrafficPolicy Local / session affinity carry real TCP connections to servers
- * behind veths, a service without endpoints is refused at once, and a partial-sync sequence
- * leaves the kernel equal to a fresh full sync.
+ * behind veths, a service without endpoints is refused at once, a partial-sync sequence
+ * leaves the kernel equal to a fresh full sync, and partial syncs that only add are written
+ * without `add rule` / `add element` (nft 1.0.6 would dump every chain for them).
  */
 import { buildProxySnapshots, ProxyState } from '@nodeagent/proxy-state';
 import { createNetns, createVethPair, listLeakedNetns, type Netns } from '@nodeagent/test-support/netns';
@@ -239,6 +240,70 @@ describeRealNode('nftables rules in a real kernel (network namespaces)', ['root'
       const freshExec = new SpawnNftExecutor({ netns: check.name });
       const fresh = new NftSyncer({ executor: freshExec, render });
       await fresh.sync(state.checkout().v4, { full: true });
+      expect(meaningDiff(ours, tableMeaning(await freshExec.listTableJson('ip', 'kube-proxy')))).toEqual([]);
+    });
+
+    it('partial syncs that only add write rules and elements in forms that spare nft its chain dump', async () => {
+      // nft 1.0.6 dumps every chain before `add rule`, `add element` or `delete`: partial syncs
+      // without deletions write `add chain X { rules }` and `add set|map X { ...; elements }`,
+      // declaring the sets their rules name (nft resolves `@set` from its cache).
+      const texts: string[] = [];
+      const inner = new SpawnNftExecutor({ netns: node.name });
+      const spy = new NftSyncer({
+        executor: {
+          apply: (text) => {
+            texts.push(text);
+            return inner.apply(text);
+          },
+          check: (text) => inner.check(text),
+          listObjects: (f, t) => inner.listObjects(f, t),
+        },
+        render,
+      });
+      await spy.sync(state.checkout().v4, { full: true });
+      texts.length = 0;
+      add(
+        'sticky2',
+        { clusterIP: '172.30.0.21', sessionAffinity: 'ClientIP', ports: [{ name: 'http', port: 80 }] },
+        [eps[0]!],
+      );
+      expect((await spy.sync(state.checkout().v4)).full).toBe(false);
+      // One more endpoint: the service chain is rewritten and names the existing affinity set.
+      state.onEndpointSliceUpdate(undefined, slice('ns', 'sticky2', port, eps));
+      expect((await spy.sync(state.checkout().v4)).full).toBe(false);
+      expect(texts).toHaveLength(2);
+      for (const text of texts) {
+        expect(text).not.toMatch(/^(add rule|add element|delete) /m);
+        expect(text).toMatch(/^add chain ip kube-proxy \S+ \{ .+ ; \}$/m);
+      }
+      expect(texts[0]).toMatch(/^add map ip kube-proxy \S+ \{ .*elements = \{ 172\.30\.0\.21 /m);
+      if (layout === 'kube-proxy') expect(texts[1]).toMatch(/^add set ip kube-proxy affinity-/m);
+      const seen = new Set((await connectFrom(pod1, '172.30.0.21', 80, 10)).map((r) => r.ok ?? r.err));
+      expect(seen.size).toBe(1);
+
+      // Dropping an endpoint deletes its affinity set at once; its chain goes 1 s later with the
+      // next sync. Transactions whose only deletions are these end with the anchor listings that
+      // narrow nft's cache (kube-proxy's layout; the optimized one deletes map elements here).
+      texts.length = 0;
+      state.onEndpointSliceUpdate(undefined, slice('ns', 'sticky2', port, [eps[0]!]));
+      expect((await spy.sync(state.checkout().v4)).staleChains.length).toBeGreaterThan(0);
+      await new Promise((r) => setTimeout(r, 1100));
+      add('later2', { clusterIP: '172.30.0.22', ports: [{ name: 'http', port: 80 }] });
+      expect((await spy.sync(state.checkout().v4)).deletedChains.length).toBeGreaterThan(0);
+      expect(texts).toHaveLength(2);
+      if (layout === 'kube-proxy') {
+        expect(texts[0]).toMatch(/^delete set ip kube-proxy affinity-/m);
+        expect(texts[1]).toMatch(/^delete chain ip kube-proxy endpoint-/m);
+        for (const text of texts) {
+          expect(text).not.toMatch(/^(add rule|add element|delete element) /m);
+          expect(text).toMatch(/\nlist chain ip kube-proxy \S+\nlist (set|map) ip kube-proxy \S+\n$/);
+        }
+      }
+
+      const ours = tableMeaning(await inner.listTableJson('ip', 'kube-proxy'));
+      await check.exec(['nft', 'delete', 'table', 'ip', 'kube-proxy']);
+      const freshExec = new SpawnNftExecutor({ netns: check.name });
+      await new NftSyncer({ executor: freshExec, render }).sync(state.checkout().v4, { full: true });
       expect(meaningDiff(ours, tableMeaning(await freshExec.listTableJson('ip', 'kube-proxy')))).toEqual([]);
     });
   });

@@ -141,6 +141,8 @@ interface SyncRecord {
   readonly end: number;
   readonly snapshot: ProxySnapshot;
   readonly full: boolean;
+  /** Bytes the backend wrote (all families; 0: no tool ran). */
+  readonly bytes: number;
 }
 
 /** Wraps a backend: records each sync's start, end and programmed snapshot. */
@@ -168,7 +170,8 @@ class TimedBackend implements Backend {
       this.failures.push(String(failed.error));
       return r;
     }
-    this.records.push({ start, end, snapshot: checkout.v4, full: options.full });
+    const bytes = r.families.reduce((n, f) => n + (f.bytes ?? 0), 0);
+    this.records.push({ start, end, snapshot: checkout.v4, full: r.families.some((f) => f.full), bytes });
     for (const w of this.#waiters.splice(0)) w();
     return r;
   }
@@ -281,6 +284,8 @@ interface Row {
   readonly checked: number;
   readonly failures: readonly string[];
   readonly wallMs: number;
+  /** The three slowest changes and what they waited for. */
+  readonly slowest: readonly string[];
 }
 
 async function runOne(n: number, kind: BenchBackend): Promise<Row> {
@@ -329,6 +334,7 @@ async function runOne(n: number, kind: BenchBackend): Promise<Row> {
     const changes = n >= 10_000 ? CHANGES_LARGE : CHANGES;
     const latency: number[] = [];
     const apply: number[] = [];
+    const slow: { latency: number; text: string }[] = [];
     let checked = 0;
     for (let j = 0; j < changes; j++) {
       const i = (j * 7919 + 13) % n;
@@ -353,6 +359,12 @@ async function runOne(n: number, kind: BenchBackend): Promise<Row> {
       );
       latency.push(rec.end - c0);
       apply.push(rec.end - rec.start);
+      // What the change waited for: the syncs that ended between the PATCH and its own.
+      const before = backend.records.slice(from).filter((r) => r !== rec && r.end <= rec.end);
+      slow.push({
+        latency: rec.end - c0,
+        text: `${ms(rec.end - c0)} (own sync ${ms(rec.end - rec.start)}, started ${ms(rec.start - c0)} after the PATCH; ${before.length} sync(s) before it: ${before.map((r) => `${r.full ? 'full' : 'partial'} ${ms(r.end - r.start)}, ${r.bytes} B`).join('; ') || 'none'})`,
+      });
       if (checkKernel(kind, n) && (j === 0 || j === changes - 1 || j % 10 === 0)) {
         if (!(await kernelHas(ns, kind, i, ip)))
           throw new Error(`${kind}: ${ip} of ${key} is not in the kernel after its sync`);
@@ -372,6 +384,10 @@ async function runOne(n: number, kind: BenchBackend): Promise<Row> {
       checked,
       failures: backend.failures,
       wallMs: performance.now() - w0,
+      slowest: slow
+        .sort((a, b) => b.latency - a.latency)
+        .slice(0, 3)
+        .map((x) => x.text),
     };
   } finally {
     ac.abort();
@@ -397,6 +413,7 @@ it('network programming latency: EndpointSlice change → rule in the kernel', a
         `programming latency: ${n} ${r.backend}: p50 ${ms(pct(r.latency, 0.5))}, p99 ${ms(pct(r.latency, 0.99))} ` +
           `(apply p50 ${ms(pct(r.apply, 0.5))}, p99 ${ms(pct(r.apply, 0.99))}); initial load ${ms(r.firstSync)}; wall ${ms(r.wallMs)}`,
       );
+      for (const x of r.slowest) console.log(`  slowest: ${x}`);
     }
   }
   const head = [
