@@ -839,7 +839,12 @@ export function checkDisk(fs: readonly FsReading[], thresholds: readonly Thresho
       const subject = `${m.signal} ${f.path}`;
       const ts = thresholds.filter((t) => t.signal === m.signal && isHardEvictionThreshold(t));
       if (m.signal.endsWith('inodesFree') && m.capacity === 0n) {
-        out.push({ check: 'disk', severity: 'ok', subject, message: `${f.path} has no inode limit` });
+        out.push({
+          check: 'disk',
+          severity: 'ok',
+          subject,
+          message: `${m.signal}: ${f.path} has no inode limit`,
+        });
         continue;
       }
       if (ts.length === 0) {
@@ -847,7 +852,7 @@ export function checkDisk(fs: readonly FsReading[], thresholds: readonly Thresho
           check: 'disk',
           severity: 'ok',
           subject,
-          message: `${m.show(m.available)} of ${m.show(m.capacity)} free on ${f.path}; no hard threshold on ${m.signal}`,
+          message: `${m.signal}: ${m.show(m.available)} of ${m.show(m.capacity)} free on ${f.path}; no hard threshold`,
         });
         continue;
       }
@@ -856,7 +861,10 @@ export function checkDisk(fs: readonly FsReading[], thresholds: readonly Thresho
         const q = thresholdQuantity(t.value, m.capacity);
         if (q > limit) limit = q;
       }
-      const free = `${m.show(m.available)} of ${m.show(m.capacity)} free on ${f.path}`;
+      const free =
+        m.what === 'inodes'
+          ? `${m.signal}: ${m.available} of ${m.capacity} inodes free on ${f.path}`
+          : `${m.signal}: ${m.show(m.available)} of ${m.show(m.capacity)} free on ${f.path}`;
       if (m.available < limit) {
         out.push({
           check: 'disk',
