@@ -7,10 +7,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import { runCli } from '../src/cli.js';
-import { httpGet, readRuntime } from '../src/doctor/readers.js';
+import { httpGet, readApiServerDate, readRuntime } from '../src/doctor/readers.js';
 import { parseDoctorArgs } from '../src/doctor/run.js';
 import { DOCTOR_CHECKS } from '../src/doctor/types.js';
 import { FAST_AGENT_TIMINGS, testLogger } from './helpers.js';
@@ -157,6 +158,30 @@ describe('doctor readers against hostile peers', () => {
     expect(r.version).toMatchObject({ ok: false, reason: 'timeout' });
     expect(r.status).toBeUndefined();
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('gives up on a healthz and an API server that accept the connection and never answer', async () => {
+    const silent = net.createServer((s) => sockets.push(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const port = (silent.address() as net.AddressInfo).port;
+      expect(await httpGet(`http://127.0.0.1:${port}/healthz?verbose`, 300)).toMatchObject({
+        ok: false,
+        reason: 'timeout',
+      });
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+        users: [{ name: 'u' }],
+        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+        currentContext: 'x',
+      });
+      const dated = await readApiServerDate(kc, 300);
+      expect(dated, JSON.stringify(dated)).toMatchObject({ ok: false, reason: 'timeout' });
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => silent.close(r));
+    }
   });
 
   it('reports a missing runtime socket as unreachable, and a closed port as refused', async () => {
