@@ -41,6 +41,9 @@ export function agentVersion(): string {
 
 /** Runs the CLI; resolves with the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  // --- doctor hook: `nodeagent doctor ...` (src/doctor/) ---
+  if (argv[0] === 'doctor') return (await import('./doctor/run.js')).runDoctorCli(argv.slice(1), io);
+  // --- end doctor hook ---
   let flags: ReturnType<typeof parseFlags>;
   try {
     flags = parseFlags(argv);

@@ -39,6 +39,12 @@ export {
   BoundedFrequencyRunner,
   type BoundedFrequencyRunnerOptions,
 } from './bounded-frequency-runner.js';
+export type {
+  DetectedMode as DataPlaneMode,
+  Finding as DataPlaneFinding,
+  Severity as DataPlaneSeverity,
+} from './cli/doctor-checks.js';
+export type { DoctorCommandResult, DoctorRunner } from './cli/doctor-read.js';
 export {
   type ConntrackCleaner,
   ConntrackError,
@@ -48,6 +54,11 @@ export {
   SpawnConntrackCleaner,
   type SpawnConntrackCleanerOptions,
 } from './conntrack.js';
+export {
+  type DataPlaneDoctorOptions,
+  type DataPlaneDoctorResult,
+  dataPlaneDoctor,
+} from './data-plane-doctor.js';
 export { ProxierSyncError } from './errors.js';
 export {
   type BindAddress,
