@@ -62,6 +62,7 @@ import {
   runtimeRunsPod,
   startOrphanCgroupCleanup,
 } from './cgroups-wiring.js';
+import { SimulatedNodeMemory } from './demo-memory-pressure.js';
 import { type EmbeddedImagePolicy, startEmbeddedRuntime } from './embedded-runtime.js';
 import { PodEnvSources } from './env-sources-wiring.js';
 import { createEvictionParts, type EvictionSettings } from './eviction-wiring.js';
@@ -78,7 +79,6 @@ import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
 import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
 import { createAgentStats, podVolumeLister } from './stats-wiring.js';
-import { SimulatedNodeMemory } from './demo-memory-pressure.js';
 import { createStatusParts } from './status-wiring.js';
 import { enforceSwapPolicy } from './swap-check.js';
 import { TrackedSyncer } from './tracked-syncer.js';

@@ -103,7 +103,9 @@ export class SimulatedNodeMemory implements SummaryProvider {
 
   /** The inner CPU-and-memory Summary with the simulated node memory. */
   async getCpuAndMemory(): Promise<Summary> {
-    const inner = this.#inner.getCpuAndMemory ? await this.#inner.getCpuAndMemory() : await this.#inner.get(false);
+    const inner = this.#inner.getCpuAndMemory
+      ? await this.#inner.getCpuAndMemory()
+      : await this.#inner.get(false);
     return this.#rewrite(inner);
   }
 
@@ -144,7 +146,11 @@ export function demoMemoryHogPod(nodeName: string, image: string, namespace: str
           name: 'hog',
           image,
           imagePullPolicy: 'IfNotPresent',
-          command: ['sh', '-c', `echo allocating ${DEMO_HOG_MEBIBYTES}Mi; head -c ${DEMO_HOG_MEBIBYTES}m /dev/zero | tail`],
+          command: [
+            'sh',
+            '-c',
+            `echo allocating ${DEMO_HOG_MEBIBYTES}Mi; head -c ${DEMO_HOG_MEBIBYTES}m /dev/zero | tail`,
+          ],
         },
       ],
     },

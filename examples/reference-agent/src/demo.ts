@@ -193,7 +193,10 @@ export async function createDemoObjects(
     await create(`/api/v1/namespaces/${DEMO_NAMESPACE}/pods`, pod);
   // --- simulated memory pressure (demo-memory-pressure.ts) ---
   if (options.memoryPressure === true)
-    await create(`/api/v1/namespaces/${DEMO_NAMESPACE}/pods`, demoMemoryHogPod(nodeName, image, DEMO_NAMESPACE));
+    await create(
+      `/api/v1/namespaces/${DEMO_NAMESPACE}/pods`,
+      demoMemoryHogPod(nodeName, image, DEMO_NAMESPACE),
+    );
 }
 
 /** The demo's static pod (`--demo` puts it in a temp `--pod-manifest-path`): it shows up as its mirror pod `static-web-<node>`. */

@@ -90,7 +90,10 @@ it('the demo shows the mirror pod, an eviction under simulated memory pressure, 
     expect(available).toBeLessThan(100n * 1024n * 1024n);
     expect(available).toBeGreaterThan(0n);
     expect(available).toBeLessThan(BigInt(DEMO_NODE_MEMORY_BYTES - 980 * 1024 * 1024));
-    expect(podCondition(hog, 'DisruptionTarget')).toMatchObject({ status: 'True', reason: 'TerminationByKubelet' });
+    expect(podCondition(hog, 'DisruptionTarget')).toMatchObject({
+      status: 'True',
+      reason: 'TerminationByKubelet',
+    });
     // Only the hog: the other demo pods keep running.
     await waitFor('web Running', () => podNamed(a, 'web')?.status?.phase === 'Running');
     expect(podNamed(a, 'web')?.status?.reason).toBeUndefined();
@@ -116,10 +119,12 @@ it('the demo shows the mirror pod, an eviction under simulated memory pressure, 
     expect(events().some((e) => e.reason === 'Started' && e.involvedObject.name === 'web')).toBe(true);
 
     // The demo's progress lines show both.
-    await waitFor('progress lines', () =>
-      /pod memory-hog +Evicted/.test(out.text()) &&
-      /node demo-node MemoryPressure=True \(KubeletHasInsufficientMemory\)/.test(out.text()) &&
-      /node demo-node MemoryPressure=False/.test(out.text().split('MemoryPressure=True')[1] ?? ''),
+    await waitFor(
+      'progress lines',
+      () =>
+        /pod memory-hog +Evicted/.test(out.text()) &&
+        /node demo-node MemoryPressure=True \(KubeletHasInsufficientMemory\)/.test(out.text()) &&
+        /node demo-node MemoryPressure=False/.test(out.text().split('MemoryPressure=True')[1] ?? ''),
     );
   } finally {
     stop.abort();

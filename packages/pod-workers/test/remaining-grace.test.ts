@@ -25,7 +25,9 @@ describe('remainingGracePeriodSeconds', () => {
 
   it('reads an RFC 3339 string as the informer delivers it', () => {
     const pod = deleting('a', 30, 0);
-    (pod.metadata as unknown as Record<string, unknown>).deletionTimestamp = new Date(now + 7_000).toISOString();
+    (pod.metadata as unknown as Record<string, unknown>).deletionTimestamp = new Date(
+      now + 7_000,
+    ).toISOString();
     expect(remainingGracePeriodSeconds(pod, now)).toBe(7);
   });
 
