@@ -62,6 +62,7 @@ import {
   runtimeRunsPod,
   startOrphanCgroupCleanup,
 } from './cgroups-wiring.js';
+import { SimulatedNodeMemory } from './demo-memory-pressure.js';
 import { type EmbeddedImagePolicy, startEmbeddedRuntime } from './embedded-runtime.js';
 import { PodEnvSources } from './env-sources-wiring.js';
 import { createEvictionParts, type EvictionSettings } from './eviction-wiring.js';
@@ -120,6 +121,11 @@ export interface AgentOptions {
   readonly volumeStatsAggPeriodMs?: number | undefined;
   /** Node and pod stats for eviction (`@nodeagent/stats`). @default none: eviction off, GC on */
   readonly summaryProvider?: SummaryProvider | undefined;
+  /**
+   * Embedded demo: eviction sees a node with this much memory used only by the pods' working
+   * sets (demo-memory-pressure.ts), not the machine's. @default the machine's memory
+   */
+  readonly simulatedNodeMemoryBytes?: number | undefined;
   /** Pod directories (volumes, container files). @default `<rootDir>/pods`, else a temp dir removed at stop */
   readonly podsRoot?: string | undefined;
   /** The kubelet's `--root-dir`; pod directories go to `<rootDir>/pods`. @default none (see `podsRoot`) */
@@ -418,7 +424,12 @@ async function start(
   let admitterRef: PodAdmitter | undefined;
   const pressureParts = createEvictionParts({
     settings: options.eviction,
-    summaryProvider: options.summaryProvider ?? stats.provider,
+    summaryProvider:
+      options.summaryProvider ??
+      // --- demo: simulated node memory (demo-memory-pressure.ts) ---
+      (options.simulatedNodeMemoryBytes === undefined
+        ? stats.provider
+        : new SimulatedNodeMemory(stats.provider, options.simulatedNodeMemoryBytes)),
     cri,
     podLogsRoot,
     nodeName,
@@ -612,6 +623,9 @@ async function start(
     metrics,
     clock,
     logger: log,
+    // Issue 13: a pod adopted mid-deletion (kill -9, restart) keeps its remaining grace, not a
+    // fresh one (upstream's kubelet restarts the full grace; the package's default).
+    remainingGraceOnAdoption: true,
     ...definedFields({ resyncIntervalMs: options.resyncIntervalMs }),
     ...definedFields({ backOffPeriodMs: options.backOffPeriodMs }),
   });

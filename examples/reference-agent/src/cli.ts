@@ -10,8 +10,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { consoleLogger, type Logger } from '@nodeagent/core';
-import { type AgentOptions, runAgent } from './agent.js';
+import { type AgentOptions, type RunningAgent, runAgent } from './agent.js';
 import { createDemoObjects, demoStaticPodManifest, watchDemo } from './demo.js';
+import {
+  DEMO_NODE_MEMORY_BYTES,
+  DEMO_PRESSURE_TRANSITION_PERIOD_MS,
+  SimulatedMemoryAllocations,
+  watchDemoNodePressure,
+} from './demo-memory-pressure.js';
 import { FlagError, parseFlags, USAGE } from './flags.js';
 import { isInCluster } from './in-cluster.js';
 
@@ -25,6 +31,8 @@ export interface CliIo {
   readonly signal?: AbortSignal;
   /** Listen for SIGINT/SIGTERM. @default true */
   readonly handleSignals?: boolean;
+  /** Called with the running agent once it started (tests: inspect its API server). @default none */
+  readonly onAgent?: (agent: RunningAgent) => void;
   /** Extra options for `runAgent` (tests: shorter timings). */
   readonly agentOptions?: Partial<AgentOptions>;
   /** The environment (in-cluster detection). @default process.env */
@@ -80,6 +88,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     demoManifests = await mkdtemp(join(os.tmpdir(), 'nodeagent-demo-manifests-'));
     await writeFile(join(demoManifests, 'static-web.yaml'), demoStaticPodManifest(flags.demoImage));
   }
+  // --demo on the embedded runtime: simulated node memory, a shorter pressure transition period.
+  const embeddedDemo = flags.demo && flags.runtimeEndpoint === undefined;
+  const eviction =
+    embeddedDemo && flags.eviction?.pressureTransitionPeriodMs === undefined
+      ? {
+          ...(flags.eviction ?? { thresholds: {}, containerGC: {}, imageGC: {} }),
+          pressureTransitionPeriodMs: DEMO_PRESSURE_TRANSITION_PERIOD_MS,
+        }
+      : flags.eviction;
+  let allocations: SimulatedMemoryAllocations | undefined;
   try {
     let agent: Awaited<ReturnType<typeof runAgent>>;
     try {
@@ -101,7 +119,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         systemReserved: flags.systemReserved,
         cgroups: flags.cgroups,
         maxPods: flags.maxPods,
-        eviction: flags.eviction,
+        eviction,
+        ...(embeddedDemo ? { simulatedNodeMemoryBytes: DEMO_NODE_MEMORY_BYTES } : {}),
         logRotation: flags.logRotation,
         ...(flags.nodeStatusUpdateFrequencyMs === undefined
           ? {}
@@ -127,6 +146,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stderr.write(`error: the node agent could not start: ${(err as Error).message}\n`);
       return 1;
     }
+    io.onAgent?.(agent);
     const lines = [`node ${agent.nodeName} is running`];
     if (agent.apiServer) lines.push(`embedded API server: ${agent.apiServer.url}`);
     if (agent.kubeconfigPath === '') {
@@ -147,12 +167,20 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         `  try: KUBECONFIG=${agent.kubeconfigPath} kubectl logs <pod> / kubectl exec <pod> -- sh -c 'echo hi'`,
       );
     }
+    if (flags.demo) lines.push(...demoTryLines(agent.kubeconfigPath, embeddedDemo));
     io.stdout.write(`${lines.join('\n')}\n`);
     try {
       if (flags.demo && !done.signal.aborted) {
         watchDemo(agent.informers, (line) => io.stdout.write(`${line}\n`));
+        // --- simulated memory pressure (demo-memory-pressure.ts) ---
+        if (embeddedDemo && agent.fakeRuntime !== undefined) {
+          allocations = new SimulatedMemoryAllocations(agent.fakeRuntime, log);
+          allocations.start();
+          watchDemoNodePressure(agent.informers, agent.nodeName, (line) => io.stdout.write(`${line}\n`));
+        }
         await createDemoObjects(agent.api, agent.nodeName, flags.demoImage, {
           grpcProbe: agent.fakeRuntime !== undefined,
+          memoryPressure: allocations !== undefined,
         });
       }
       if (!done.signal.aborted)
@@ -162,6 +190,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return 1;
     } finally {
       io.stdout.write('stopping the node agent\n');
+      allocations?.stop();
       await agent.stop();
     }
     return 0;
@@ -171,4 +200,21 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
   }
+}
+
+/** The banner's demo block: what the demo shows and the kubectl commands to try. */
+export function demoTryLines(kubeconfigPath: string, embedded: boolean): string[] {
+  const k = kubeconfigPath === '' ? 'kubectl' : `KUBECONFIG=${kubeconfigPath} kubectl`;
+  return [
+    'demo: init containers, a crash loop, a completed job, probes, a Service, a static pod (static-web-<node>)' +
+      (embedded
+        ? `, and a BestEffort pod (memory-hog) evicted under simulated memory pressure (node memory ${DEMO_NODE_MEMORY_BYTES / 1024 / 1024}Mi)`
+        : ''),
+    `  try: ${k} get nodes,pods -o wide`,
+    `       ${k} get events --sort-by=.lastTimestamp`,
+    `       ${k} logs job`,
+    `       ${k} describe pod ${embedded ? 'memory-hog' : 'crasher'}`,
+    `       ${k} describe node`,
+    `       ${k} exec probe-exec -- sh -c 'echo hi'`,
+  ];
 }

@@ -12,6 +12,7 @@
 import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
 import { type KubeObject, objectOf, type SharedInformerFactory } from '@nodeagent/informer';
 import { type ApiClient, ApiError } from './api-client.js';
+import { demoMemoryHogPod } from './demo-memory-pressure.js';
 
 /** Namespace of the demo objects. */
 export const DEMO_NAMESPACE = 'default';
@@ -23,6 +24,12 @@ export interface DemoPodOptions {
    * embedded runtime's containers do; busybox on a real runtime does not). @default true
    */
   readonly grpcProbe?: boolean;
+  /**
+   * Add the BestEffort `memory-hog` pod that the embedded runtime's simulated memory makes the
+   * eviction manager evict (demo-memory-pressure.ts); only meaningful on the embedded runtime.
+   * @default false
+   */
+  readonly memoryPressure?: boolean;
 }
 
 /** The demo's pods for `nodeName`, running `image`. */
@@ -184,6 +191,12 @@ export async function createDemoObjects(
   await create(`/api/v1/namespaces/${DEMO_NAMESPACE}/services`, demoService());
   for (const pod of demoPods(nodeName, image, options))
     await create(`/api/v1/namespaces/${DEMO_NAMESPACE}/pods`, pod);
+  // --- simulated memory pressure (demo-memory-pressure.ts) ---
+  if (options.memoryPressure === true)
+    await create(
+      `/api/v1/namespaces/${DEMO_NAMESPACE}/pods`,
+      demoMemoryHogPod(nodeName, image, DEMO_NAMESPACE),
+    );
 }
 
 /** The demo's static pod (`--demo` puts it in a temp `--pod-manifest-path`): it shows up as its mirror pod `static-web-<node>`. */

@@ -256,7 +256,7 @@ function containerFiles(runtime: FakeRuntime, id: string, nowMs: number): Set<st
 }
 
 /** The shell script container `id` runs (from its CreateContainer call) and when it started, ms; undefined before it starts. */
-function containerScript(
+export function containerScript(
   runtime: FakeRuntime,
   id: string,
 ): { readonly script: string; readonly startedAtMs: number } | undefined {

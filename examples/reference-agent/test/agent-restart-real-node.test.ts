@@ -5,13 +5,13 @@
 // - a restarted agent adopts everything: same sandbox and container IDs, restartCount 0;
 // - kill -9 mid-sync (while a pod's init container runs): the restarted agent finishes that
 //   pod in the same sandbox, without re-running the init container that completed;
-// - kill -9 mid-deletion: the restarted agent stops the pod with the pod's
-//   deletionGracePeriodSeconds again, in full. That is upstream's behaviour: pod_workers.go
-//   `calculateEffectiveGracePeriod` starts from a fresh podSyncStatus (gracePeriod 0) and takes
-//   `pod.DeletionGracePeriodSeconds`; kuberuntime `killContainer` passes it to StopContainer.
-//   Nothing computes a remaining grace from `deletionTimestamp`, so the container (which ignores
-//   SIGTERM) is still running after `deletionTimestamp` has passed, and is killed one grace
-//   period after the restart.
+// - kill -9 mid-deletion: the restarted agent stops the pod with the grace it has LEFT (until
+//   `metadata.deletionTimestamp`, at least 1 s), not a fresh one, as issue 13 asks. This
+//   deliberately differs from upstream: pod_workers.go `calculateEffectiveGracePeriod` starts
+//   from a fresh podSyncStatus and takes `pod.DeletionGracePeriodSeconds` in full. The agent
+//   turns on @nodeagent/pod-workers' `remainingGraceOnAdoption` for it. The container ignores
+//   SIGTERM, so it dies when its grace ends: around deletionTimestamp, not a grace after the
+//   restart.
 // The agent is bundled from src with esbuild (workspace packages from their src too) and run
 // with `node`, so it can be SIGKILLed.
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -58,6 +58,8 @@ describeRealNode(
     const create = (pod: V1Pod) => api.store.create('pods', pod as never) as unknown as V1Pod;
 
     const startAgent = async () => {
+      // Each agent's own output: the "is running" line of an earlier agent must not count.
+      output = '';
       const proc = spawn(process.execPath, [join(bundleDir, 'main.mjs'), ...args], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -142,7 +144,7 @@ describeRealNode(
       if (bundleDir) await rm(bundleDir, { recursive: true, force: true });
     });
 
-    it('SIGTERM leaves pods running; kill -9 mid-sync and mid-deletion; restarts adopt; deletion grace is upstream’s', async () => {
+    it('SIGTERM leaves pods running; kill -9 mid-sync and mid-deletion; restarts adopt; a deletion keeps its remaining grace', async () => {
       // --- a running pod, then SIGTERM ---
       let agent = await startAgent();
       const a = create(
@@ -236,15 +238,18 @@ describeRealNode(
       const restartAt = Date.now();
       const cRunning = async () =>
         (await containersOf(cUid)).some((x) => x.state === ContainerState.CONTAINER_RUNNING);
-      // ... past deletionTimestamp the container still runs: the new agent gave a fresh grace period.
-      await new Promise((r) => setTimeout(r, Math.max(0, deletionAt + 1_500 - Date.now())));
-      expect(await cRunning()).toBe(true);
-      // ... and it is killed one full grace period after the restart, then the pod goes.
+      // ... it dies when the remaining grace ends: around deletionTimestamp, or, when the new
+      // agent came up after that, at once (the 1 s minimum, which kuberuntime's killContainer
+      // raises to its 2 s minimum as upstream) -- not a full grace period after the restart.
       await waitFor('stubborn container killed', async () => !(await cRunning()), (GRACE + 15) * 1000);
-      // A remaining grace (deletionTimestamp already past) would kill it at once; upstream's full
-      // grace period keeps it ~GRACE s (less the moments between its first sync and the line).
-      const killedAfterRestartMs = Date.now() - restartAt;
-      expect(killedAfterRestartMs).toBeGreaterThanOrEqual((GRACE - 1) * 1000);
+      const killedAt = Date.now();
+      const timeline = `deletionTimestamp ${deletionAt - restartAt} ms, killed ${killedAt - restartAt} ms after the restarted agent was up`;
+      // Never before its deadline (the remaining grace is rounded up; 500 ms of polling slack).
+      expect(killedAt, timeline).toBeGreaterThanOrEqual(deletionAt - 500);
+      // Within the remaining grace (+ 2.5 s for the first sync and the polling)...
+      expect(killedAt, timeline).toBeLessThan(Math.max(deletionAt, restartAt + 2_000) + 2_500);
+      // ... while a fresh grace would end GRACE s after the new agent synced the pod.
+      expect(killedAt, timeline).toBeLessThan(restartAt + GRACE * 1000);
       await waitFor('stubborn gone from the API', () => getPod('stubborn') === undefined, 30_000);
       expect(getPod('steady')?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
       const sandbox = (await sandboxesOf(aUid))[0];

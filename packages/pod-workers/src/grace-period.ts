@@ -63,6 +63,30 @@ export function calculateEffectiveGracePeriod(
 }
 
 /**
+ * The grace a pod being deleted has left at `nowMs`: the whole seconds until its
+ * `metadata.deletionTimestamp` (the API server sets it to the deletion time plus the grace),
+ * rounded up, at least {@link MIN_GRACE_PERIOD_SECONDS} and at most
+ * `metadata.deletionGracePeriodSeconds` when that is set. Undefined when the pod is not being
+ * deleted or its timestamp does not parse. Not an upstream rule: the kubelet restarts a full
+ * grace period; see `PodWorkersOptions.remainingGraceOnAdoption`.
+ *
+ * @param pod the pod being deleted.
+ * @param nowMs the current time, ms since the Unix epoch.
+ */
+export function remainingGracePeriodSeconds(pod: V1Pod, nowMs: number): number | undefined {
+  const ts = pod.metadata?.deletionTimestamp as Date | string | undefined | null;
+  if (ts === undefined || ts === null) return undefined;
+  const at = ts instanceof Date ? ts.getTime() : Date.parse(ts);
+  if (!Number.isFinite(at)) return undefined;
+  let left = Math.max(MIN_GRACE_PERIOD_SECONDS, Math.ceil((at - nowMs) / 1000));
+  const deletionGrace = pod.metadata?.deletionGracePeriodSeconds;
+  if (deletionGrace !== undefined && deletionGrace !== null) {
+    left = Math.min(left, Math.max(MIN_GRACE_PERIOD_SECONDS, deletionGrace));
+  }
+  return left;
+}
+
+/**
  * How long a kill that waits gives the pod, in seconds: the grace period plus half of it
  * (integer seconds), at least {@link MIN_KILL_WAIT_SECONDS}: 30 → 45, 1 → 10.
  *

@@ -37,6 +37,7 @@ export {
   killPodWaitTimeoutSeconds,
   MIN_GRACE_PERIOD_SECONDS,
   MIN_KILL_WAIT_SECONDS,
+  remainingGracePeriodSeconds,
 } from './grace-period.js';
 export type { KillPodAndWaitOptions } from './kill-pod-and-wait.js';
 export { POD_WORKER_METRIC_NAMES, type PodWorkersMetricsOptions } from './metrics.js';

@@ -57,4 +57,14 @@ export interface PodWorkersOptions<S, R extends RunningPod = RunningPod> {
   readonly metrics?: PodWorkersMetricsOptions;
   /** Random source in [0, 1) for jitter. @default Math.random */
   readonly random?: () => number;
+  /**
+   * A pod whose deletion began before this process first saw it (its first update already
+   * carries `metadata.deletionTimestamp`, as after an agent restart mid-deletion) gets only the
+   * grace it has left: the time until `deletionTimestamp` (which the API server sets to the
+   * deletion time plus the grace), rounded up, at least 1 s and at most
+   * `deletionGracePeriodSeconds` (see {@link remainingGracePeriodSeconds}). `false`: upstream's
+   * behaviour, a fresh full grace period from `deletionGracePeriodSeconds`.
+   * @default false
+   */
+  readonly remainingGraceOnAdoption?: boolean;
 }

@@ -12,7 +12,7 @@ import { type Clock, InvalidOptionsError, type Logger, noopLogger, realClock } f
 import { EventEmitter } from 'eventemitter3';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
 import type { PodSyncOperation, PodWorkersEvents } from './events.js';
-import { calculateEffectiveGracePeriod } from './grace-period.js';
+import { calculateEffectiveGracePeriod, remainingGracePeriodSeconds } from './grace-period.js';
 import { type KillPodAndWaitOptions, killPodAndWait } from './kill-pod-and-wait.js';
 import { createPodWorkerMetrics, noopPodWorkerMetrics, type PodWorkerMetrics } from './metrics.js';
 import { buildPodFullName, isPodPhaseTerminal, isStaticPod, runningPodToApiPod } from './pod-identity.js';
@@ -57,6 +57,7 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
   readonly #syncer: PodSyncer<S, R>;
   readonly #statusProvider: PodStatusProvider<S>;
   readonly #clock: Clock;
+  readonly #remainingGraceOnAdoption: boolean;
   readonly #log: Logger;
   readonly #recorder: PodEventRecorder | undefined;
   readonly #metrics: PodWorkerMetrics;
@@ -75,6 +76,7 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
     this.#statusProvider = options.statusProvider;
     this.#workQueue = options.workQueue;
     this.#clock = options.clock ?? realClock;
+    this.#remainingGraceOnAdoption = options.remainingGraceOnAdoption ?? false;
     this.#log = (options.logger ?? noopLogger).child({ component: 'pod-workers' });
     this.#recorder = options.recorder;
     this.#random = options.random ?? Math.random;
@@ -167,6 +169,8 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
       this.#records.statuses.set(uid, status);
     }
 
+    // This process has not seen the pod from config before (adoption after a restart).
+    const configPodUnseen = status.pendingUpdate?.pod === undefined && status.activeUpdate?.pod === undefined;
     // A runtime pod carries no spec: once a real pod is known, use it instead.
     let pod: V1Pod;
     if (isRuntimePod) {
@@ -222,11 +226,13 @@ export class PodWorkers<S, R extends RunningPod = RunningPod> extends EventEmitt
       const kill = update.killOptions ?? {};
       if (kill.onCompleted) status.notifyPostTerminating.push(kill.onCompleted);
       if (kill.podStatusFunc) status.statusPostTerminating.push(kill.podStatusFunc);
-      const grace = calculateEffectiveGracePeriod(
-        status.gracePeriodSeconds,
-        pod,
-        kill.podTerminationGracePeriodSecondsOverride,
-      );
+      let override = kill.podTerminationGracePeriodSecondsOverride;
+      // Adopted mid-deletion: only the grace left until deletionTimestamp (opt-in, not upstream).
+      if (this.#remainingGraceOnAdoption && !isRuntimePod && configPodUnseen) {
+        const left = remainingGracePeriodSeconds(pod, now);
+        if (left !== undefined && (override === undefined || left < override)) override = left;
+      }
+      const grace = calculateEffectiveGracePeriod(status.gracePeriodSeconds, pod, override);
       gracePeriodShortened = grace.shortened;
       status.gracePeriodSeconds = grace.gracePeriodSeconds;
       // The worker always gets the computed value, never zero.
