@@ -352,6 +352,35 @@ describe.skipIf(kubectlMissing && !CI)('kubectl apply against the mini-apiserver
     const second = await kubectl('apply', '-f', join(DEPLOY, 'daemonset.yaml'));
     for (const line of second.trim().split('\n')) expect(line).toMatch(/ unchanged$/);
   });
+
+  test('an upgrade (a new image, then a changed mount) applies as a patch that keeps the rest', async () => {
+    const version = AGENT.image.split(':').pop();
+    const upgraded = read('daemonset.yaml').replace(
+      AGENT.image,
+      AGENT.image.replace(`:${version}`, ':9.9.9'),
+    );
+    const file = join(dir, 'upgraded.yaml');
+    await writeFile(file, upgraded);
+    expect(await kubectl('apply', '-f', file)).toContain('daemonset.apps/nodeagent configured');
+    let ds = JSON.parse(
+      await kubectl('get', 'daemonset', '-n', 'nodeagent-system', 'nodeagent', '-o', 'json'),
+    );
+    expect(ds.spec.template.spec.containers[0].image).toMatch(/:9\.9\.9$/);
+    expect(ds.spec.template.spec.containers[0].volumeMounts).toEqual(AGENT.volumeMounts);
+    await writeFile(
+      file,
+      upgraded.replace('mountPath: /var/log/pods', 'mountPath: /var/log/pods\n              readOnly: false'),
+    );
+    expect(await kubectl('apply', '-f', file)).toContain('daemonset.apps/nodeagent configured');
+    ds = JSON.parse(await kubectl('get', 'daemonset', '-n', 'nodeagent-system', 'nodeagent', '-o', 'json'));
+    expect(ds.spec.template.spec.containers[0].image).toMatch(/:9\.9\.9$/);
+    expect(ds.spec.template.spec.containers[0].volumeMounts).toHaveLength(AGENT.volumeMounts.length);
+    expect(ds.spec.template.spec.containers[0].volumeMounts[2]).toEqual({
+      name: 'pod-logs',
+      mountPath: '/var/log/pods',
+      readOnly: false,
+    });
+  });
 });
 
 describe('nodeagent.service', () => {
