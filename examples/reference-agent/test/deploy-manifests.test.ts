@@ -8,7 +8,8 @@
 // the proxier's rbac.yaml allow, and nothing beyond them and system:node-proxier; systemd checks
 // the unit; the Containerfile's sources, entrypoint and Debian packages exist.
 //
-// kubectl, systemd-analyze and apt-cache are required under CI=true; elsewhere their tests skip
+// kubectl, systemd-analyze (scripts/install-node-deps.sh installs both) and apt-cache are required
+// under CI=true; elsewhere their tests skip
 // loudly when the tool is missing.
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
