@@ -9,8 +9,7 @@
 // the unit; the Containerfile's sources, entrypoint and Debian packages exist.
 //
 // kubectl, systemd-analyze (scripts/install-node-deps.sh installs both) and apt-cache are required
-// under CI=true; elsewhere their tests skip
-// loudly when the tool is missing.
+// under CI=true; elsewhere their tests skip loudly when the tool is missing.
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
