@@ -35,6 +35,14 @@ if ! command -v kubectl >/dev/null 2>&1; then
   fi
 fi
 
+# Optional extras: systemd-analyze (Debian package systemd, about 3 MB), which checks the
+# reference agent's unit file (examples/reference-agent/test/deploy-manifests.test.ts).
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+  if apt-cache show systemd >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd || true
+  fi
+fi
+
 # Optional extras: the official Python client, used by the mini-apiserver compatibility suite
 # (run with the system interpreter, /usr/bin/python3).
 if ! /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1; then

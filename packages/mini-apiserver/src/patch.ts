@@ -154,6 +154,24 @@ const MERGE_KEYS: Readonly<Record<string, string>> = {
   'status.addresses': 'type',
 };
 
+/**
+ * Where workload objects embed a pod template (`PodTemplateSpec`): Deployments, DaemonSets,
+ * ReplicaSets, StatefulSets, Jobs at `spec.template`, CronJobs at `spec.jobTemplate.spec.template`.
+ * The template's lists merge by the same keys as a Pod's.
+ */
+const POD_TEMPLATE_PREFIXES: readonly string[] = ['spec.template.', 'spec.jobTemplate.spec.template.'];
+
+/** The merge key of the list at `path`, also inside a pod template. */
+function mergeKeyOf(path: string): string | undefined {
+  const key = MERGE_KEYS[path];
+  if (key !== undefined) return key;
+  for (const prefix of POD_TEMPLATE_PREFIXES) {
+    const rest = path.startsWith(prefix) ? path.slice(prefix.length) : '';
+    if (rest.startsWith('spec.') || rest.startsWith('metadata.')) return MERGE_KEYS[rest];
+  }
+  return undefined;
+}
+
 /** Primitive lists merged as sets (`patchStrategy: merge` without a key). */
 const SET_LISTS: ReadonlySet<string> = new Set(['metadata.finalizers']);
 
@@ -161,7 +179,7 @@ const SET_ORDER = '$setElementOrder/';
 const DELETE_FROM = '$deleteFromPrimitiveList/';
 
 function mergeList(path: string, original: Json, patch: Json[]): Json[] {
-  const key = MERGE_KEYS[path];
+  const key = mergeKeyOf(path);
   const orig = Array.isArray(original) ? original : [];
   if (patch.some((p) => isPlainObject(p) && p.$patch === 'replace')) {
     return patch.filter((p) => !(isPlainObject(p) && p.$patch === 'replace')).map((p) => stripDirectives(p));
@@ -255,7 +273,7 @@ function strategicMerge(path: string, original: Json, patch: Json): Json {
     if (k.startsWith(SET_ORDER) && Array.isArray(v)) {
       const field = k.slice(SET_ORDER.length);
       const cur = out[field];
-      if (Array.isArray(cur)) out[field] = orderBy(cur, v, MERGE_KEYS[`${prefix}${field}`]);
+      if (Array.isArray(cur)) out[field] = orderBy(cur, v, mergeKeyOf(`${prefix}${field}`));
     }
   }
   if (Array.isArray(patch.$retainKeys)) {

@@ -65,6 +65,53 @@ describe('patches', () => {
     expect(labels.body.metadata.annotations).toEqual({ x: 'y' });
   });
 
+  test("a pod template's lists merge by the Pod's keys (kubectl apply of a changed DaemonSet image)", () => {
+    const template = (image: string) => ({
+      spec: {
+        containers: [
+          {
+            name: 'agent',
+            image,
+            volumeMounts: [
+              { name: 'a', mountPath: '/a' },
+              { name: 'b', mountPath: '/b' },
+            ],
+          },
+        ],
+        volumes: [{ name: 'a', hostPath: { path: '/a' } }],
+      },
+    });
+    const ds = { spec: { template: template('x:1') } };
+    // What kubectl apply sends for a new image: the container by its merge key, nothing else.
+    const patched = applyStrategicMergePatch(ds, {
+      spec: {
+        template: {
+          spec: {
+            '$setElementOrder/containers': [{ name: 'agent' }],
+            containers: [{ name: 'agent', image: 'x:2' }],
+          },
+        },
+      },
+    }) as any;
+    expect(patched).toEqual({ spec: { template: template('x:2') } });
+    const cron = { spec: { jobTemplate: { spec: { template: template('x:1') } } } };
+    const mount = applyStrategicMergePatch(cron, {
+      spec: {
+        jobTemplate: {
+          spec: {
+            template: {
+              spec: { containers: [{ name: 'agent', volumeMounts: [{ mountPath: '/b', readOnly: true }] }] },
+            },
+          },
+        },
+      },
+    }) as any;
+    expect(mount.spec.jobTemplate.spec.template.spec.containers[0].volumeMounts).toEqual([
+      { name: 'a', mountPath: '/a' },
+      { name: 'b', mountPath: '/b', readOnly: true },
+    ]);
+  });
+
   test('strategic merge directives: $patch delete / replace, $setElementOrder, $deleteFromPrimitiveList', () => {
     const obj = { status, metadata: { finalizers: ['a', 'b'] } };
     const deleted = applyStrategicMergePatch(obj, {
