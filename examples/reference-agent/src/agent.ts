@@ -74,6 +74,7 @@ import {
 } from './kubelet-server-wiring.js';
 import { createLogRotation, type LogRotationSettings } from './log-rotation-wiring.js';
 import { createAgentMetrics } from './metrics-wiring.js';
+import { type AgentProxy, type ProxySettings, startAgentProxy } from './proxy-wiring.js';
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
 import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
@@ -174,6 +175,12 @@ export interface AgentOptions {
   readonly procSwapsPath?: string | undefined;
   /** `--embedded-image-policy`: images the embedded fake runtime lacks are simulated, or fail. @default 'simulate' */
   readonly embeddedImagePolicy?: EmbeddedImagePolicy | undefined;
+  /**
+   * kube-proxy in the agent (proxy-wiring.ts): `--proxy-mode` and the other proxy flags.
+   * The CLI's default is `iptables` rendered in memory on the embedded fake runtime, `none` on
+   * a real one (cli.ts). @default none
+   */
+  readonly proxy?: ProxySettings | undefined;
   /** Machine facts. @default read from the host */
   readonly machine?: MachineInfo;
   /** @default noopLogger */
@@ -224,6 +231,8 @@ export interface RunningAgent {
   readonly healthUrl: string | undefined;
   /** The kubelet API server, when enabled. */
   readonly kubeletServer: KubeletServer | undefined;
+  /** kube-proxy in the agent (proxy-wiring.ts), unless `--proxy-mode none`. */
+  readonly proxy: AgentProxy | undefined;
   /** Stops everything; idempotent. */
   stop(): Promise<void>;
 }
@@ -707,6 +716,26 @@ async function start(
   cleanups.push(() => logRotation.stop());
   await logRotation.start(lifetime.signal);
   // --- end log rotation ---
+  // --- kube-proxy (proxy-wiring.ts): the proxier on this informer factory ---
+  const proxySettings = options.proxy ?? { mode: 'none' };
+  let proxy: AgentProxy | undefined;
+  if (proxySettings.mode !== 'none') {
+    proxy = await startAgentProxy({
+      settings: proxySettings,
+      nodeName,
+      nodeIPs: nodeIps.length > 0 ? nodeIps : [machine.internalIp],
+      informers,
+      metrics,
+      metricsText: agentMetrics.text,
+      rootDir: options.rootDir,
+      embeddedRuntime: fakeRuntime !== undefined,
+      signal: lifetime.signal,
+      clock,
+      logger: log,
+    });
+    cleanups.push(() => proxy?.stop());
+  }
+  // --- end kube-proxy ---
   log.info({ node: nodeName }, 'Pod sources started, node agent running');
 
   let health: HealthzServer | undefined;
@@ -739,6 +768,7 @@ async function start(
     volumes: volumes.manager,
     healthUrl,
     kubeletServer,
+    proxy,
     stop,
   };
 }

@@ -100,6 +100,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         maxPods: flags.maxPods,
         eviction: flags.eviction,
         logRotation: flags.logRotation,
+        // kube-proxy (proxy-wiring.ts): rules rendered in memory on the embedded runtime by default.
+        proxy: flags.proxy ?? { mode: flags.runtimeEndpoint === undefined ? 'iptables' : 'none' },
         ...(flags.nodeStatusUpdateFrequencyMs === undefined
           ? {}
           : { nodeStatusUpdateMs: flags.nodeStatusUpdateFrequencyMs }),
@@ -144,6 +146,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         `  try: KUBECONFIG=${agent.kubeconfigPath} kubectl logs <pod> / kubectl exec <pod> -- sh -c 'echo hi'`,
       );
     }
+    // --- kube-proxy banner (proxy-wiring.ts) ---
+    if (agent.proxy) {
+      const p = agent.proxy;
+      lines.push(`kube-proxy: --proxy-mode ${p.mode}${p.renderOnly ? ' (rules rendered, not applied)' : ''}`);
+      if (p.healthzUrl) lines.push(`  healthz: ${p.healthzUrl}`);
+      if (p.metricsUrl) lines.push(`  try: curl ${p.metricsUrl}/proxyRules   (the rules it would program)`);
+      if (p.rulesFile) lines.push(`  rules file: ${p.rulesFile}`);
+    }
+    // --- end kube-proxy banner ---
     io.stdout.write(`${lines.join('\n')}\n`);
     try {
       if (flags.demo && !done.signal.aborted) {
