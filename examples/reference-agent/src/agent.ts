@@ -74,10 +74,10 @@ import {
 } from './kubelet-server-wiring.js';
 import { createLogRotation, type LogRotationSettings } from './log-rotation-wiring.js';
 import { createAgentMetrics } from './metrics-wiring.js';
-import { type AgentProxy, type ProxySettings, startAgentProxy } from './proxy-wiring.js';
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
 import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
+import { type AgentProxy, type ProxySettings, startAgentProxy } from './proxy-wiring.js';
 import { createAgentStats, podVolumeLister } from './stats-wiring.js';
 import { createStatusParts } from './status-wiring.js';
 import { enforceSwapPolicy } from './swap-check.js';

@@ -27,10 +27,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import {
   type Clock,
+  cidrValueContains,
   joinHostPort,
   type Logger,
   type MetricsOptions,
-  cidrValueContains,
   parseCIDR,
   parseCIDRValue,
   parseIP,
@@ -242,7 +242,8 @@ async function renderOnlyBackend(
       const table = family === 6 ? 'ip6' : 'ip';
       return {
         backend,
-        rules: async () => `${JSON.stringify(dumpTable(executor.state.table(table, 'kube-proxy')), null, 2)}\n`,
+        rules: async () =>
+          `${JSON.stringify(dumpTable(executor.state.table(table, 'kube-proxy')), null, 2)}\n`,
       };
     }
     case 'ipvs':
@@ -374,7 +375,8 @@ export async function startAgentProxy(options: AgentProxyOptions): Promise<Agent
   proxier.on('objectError', (err) => log.warn({ err: err.message }, 'invalid object skipped'));
   proxier.on('renderError', (err) => log.warn({ err: String(err) }, 'service port skipped'));
   proxier.on('syncError', (err) => log.warn({ err: String(err) }, 'proxy sync failed'));
-  const rulesFile = renderOnly && options.rootDir !== undefined ? join(options.rootDir, 'proxy-rules.txt') : undefined;
+  const rulesFile =
+    renderOnly && options.rootDir !== undefined ? join(options.rootDir, 'proxy-rules.txt') : undefined;
   let writing = Promise.resolve();
   proxier.on('synced', (r) => {
     if (!renderOnly) return;
@@ -398,13 +400,15 @@ export async function startAgentProxy(options: AgentProxyOptions): Promise<Agent
   }
   const healthPort = proxier.healthz?.port;
   const hzHost = healthzAddress === '' ? '' : (splitHostPort(healthzAddress)?.host ?? '');
-  const urlHost = (host: string) => (host === '' || host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host);
+  const urlHost = (host: string) =>
+    host === '' || host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
   log.info({ mode, renderOnly, netns: settings.netns }, 'kube-proxy running in the agent');
   return {
     mode,
     renderOnly,
     proxier,
-    healthzUrl: healthPort !== undefined ? `http://${joinHostPort(urlHost(hzHost), healthPort)}/healthz` : undefined,
+    healthzUrl:
+      healthPort !== undefined ? `http://${joinHostPort(urlHost(hzHost), healthPort)}/healthz` : undefined,
     metricsUrl: metricsServer?.url,
     rulesFile,
     rules: built.rules,
