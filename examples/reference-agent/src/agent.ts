@@ -729,6 +729,7 @@ async function start(
       metricsText: agentMetrics.text,
       rootDir: options.rootDir,
       embeddedRuntime: fakeRuntime !== undefined,
+      fallbackToFreePort: apiServer !== undefined,
       signal: lifetime.signal,
       clock,
       logger: log,

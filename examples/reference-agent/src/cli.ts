@@ -14,6 +14,7 @@ import { type AgentOptions, runAgent } from './agent.js';
 import { createDemoObjects, demoStaticPodManifest, watchDemo } from './demo.js';
 import { FlagError, parseFlags, USAGE } from './flags.js';
 import { isInCluster } from './in-cluster.js';
+import { watchProxyRules } from './proxy-wiring.js';
 
 /** Where the CLI writes and what stops it. */
 export interface CliIo {
@@ -159,6 +160,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     try {
       if (flags.demo && !done.signal.aborted) {
         watchDemo(agent.informers, (line) => io.stdout.write(`${line}\n`));
+        // --- kube-proxy demo (proxy-wiring.ts): the rendered rules follow the web Service ---
+        if (agent.proxy) watchProxyRules(agent.proxy, (line) => io.stdout.write(`${line}\n`));
+        // --- end kube-proxy demo ---
         await createDemoObjects(agent.api, agent.nodeName, flags.demoImage, {
           grpcProbe: agent.fakeRuntime !== undefined,
         });

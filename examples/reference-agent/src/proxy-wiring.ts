@@ -201,6 +201,11 @@ export interface AgentProxyOptions {
   readonly rootDir: string | undefined;
   /** Whether the agent runs the embedded fake runtime (render-only default). */
   readonly embeddedRuntime: boolean;
+  /**
+   * When a defaulted bind address (healthz 10256, metrics 10249) is taken, listen on a free
+   * port instead, with a warning (the embedded demo, as the kubelet server's ports). @default false
+   */
+  readonly fallbackToFreePort?: boolean | undefined;
   /** Signal bounding the wait for the informers. */
   readonly signal?: AbortSignal | undefined;
   /** @default realClock */
@@ -352,7 +357,11 @@ export async function startAgentProxy(options: AgentProxyOptions): Promise<Agent
   const built = renderOnly
     ? await renderOnlyBackend(mode, render, family, log)
     : await realBackend(mode, render, family, settings.netns, log);
-  const healthzAddress = settings.healthzBindAddress ?? DEFAULT_PROXY_HEALTHZ_BIND_ADDRESS;
+  const fallback = options.fallbackToFreePort === true;
+  const healthzAddress =
+    settings.healthzBindAddress ?? (await freeOr(DEFAULT_PROXY_HEALTHZ_BIND_ADDRESS, fallback, log));
+  const metricsAddress =
+    settings.metricsBindAddress ?? (await freeOr(DEFAULT_PROXY_METRICS_BIND_ADDRESS, fallback, log));
   const proxier = new Proxier({
     nodeName: options.nodeName,
     backend: built.backend,
@@ -386,12 +395,7 @@ export async function startAgentProxy(options: AgentProxyOptions): Promise<Agent
       if (rulesFile !== undefined) await writeFile(rulesFile, text).catch(() => {});
     });
   });
-  const metricsServer = await startProxyMetricsServer(
-    settings.metricsBindAddress ?? DEFAULT_PROXY_METRICS_BIND_ADDRESS,
-    mode,
-    options.metricsText,
-    built.rules,
-  );
+  const metricsServer = await startProxyMetricsServer(metricsAddress, mode, options.metricsText, built.rules);
   try {
     await proxier.start(options.signal);
   } catch (err) {
@@ -427,6 +431,21 @@ export interface MetricsText {
   readonly contentType?: string | undefined;
   /** The exposition text. */
   metrics(): Promise<string>;
+}
+
+/** `address`, or the same host with port 0 when `fallback` and the port is taken. */
+async function freeOr(address: string, fallback: boolean, log: Logger): Promise<string> {
+  if (!fallback) return address;
+  const hp = splitHostPort(address);
+  if (!hp) return address;
+  const free = await new Promise<boolean>((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(hp.port, hp.host === '' ? undefined : hp.host, () => probe.close(() => resolve(true)));
+  });
+  if (free) return address;
+  log.warn({ address }, 'kube-proxy port in use: the embedded demo listens on a free port instead');
+  return joinHostPort(hp.host, 0);
 }
 
 interface ProxyMetricsServer {
@@ -484,4 +503,52 @@ async function startProxyMetricsServer(
   const port = (server.address() as AddressInfo).port;
   const host = hp.host === '' || hp.host === '0.0.0.0' ? '127.0.0.1' : hp.host === '::' ? '::1' : hp.host;
   return { server, url: `http://${joinHostPort(host, port)}` };
+}
+
+/**
+ * One line per service port of rendered iptables rules: its endpoints (the DNAT targets of its
+ * KUBE-SEP chains) or `no endpoints (REJECT)` (kube-proxy's "has no endpoints" rule).
+ * @param text iptables-save text
+ */
+export function summarizeIptablesRules(text: string): string[] {
+  const eps = new Map<string, string[]>();
+  for (const m of text.matchAll(
+    /^-A KUBE-SEP-[A-Z2-7]{16} -m comment --comment "?([^"\s]+)"? .*-j DNAT --to-destination (\S+)$/gm,
+  )) {
+    const name = m[1] ?? '';
+    eps.set(name, [...(eps.get(name) ?? []), m[2] ?? '']);
+  }
+  for (const m of text.matchAll(/--comment "([^"]+) has no endpoints"/g)) {
+    const name = m[1] ?? '';
+    if (!eps.has(name)) eps.set(name, []);
+  }
+  return [...eps.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, list]) =>
+      list.length > 0 ? `${name} → ${[...list].sort().join(', ')}` : `${name} → no endpoints (REJECT)`,
+    );
+}
+
+/**
+ * The demo's view of the proxy: after each sync of a render-only iptables proxy, prints
+ * `proxy rules: <service port> → <endpoints>` for every service port whose rendered rules
+ * changed.
+ */
+export function watchProxyRules(proxy: AgentProxy, write: (line: string) => void): void {
+  if (!proxy.renderOnly || proxy.mode !== 'iptables') return;
+  let last = new Map<string, string>();
+  let chain = Promise.resolve();
+  proxy.proxier.on('synced', () => {
+    chain = chain.then(
+      async () => {
+        const now = new Map(
+          summarizeIptablesRules(await proxy.rules()).map((l) => [l.split(' → ')[0] ?? l, l] as const),
+        );
+        for (const [k, line] of now) if (last.get(k) !== line) write(`proxy rules: ${line}`);
+        for (const k of last.keys()) if (!now.has(k)) write(`proxy rules: ${k} → removed`);
+        last = now;
+      },
+      () => {},
+    );
+  });
 }
