@@ -45,7 +45,13 @@ import {
   parseLogRotationFlags,
 } from './log-rotation-wiring.js';
 // --- kube-proxy flags (proxy-wiring.ts) ---
-import { PROXY_FLAG_OPTIONS, PROXY_USAGE, type ProxySettings, parseProxyFlags } from './proxy-wiring.js';
+import {
+  PROXY_BOOL_FLAGS,
+  PROXY_FLAG_OPTIONS,
+  PROXY_USAGE,
+  type ProxySettings,
+  parseProxyFlags,
+} from './proxy-wiring.js';
 
 /** A bad command line; the bin prints it with the usage and exits with 2. */
 export class FlagError extends Error {
@@ -200,7 +206,11 @@ function number(name: string, value: string | undefined, min: number): number | 
 }
 
 /** Go bool flags that may be given bare (`--fail-swap-on` means `--fail-swap-on=true`). */
-const BARE_BOOL_FLAGS: readonly string[] = [...KUBELET_SERVER_BOOL_FLAGS, '--fail-swap-on'];
+const BARE_BOOL_FLAGS: readonly string[] = [
+  ...KUBELET_SERVER_BOOL_FLAGS,
+  ...PROXY_BOOL_FLAGS,
+  '--fail-swap-on',
+];
 
 /**
  * Parses `argv` (without node and the script): deprecated aliases are rewritten (with a

@@ -89,10 +89,13 @@ export const PROXY_FLAG_OPTIONS = {
   'proxy-netns': { type: 'string' },
   'cluster-cidr': { type: 'string' },
   'nodeport-addresses': { type: 'string' },
-  'masquerade-all': { type: 'boolean' },
+  'masquerade-all': { type: 'string' },
   'proxy-healthz-bind-address': { type: 'string' },
   'proxy-metrics-bind-address': { type: 'string' },
 } as const;
+
+/** Go bool flags that may be given bare (`--masquerade-all` means `--masquerade-all=true`). */
+export const PROXY_BOOL_FLAGS: readonly string[] = ['--masquerade-all'];
 
 /** Usage lines of the flags. */
 export const PROXY_USAGE = `  --proxy-mode iptables|nftables|ipvs|none   kube-proxy in the agent (default: iptables, rendered only, on the
@@ -101,7 +104,7 @@ export const PROXY_USAGE = `  --proxy-mode iptables|nftables|ipvs|none   kube-pr
   --proxy-netns NAME                    program the rules inside network namespace NAME
   --cluster-cidr CIDR[,CIDR]            kube-proxy's: pod traffic from these is local (default none)
   --nodeport-addresses CIDR|primary,... kube-proxy's: node IPs NodePorts answer on (default all)
-  --masquerade-all                      kube-proxy's: SNAT all service traffic
+  --masquerade-all[=BOOL]               kube-proxy's: SNAT all service traffic
   --proxy-healthz-bind-address ADDR     kube-proxy's --healthz-bind-address (default 0.0.0.0:10256; '' off)
   --proxy-metrics-bind-address ADDR     kube-proxy's --metrics-bind-address (default 127.0.0.1:10249; '' off)
 `;
@@ -136,6 +139,10 @@ export function parseProxyFlags(values: Readonly<Record<string, unknown>>): Prox
     if (c !== 'primary' && parseCIDR(c) === null)
       throw new ProxyConfigError(`--nodeport-addresses: "${c}" is neither a CIDR nor "primary"`);
   }
+  const masq = str('masquerade-all');
+  if (masq !== undefined && masq !== 'true' && masq !== 'false') {
+    throw new ProxyConfigError(`--masquerade-all: expected true|false, got "${masq}"`);
+  }
   const netns = str('proxy-netns');
   if (netns !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(netns)) {
     throw new ProxyConfigError(`--proxy-netns: "${netns}" is not a network namespace name`);
@@ -151,7 +158,7 @@ export function parseProxyFlags(values: Readonly<Record<string, unknown>>): Prox
     netns,
     clusterCIDRs,
     nodePortAddresses,
-    masqueradeAll: values['masquerade-all'] === true,
+    masqueradeAll: masq === 'true',
     healthzBindAddress: str('proxy-healthz-bind-address'),
     metricsBindAddress: str('proxy-metrics-bind-address'),
   };

@@ -186,5 +186,7 @@ describe('proxy flags', () => {
       '--cluster-cidr: "10.0.0.0/33" is not a CIDR',
     );
     expect(() => parseFlags(['--proxy-render-only', 'yes'])).toThrow('--proxy-render-only');
+    expect(parseFlags(['--masquerade-all=false']).proxy?.masqueradeAll).toBe(false);
+    expect(() => parseFlags(['--masquerade-all=maybe'])).toThrow('--masquerade-all: expected true|false');
   });
 });
