@@ -396,11 +396,15 @@ export async function startAgentProxy(options: AgentProxyOptions): Promise<Agent
   let writing = Promise.resolve();
   proxier.on('synced', (r) => {
     if (!renderOnly) return;
-    writing = writing.then(async () => {
-      const text = await built.rules();
-      log.debug({ full: r.full, failed: r.failed, rules: text }, 'proxy rules rendered (not applied)');
-      if (rulesFile !== undefined) await writeFile(rulesFile, text).catch(() => {});
-    });
+    writing = writing
+      .then(async () => {
+        const text = await built.rules();
+        log.debug({ full: r.full, failed: r.failed, rules: text }, 'proxy rules rendered (not applied)');
+        if (rulesFile !== undefined) await writeFile(rulesFile, text);
+      })
+      .catch((err: Error) =>
+        log.warn({ err: err.message, file: rulesFile }, 'cannot write the rendered proxy rules'),
+      );
   });
   const metricsServer = await startProxyMetricsServer(metricsAddress, mode, options.metricsText, built.rules);
   try {
