@@ -78,6 +78,7 @@ import { createAgentMetrics } from './metrics-wiring.js';
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
 import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
+import { type AgentProxy, type ProxySettings, startAgentProxy } from './proxy-wiring.js';
 import { createAgentStats, podVolumeLister } from './stats-wiring.js';
 import { createStatusParts } from './status-wiring.js';
 import { enforceSwapPolicy } from './swap-check.js';
@@ -180,6 +181,12 @@ export interface AgentOptions {
   readonly procSwapsPath?: string | undefined;
   /** `--embedded-image-policy`: images the embedded fake runtime lacks are simulated, or fail. @default 'simulate' */
   readonly embeddedImagePolicy?: EmbeddedImagePolicy | undefined;
+  /**
+   * kube-proxy in the agent (proxy-wiring.ts): `--proxy-mode` and the other proxy flags.
+   * The CLI's default is `iptables` rendered in memory on the embedded fake runtime, `none` on
+   * a real one (cli.ts). @default none
+   */
+  readonly proxy?: ProxySettings | undefined;
   /** Machine facts. @default read from the host */
   readonly machine?: MachineInfo;
   /** @default noopLogger */
@@ -230,6 +237,8 @@ export interface RunningAgent {
   readonly healthUrl: string | undefined;
   /** The kubelet API server, when enabled. */
   readonly kubeletServer: KubeletServer | undefined;
+  /** kube-proxy in the agent (proxy-wiring.ts), unless `--proxy-mode none`. */
+  readonly proxy: AgentProxy | undefined;
   /** Stops everything; idempotent. */
   stop(): Promise<void>;
 }
@@ -721,6 +730,27 @@ async function start(
   cleanups.push(() => logRotation.stop());
   await logRotation.start(lifetime.signal);
   // --- end log rotation ---
+  // --- kube-proxy (proxy-wiring.ts): the proxier on this informer factory ---
+  const proxySettings = options.proxy ?? { mode: 'none' };
+  let proxy: AgentProxy | undefined;
+  if (proxySettings.mode !== 'none') {
+    proxy = await startAgentProxy({
+      settings: proxySettings,
+      nodeName,
+      nodeIPs: nodeIps.length > 0 ? nodeIps : [machine.internalIp],
+      informers,
+      metrics,
+      metricsText: agentMetrics.text,
+      rootDir: options.rootDir,
+      embeddedRuntime: fakeRuntime !== undefined,
+      fallbackToFreePort: apiServer !== undefined,
+      signal: lifetime.signal,
+      clock,
+      logger: log,
+    });
+    cleanups.push(() => proxy?.stop());
+  }
+  // --- end kube-proxy ---
   log.info({ node: nodeName }, 'Pod sources started, node agent running');
 
   let health: HealthzServer | undefined;
@@ -753,6 +783,7 @@ async function start(
     volumes: volumes.manager,
     healthUrl,
     kubeletServer,
+    proxy,
     stop,
   };
 }

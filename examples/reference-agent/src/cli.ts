@@ -20,6 +20,7 @@ import {
 } from './demo-memory-pressure.js';
 import { FlagError, parseFlags, USAGE } from './flags.js';
 import { isInCluster } from './in-cluster.js';
+import { watchProxyRules } from './proxy-wiring.js';
 
 /** Where the CLI writes and what stops it. */
 export interface CliIo {
@@ -122,6 +123,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         eviction,
         ...(embeddedDemo ? { simulatedNodeMemoryBytes: DEMO_NODE_MEMORY_BYTES } : {}),
         logRotation: flags.logRotation,
+        // kube-proxy (proxy-wiring.ts): rules rendered in memory on the embedded runtime by default.
+        proxy: flags.proxy ?? { mode: flags.runtimeEndpoint === undefined ? 'iptables' : 'none' },
         ...(flags.nodeStatusUpdateFrequencyMs === undefined
           ? {}
           : { nodeStatusUpdateMs: flags.nodeStatusUpdateFrequencyMs }),
@@ -168,6 +171,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       );
     }
     if (flags.demo) lines.push(...demoTryLines(agent.kubeconfigPath, embeddedDemo));
+    // --- kube-proxy banner (proxy-wiring.ts) ---
+    if (agent.proxy) {
+      const p = agent.proxy;
+      lines.push(`kube-proxy: --proxy-mode ${p.mode}${p.renderOnly ? ' (rules rendered, not applied)' : ''}`);
+      if (p.healthzUrl) lines.push(`  healthz: ${p.healthzUrl}`);
+      if (p.metricsUrl) lines.push(`  try: curl ${p.metricsUrl}/proxyRules   (the rules it would program)`);
+      if (p.rulesFile) lines.push(`  rules file: ${p.rulesFile}`);
+    }
+    // --- end kube-proxy banner ---
     io.stdout.write(`${lines.join('\n')}\n`);
     try {
       if (flags.demo && !done.signal.aborted) {
@@ -178,6 +190,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           allocations.start();
           watchDemoNodePressure(agent.informers, agent.nodeName, (line) => io.stdout.write(`${line}\n`));
         }
+        // --- kube-proxy demo (proxy-wiring.ts): the rendered rules follow the web Service ---
+        if (agent.proxy) watchProxyRules(agent.proxy, (line) => io.stdout.write(`${line}\n`));
+        // --- end kube-proxy demo ---
         await createDemoObjects(agent.api, agent.nodeName, flags.demoImage, {
           grpcProbe: agent.fakeRuntime !== undefined,
           memoryPressure: allocations !== undefined,

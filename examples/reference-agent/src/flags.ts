@@ -44,6 +44,14 @@ import {
   type LogRotationSettings,
   parseLogRotationFlags,
 } from './log-rotation-wiring.js';
+// --- kube-proxy flags (proxy-wiring.ts) ---
+import {
+  PROXY_BOOL_FLAGS,
+  PROXY_FLAG_OPTIONS,
+  PROXY_USAGE,
+  type ProxySettings,
+  parseProxyFlags,
+} from './proxy-wiring.js';
 
 /** A bad command line; the bin prints it with the usage and exits with 2. */
 export class FlagError extends Error {
@@ -108,6 +116,8 @@ export interface AgentFlags {
   readonly eviction: EvictionSettings;
   /** `--container-log-max-size`, `--container-log-max-files`, `--container-log-monitor-interval`, `--container-log-max-workers` (log-rotation-wiring.ts). */
   readonly logRotation: LogRotationSettings;
+  /** `--proxy-mode` and the other kube-proxy flags (proxy-wiring.ts); undefined when none was given. */
+  readonly proxy: ProxySettings | undefined;
   /** `--max-pods`. */
   readonly maxPods: number | undefined;
   /** `--node-status-update-frequency` (Go duration), ms. */
@@ -180,7 +190,7 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --manifest-url URL             static pods from this URL (a Pod or PodList), polled every 20 s
   --manifest-url-header 'K:V'    header of the manifest URL requests (repeatable)
   --allowed-unsafe-sysctls LIST  comma-separated sysctls or prefix* patterns pods may set besides the safe ones
-${CGROUP_FLAGS_USAGE}${EVICTION_USAGE}${LOG_ROTATION_USAGE}${KUBELET_SERVER_USAGE}  -h, --help                     this text
+${CGROUP_FLAGS_USAGE}${EVICTION_USAGE}${LOG_ROTATION_USAGE}${PROXY_USAGE}${KUBELET_SERVER_USAGE}  -h, --help                     this text
   --version                      print the agent's version and exit
 `;
 
@@ -196,7 +206,11 @@ function number(name: string, value: string | undefined, min: number): number | 
 }
 
 /** Go bool flags that may be given bare (`--fail-swap-on` means `--fail-swap-on=true`). */
-const BARE_BOOL_FLAGS: readonly string[] = [...KUBELET_SERVER_BOOL_FLAGS, '--fail-swap-on'];
+const BARE_BOOL_FLAGS: readonly string[] = [
+  ...KUBELET_SERVER_BOOL_FLAGS,
+  ...PROXY_BOOL_FLAGS,
+  '--fail-swap-on',
+];
 
 /**
  * Parses `argv` (without node and the script): deprecated aliases are rewritten (with a
@@ -297,6 +311,7 @@ function parseArgv(
         ...CGROUP_FLAG_OPTIONS,
         ...EVICTION_FLAG_OPTIONS,
         ...LOG_ROTATION_FLAG_OPTIONS,
+        ...PROXY_FLAG_OPTIONS,
         ...KUBELET_SERVER_FLAG_OPTIONS,
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
@@ -394,6 +409,12 @@ function parseArgv(
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
+  let proxy: ProxySettings | undefined;
+  try {
+    proxy = parseProxyFlags(values);
+  } catch (err) {
+    throw new FlagError((err as Error).message);
+  }
   let kubeletServer: KubeletServerSettings;
   try {
     kubeletServer = parseKubeletServerFlags(values);
@@ -407,6 +428,7 @@ function parseArgv(
     volumeMemoryMedium,
     eviction,
     logRotation,
+    proxy,
     maxPods,
     kubeconfig: str('kubeconfig'),
     runtimeEndpoint: endpoint,

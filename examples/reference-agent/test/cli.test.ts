@@ -53,9 +53,14 @@ it('runs the demo and stops cleanly', async () => {
       /pod greedy +OutOfcpu +ready 0\/1/.test(out.text()) &&
       /pod static-web-cli-node +Running +ready 1\/1/.test(out.text()) &&
       /pod probe-net +Running +ready 1\/1/.test(out.text()) &&
-      /pod probe-grpc +Running +ready 1\/1/.test(out.text()),
+      /pod probe-grpc +Running +ready 1\/1/.test(out.text()) &&
+      // kube-proxy in the agent: the rendered rules follow the web Service's ready endpoint.
+      /proxy rules: default\/web:http → 127\.88\.\d+\.\d+:8080\n/.test(out.text()),
     20_000,
   );
+  expect(out.text()).toMatch(/kube-proxy: --proxy-mode iptables \(rules rendered, not applied\)\n/);
+  expect(out.text()).toMatch(/try: curl http:\/\/127\.0\.0\.1:\d+\/proxyRules/);
+
   const kubeconfig = /kubeconfig: (\S+)/.exec(out.text())?.[1] ?? '';
   expect(existsSync(kubeconfig)).toBe(true);
   stop.abort();
