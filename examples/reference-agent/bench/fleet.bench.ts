@@ -11,6 +11,7 @@ import { runFleet } from '../test/fleet-harness.js';
 const AGENTS = Number(process.env.FLEET_AGENTS ?? 100);
 const PODS = Number(process.env.FLEET_PODS_PER_AGENT ?? 30);
 const WINDOW_MS = Number(process.env.FLEET_WINDOW_MS ?? 60_000);
+const READY_TIMEOUT_MS = Number(process.env.FLEET_READY_TIMEOUT_MS ?? 600_000);
 
 const mib = (b: number) => (b / 1024 / 1024).toFixed(1);
 
@@ -26,6 +27,7 @@ it(`simulated fleet: ${AGENTS} agents × ${PODS} pods against one mini-apiserver
     agents: AGENTS,
     podsPerAgent: PODS,
     windowMs: WINDOW_MS,
+    readyTimeoutMs: READY_TIMEOUT_MS,
     progress: (line) => console.log(line),
   });
   const n = r.agentsStarted;
