@@ -9,15 +9,16 @@
  * @module
  */
 import { type Clock, definedFields, type Logger, noopLogger, realClock } from '@nodeagent/core';
-import type {
-  BackendHost,
-  BackendSyncOptions,
-  BackendSyncResult,
-  DataPlaneBackend,
-  FamilySyncResult,
-  IPFamily,
-  ProxyCheckout,
-  ProxySnapshot,
+import {
+  type BackendHost,
+  type BackendSyncOptions,
+  type BackendSyncResult,
+  configuredFamilies,
+  type DataPlaneBackend,
+  type FamilySyncResult,
+  type IPFamily,
+  type ProxyCheckout,
+  type ProxySnapshot,
 } from '@nodeagent/proxy-state';
 import { CanaryMonitor } from './canary-monitor.js';
 import {
@@ -119,21 +120,14 @@ export class IptablesBackend implements DataPlaneBackend {
     this.#options = options;
     this.#clock = options.clock ?? realClock;
     this.#log = (options.logger ?? noopLogger).child({ backend: 'iptables' });
-    const fams: [IPFamily, IptablesFamilyOptions | undefined][] = [
-      [4, options.ipv4],
-      [6, options.ipv6],
-    ];
-    this.#state = fams
-      .filter((f): f is [IPFamily, IptablesFamilyOptions] => f[1] !== undefined)
-      .map(([family, o]) => ({
-        family,
-        options: o,
-        syncer: undefined,
-        nodeIP: undefined,
-        adapter: new SnapshotAdapter(),
-        canary: undefined,
-      }));
-    if (this.#state.length === 0) throw new TypeError('IptablesBackend needs ipv4 and/or ipv6 options');
+    this.#state = configuredFamilies('IptablesBackend', options).map(([family, o]) => ({
+      family,
+      options: o,
+      syncer: undefined,
+      nodeIP: undefined,
+      adapter: new SnapshotAdapter(),
+      canary: undefined,
+    }));
     this.families = this.#state.map((s) => s.family);
   }
 

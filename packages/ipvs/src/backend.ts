@@ -8,14 +8,15 @@
  */
 import { type Clock, definedFields, type Logger, noopLogger, realClock } from '@nodeagent/core';
 import { type IptablesExecutor, removeOwnedIptablesChains } from '@nodeagent/iptables';
-import type {
-  BackendSyncOptions,
-  BackendSyncResult,
-  DataPlaneBackend,
-  FamilySyncResult,
-  IPFamily,
-  ProxyCheckout,
-  ProxySnapshot,
+import {
+  type BackendSyncOptions,
+  type BackendSyncResult,
+  configuredFamilies,
+  type DataPlaneBackend,
+  type FamilySyncResult,
+  type IPFamily,
+  type ProxyCheckout,
+  type ProxySnapshot,
 } from '@nodeagent/proxy-state';
 import type { IpvsExecutor, IpvsStatsSource } from './executor.js';
 import { IPSET_DEFINITIONS, ipsetName } from './ipsets.js';
@@ -81,29 +82,20 @@ export class IpvsBackend implements DataPlaneBackend {
     this.#options = options;
     const clock: Clock = options.clock ?? realClock;
     const log = (options.logger ?? noopLogger).child({ backend: 'ipvs' });
-    const fams: [IPFamily, IpvsFamilyOptions | undefined][] = [
-      [4, options.ipv4],
-      [6, options.ipv6],
-    ];
-    this.#state = fams
-      .filter((f): f is [IPFamily, IpvsFamilyOptions] => f[1] !== undefined)
-      .map(([family, o]) => ({
-        family,
-        options: o,
-        jumpsEnsured: false,
-        reconciler: new IpvsReconciler({
-          executor: o.executor,
-          clock,
-          logger: log.child({ ipFamily: family }),
-          ipFamily: family,
-          ...(o.stats ? { stats: o.stats } : {}),
-          ...definedFields({ checkIntervalMs: options.checkIntervalMs, excludeCIDRs: options.excludeCIDRs }),
-          ...(options.gracefulTimeoutMs !== undefined
-            ? { gracefulTimeoutMs: options.gracefulTimeoutMs }
-            : {}),
-        }),
-      }));
-    if (this.#state.length === 0) throw new TypeError('IpvsBackend needs ipv4 and/or ipv6 options');
+    this.#state = configuredFamilies('IpvsBackend', options).map(([family, o]) => ({
+      family,
+      options: o,
+      jumpsEnsured: false,
+      reconciler: new IpvsReconciler({
+        executor: o.executor,
+        clock,
+        logger: log.child({ ipFamily: family }),
+        ipFamily: family,
+        ...(o.stats ? { stats: o.stats } : {}),
+        ...definedFields({ checkIntervalMs: options.checkIntervalMs, excludeCIDRs: options.excludeCIDRs }),
+        ...(options.gracefulTimeoutMs !== undefined ? { gracefulTimeoutMs: options.gracefulTimeoutMs } : {}),
+      }),
+    }));
     this.families = this.#state.map((s) => s.family);
   }
 

@@ -7,14 +7,15 @@
  * @module
  */
 import { type Clock, type Logger, noopLogger, parseCIDR, realClock } from '@nodeagent/core';
-import type {
-  BackendSyncOptions,
-  BackendSyncResult,
-  DataPlaneBackend,
-  FamilySyncResult,
-  IPFamily,
-  ProxyCheckout,
-  ProxySnapshot,
+import {
+  type BackendSyncOptions,
+  type BackendSyncResult,
+  configuredFamilies,
+  type DataPlaneBackend,
+  type FamilySyncResult,
+  type IPFamily,
+  type ProxyCheckout,
+  type ProxySnapshot,
 } from '@nodeagent/proxy-state';
 import type { NftExecutor } from './executor.js';
 import { NftSyncer } from './nft-syncer.js';
@@ -82,21 +83,14 @@ export class NftablesBackend implements DataPlaneBackend {
     this.#options = options;
     this.#clock = options.clock ?? realClock;
     this.#log = (options.logger ?? noopLogger).child({ backend: 'nftables' });
-    const fams: [IPFamily, NftablesFamilyOptions | undefined][] = [
-      [4, options.ipv4],
-      [6, options.ipv6],
-    ];
-    this.#state = fams
-      .filter((f): f is [IPFamily, NftablesFamilyOptions] => f[1] !== undefined)
-      .map(([family, o]) => ({
-        family,
-        executor: o.executor,
-        syncer: undefined,
-        nodeIP: undefined,
-        serviceCIDRs: '',
-        needFull: false,
-      }));
-    if (this.#state.length === 0) throw new TypeError('NftablesBackend needs ipv4 and/or ipv6 options');
+    this.#state = configuredFamilies('NftablesBackend', options).map(([family, o]) => ({
+      family,
+      executor: o.executor,
+      syncer: undefined,
+      nodeIP: undefined,
+      serviceCIDRs: '',
+      needFull: false,
+    }));
     this.families = this.#state.map((s) => s.family);
   }
 

@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { runDoctor } from './cli/doctor.js';
 import type { DetectedMode, Finding } from './cli/doctor-checks.js';
 import type { DoctorRunner } from './cli/doctor-read.js';
 
@@ -30,6 +29,9 @@ export interface DataPlaneDoctorResult {
  * findings (rules present, mixed modes, stale chains, missing prerequisites).
  */
 export async function dataPlaneDoctor(options: DataPlaneDoctorOptions = {}): Promise<DataPlaneDoctorResult> {
+  // Loaded on use: the doctor renders with every backend, which are optional installs of this
+  // package's entry point.
+  const { runDoctor } = await import('./cli/doctor.js');
   const report = await runDoctor(
     {
       netns: options.netns,

@@ -124,3 +124,27 @@ export interface DataPlaneBackend {
    */
   setServiceCIDRs?(cidrs: readonly string[]): boolean;
 }
+
+/** A backend's per-family options: the IPv4 side and/or the IPv6 side. */
+export interface PerFamilyOptions<T> {
+  /** The IPv4 side; leave out on IPv6-only nodes. */
+  readonly ipv4?: T | undefined;
+  /** The IPv6 side; leave out on IPv4-only nodes. */
+  readonly ipv6?: T | undefined;
+}
+
+/**
+ * The families a backend was configured for, IPv4 first, each with its options.
+ * @param backend - the backend's name, for the error
+ * @throws TypeError when neither family is configured
+ */
+export function configuredFamilies<T>(
+  backend: string,
+  options: PerFamilyOptions<T>,
+): Array<readonly [IPFamily, T]> {
+  const out: Array<readonly [IPFamily, T]> = [];
+  if (options.ipv4 !== undefined) out.push([4, options.ipv4]);
+  if (options.ipv6 !== undefined) out.push([6, options.ipv6]);
+  if (out.length === 0) throw new TypeError(`${backend} needs ipv4 and/or ipv6 options`);
+  return out;
+}

@@ -32,9 +32,11 @@ export {
   type BackendHost,
   type BackendSyncOptions,
   type BackendSyncResult,
+  configuredFamilies,
   type DataPlaneBackend,
   type FamilySyncResult,
   FULL_SYNC_PERIOD_MS,
+  type PerFamilyOptions,
 } from './backend.js';
 export {
   type BuildProxySnapshotsInput,
