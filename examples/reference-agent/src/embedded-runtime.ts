@@ -93,12 +93,83 @@ export function scriptFilesAt(script: string, elapsedMs: number): Set<string> {
 const ok = (stdout = ''): ExecResult => ({ stdout, stderr: '', exitCode: 0, durationMs: 0 });
 const fail = (exitCode: number, stderr = ''): ExecResult => ({ stdout: '', stderr, exitCode, durationMs: 0 });
 
-/** What the embedded runtime's `ExecSync` answers to `argv` in a container whose files are `files`. */
+/** The words of a simple command, split on blanks outside quotes, the quotes removed. */
+function shellWords(command: string): string[] {
+  const words: string[] = [];
+  let word: string | undefined;
+  let quote = '';
+  for (const c of command) {
+    if (quote !== '') {
+      if (c === quote) quote = '';
+      else word = (word ?? '') + c;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      word ??= '';
+    } else if (/\s/.test(c)) {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else word = (word ?? '') + c;
+  }
+  if (word !== undefined) words.push(word);
+  return words;
+}
+
+/**
+ * Splits an `sh -c` script into simple commands and the operator before each (`;`, `&&`,
+ * `||`, or a newline as `;`), outside single and double quotes.
+ */
+function splitScript(script: string): Array<{ readonly op: ';' | '&&' | '||'; readonly words: string[] }> {
+  const out: Array<{ op: ';' | '&&' | '||'; words: string[] }> = [];
+  let op: ';' | '&&' | '||' = ';';
+  let current = '';
+  let quote = '';
+  const flush = (next: ';' | '&&' | '||') => {
+    const words = shellWords(current);
+    if (words.length > 0) out.push({ op, words });
+    current = '';
+    op = next;
+  };
+  for (let i = 0; i < script.length; i++) {
+    const c = script[i] as string;
+    if (quote !== '') {
+      if (c === quote) quote = '';
+      current += c;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      current += c;
+    } else if (c === ';' || c === '\n') flush(';');
+    else if ((c === '&' || c === '|') && script[i + 1] === c) {
+      flush(c === '&' ? '&&' : '||');
+      i++;
+    } else current += c;
+  }
+  flush(';');
+  return out;
+}
+
+/**
+ * What the embedded runtime's `ExecSync` answers to `argv` in a container whose files are
+ * `files`. An `sh -c` script runs its simple commands in order with `;`, `&&` and `||` as sh
+ * does (output concatenated, the last command's exit code, `exit N` stops the script).
+ */
 export function busyboxLikeExec(argv: readonly string[], files: ReadonlySet<string>): ExecResult {
-  const words =
-    argv[0] === 'sh' && argv[1] === '-c' && argv.length === 3
-      ? (argv[2] ?? '').trim().split(/\s+/)
-      : [...argv];
+  if (!(argv[0] === 'sh' && argv[1] === '-c' && argv.length === 3)) return simpleExec([...argv], files);
+  let stdout = '';
+  let stderr = '';
+  let exitCode = 0;
+  for (const { op, words } of splitScript(argv[2] ?? '')) {
+    if ((op === '&&' && exitCode !== 0) || (op === '||' && exitCode === 0)) continue;
+    const r = simpleExec(words, files);
+    stdout += r.stdout;
+    stderr += r.stderr;
+    exitCode = r.exitCode;
+    if (words[0] === 'exit') break;
+  }
+  return { stdout, stderr, exitCode, durationMs: 0 };
+}
+
+/** One simple command of the embedded runtime's busybox-like shell. */
+function simpleExec(words: readonly string[], files: ReadonlySet<string>): ExecResult {
   const [cmd, ...rest] = words;
   const path = rest.filter((w) => !w.startsWith('-')).at(-1) ?? '';
   switch (cmd) {

@@ -30,6 +30,24 @@ describe('busyboxLikeExec', () => {
     expect(busyboxLikeExec(['ls', '/tmp/nope'], files).exitCode).toBe(1);
     expect(busyboxLikeExec(['exit', '3'], files).exitCode).toBe(3);
   });
+  it('runs an sh -c script as sh: ; && || and exit N', () => {
+    expect(busyboxLikeExec(['sh', '-c', 'echo hi; exit 3'], files)).toMatchObject({
+      stdout: 'hi\n',
+      exitCode: 3,
+    });
+    expect(busyboxLikeExec(['sh', '-c', "echo 'a; b' && false || echo c; echo d"], files)).toMatchObject({
+      stdout: 'a; b\nc\nd\n',
+      exitCode: 0,
+    });
+    expect(busyboxLikeExec(['sh', '-c', 'cat /tmp/nope && echo never'], files)).toMatchObject({
+      stdout: '',
+      exitCode: 1,
+    });
+    expect(busyboxLikeExec(['sh', '-c', 'exit 0; echo after'], files)).toMatchObject({
+      stdout: '',
+      exitCode: 0,
+    });
+  });
 });
 
 describe('httpdDocroot', () => {
