@@ -1,7 +1,6 @@
 // `nodeagent doctor`'s checks over fake readings: /proc/swaps (also garbage and unreadable),
 // /sys/fs/cgroup, CRI answers (hung, unimplemented RuntimeConfig, NotReady conditions), the
 // agent's healthz and metrics, the API server's Date, certificates, /proc/net/tcp and statfs.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +21,7 @@ import {
   SWAP_ON_MESSAGE,
 } from '../src/doctor/checks.js';
 import type { RuntimeReading } from '../src/doctor/types.js';
+import { writeSelfSignedCert } from './helpers.js';
 
 const PROC_SWAPS_ON = `Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority
 /swap.img                               file\t\t3954684\t\t1451840\t\t-2
@@ -305,27 +305,7 @@ describe('certificates', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const cert = (days: number) => {
     const path = join(dir, `c${days}.pem`);
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-keyout',
-        join(dir, `k${days}.pem`),
-        '-out',
-        path,
-        '-days',
-        String(days),
-        '-subj',
-        '/CN=system:node:n1',
-      ],
-      { stdio: 'ignore' },
-    );
+    writeSelfSignedCert(join(dir, `k${days}.pem`), path, days, 'system:node:n1');
     return readFileSync(path, 'utf8');
   };
 

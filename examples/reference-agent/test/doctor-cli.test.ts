@@ -2,7 +2,6 @@
 // (embedded API server, fake runtime on its unix socket, healthz), its JSON has every check;
 // the real readers against a runtime that accepts connections but never answers (the
 // timeout holds) and a healthz port nobody listens on; flags and usage errors.
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,7 +13,7 @@ import { runCli } from '../src/cli.js';
 import { httpGet, readApiServerDate, readRuntime } from '../src/doctor/readers.js';
 import { parseDoctorArgs } from '../src/doctor/run.js';
 import { DOCTOR_CHECKS } from '../src/doctor/types.js';
-import { FAST_AGENT_TIMINGS, testLogger } from './helpers.js';
+import { FAST_AGENT_TIMINGS, testLogger, writeSelfSignedCert } from './helpers.js';
 
 function sink() {
   const chunks: string[] = [];
@@ -27,27 +26,7 @@ describe('nodeagent doctor against an agent on the embedded defaults', () => {
   beforeAll(async () => {
     rootDir = await mkdtemp(join(tmpdir(), 'doctor-root-'));
     // A serving certificate for --tls-cert-file, valid 400 days.
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-keyout',
-        join(rootDir, 'tls.key'),
-        '-out',
-        join(rootDir, 'tls.crt'),
-        '-days',
-        '400',
-        '-subj',
-        '/CN=doctor-node',
-      ],
-      { stdio: 'ignore' },
-    );
+    writeSelfSignedCert(join(rootDir, 'tls.key'), join(rootDir, 'tls.crt'), 400, 'doctor-node');
     agent = await runAgent({
       nodeName: 'doctor-node',
       healthPort: 0,

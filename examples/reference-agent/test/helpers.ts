@@ -1,4 +1,5 @@
 // Shared test helpers: polling with a deadline, a log sink, pod builders, the embedded store.
+import { execFileSync } from 'node:child_process';
 import type { V1Container, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { consoleLogger, type Logger, noopLogger } from '@nodeagent/core';
 import type { MiniApiServer } from '@nodeagent/mini-apiserver';
@@ -74,3 +75,31 @@ export const FAST_AGENT_TIMINGS = {
   nodeStatusUpdateMs: 300,
   crashLoopBackOffMaxMs: 1_000,
 } as const;
+
+/**
+ * Writes a self-signed EC P-256 certificate and key with `openssl` (`keyPath`, `certPath`),
+ * valid `days` from now, subject `/CN=<cn>`.
+ */
+export function writeSelfSignedCert(keyPath: string, certPath: string, days: number, cn: string): void {
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      keyPath,
+      '-out',
+      certPath,
+      '-days',
+      String(days),
+      '-subj',
+      `/CN=${cn}`,
+    ],
+    { stdio: 'ignore' },
+  );
+}
