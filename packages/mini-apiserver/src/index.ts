@@ -74,6 +74,27 @@ export {
   runMiniApiServerCli,
 } from './run-cli.js';
 export {
+  DEFAULT_LARGE_CLUSTER_SIZE_THRESHOLD,
+  DEFAULT_NODE_EVICTION_RATE,
+  DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS,
+  DEFAULT_NODE_MONITOR_PERIOD_MS,
+  DEFAULT_NODE_STARTUP_GRACE_PERIOD_MS,
+  DEFAULT_SECONDARY_NODE_EVICTION_RATE,
+  DEFAULT_UNHEALTHY_ZONE_THRESHOLD,
+  NODE_CONTROLLER_COMPONENT,
+  NodeLifecycleController,
+  type NodeLifecycleControllerOptions,
+  type NodeLifecycleSettings,
+  nodeLifecycleSettings,
+} from './node-lifecycle-controller.js';
+export {
+  type NodeCondition,
+  type NodeTaint,
+  TAINT_NODE_NOT_READY,
+  TAINT_NODE_UNREACHABLE,
+  TAINT_NODE_UNSCHEDULABLE,
+} from './node-lifecycle-taints.js';
+export {
   bindPod,
   DEFAULT_SCHEDULER_NAME,
   failureMessage,
