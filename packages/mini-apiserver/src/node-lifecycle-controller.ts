@@ -173,7 +173,9 @@ function check(name: string, value: number, min: number, max = Number.POSITIVE_I
 }
 
 /** The timing and rate settings of {@link NodeLifecycleController}, defaults applied. */
-export type NodeLifecycleSettings = Required<Omit<NodeLifecycleControllerOptions, 'store' | 'clock' | 'logger'>>;
+export type NodeLifecycleSettings = Required<
+  Omit<NodeLifecycleControllerOptions, 'store' | 'clock' | 'logger'>
+>;
 
 /**
  * Validates the settings of {@link NodeLifecycleController} and applies the defaults.
@@ -189,7 +191,11 @@ export function nodeLifecycleSettings(
       `unhealthyZoneThreshold must be in (0, 1], got ${unhealthy}`,
     );
   return {
-    nodeMonitorPeriodMs: check('nodeMonitorPeriodMs', o.nodeMonitorPeriodMs ?? DEFAULT_NODE_MONITOR_PERIOD_MS, 1),
+    nodeMonitorPeriodMs: check(
+      'nodeMonitorPeriodMs',
+      o.nodeMonitorPeriodMs ?? DEFAULT_NODE_MONITOR_PERIOD_MS,
+      1,
+    ),
     nodeMonitorGracePeriodMs: check(
       'nodeMonitorGracePeriodMs',
       o.nodeMonitorGracePeriodMs ?? DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS,
@@ -258,8 +264,14 @@ export class NodeLifecycleController {
     // As upstream's wait.Until: a first pass at once, then one every period.
     this.#guard('monitor', () => this.monitorNodeHealth());
     this.#timers = [
-      this.#clock.setInterval(() => this.#guard('monitor', () => this.monitorNodeHealth()), this.#s.nodeMonitorPeriodMs),
-      this.#clock.setInterval(() => this.#guard('tainting', () => this.doNoExecuteTaintingPass()), NODE_EVICTION_PERIOD_MS),
+      this.#clock.setInterval(
+        () => this.#guard('monitor', () => this.monitorNodeHealth()),
+        this.#s.nodeMonitorPeriodMs,
+      ),
+      this.#clock.setInterval(
+        () => this.#guard('tainting', () => this.doNoExecuteTaintingPass()),
+        NODE_EVICTION_PERIOD_MS,
+      ),
     ];
     for (const t of this.#timers) t.unref();
   }
@@ -422,7 +434,12 @@ export class NodeLifecycleController {
       gracePeriodMs = this.#s.nodeStartupGracePeriodMs;
       if (health) health.status = status;
       else
-        health = { status, probeTimestampMs: createdMs, readyTransitionTimestampMs: createdMs, lease: undefined };
+        health = {
+          status,
+          probeTimestampMs: createdMs,
+          readyTransitionTimestampMs: createdMs,
+          lease: undefined,
+        };
     } else {
       observed = { ...current };
       gracePeriodMs = this.#s.nodeMonitorGracePeriodMs;
@@ -439,7 +456,9 @@ export class NodeLifecycleController {
       health = fresh(now);
     } else if (saved && current && !sameTime(saved.lastHeartbeatTime, current.lastHeartbeatTime)) {
       health = fresh(
-        sameTime(saved.lastTransitionTime, current.lastTransitionTime) ? health.readyTransitionTimestampMs : now,
+        sameTime(saved.lastTransitionTime, current.lastTransitionTime)
+          ? health.readyTransitionTimestampMs
+          : now,
       );
     }
     // A renewed Lease is a heartbeat too, whether or not the kubelet ever posted a status.
@@ -542,7 +561,8 @@ export class NodeLifecycleController {
         if (!node) return [true];
         const ready = nodeCondition(node, 'Ready');
         if (!ready) return [false, 50];
-        if (ready.status === 'False') return [this.#swapTaints(v.value, [NOT_READY_NO_EXECUTE], [UNREACHABLE_NO_EXECUTE])];
+        if (ready.status === 'False')
+          return [this.#swapTaints(v.value, [NOT_READY_NO_EXECUTE], [UNREACHABLE_NO_EXECUTE])];
         if (ready.status === 'Unknown')
           return [this.#swapTaints(v.value, [UNREACHABLE_NO_EXECUTE], [NOT_READY_NO_EXECUTE])];
         return [true];
@@ -551,7 +571,10 @@ export class NodeLifecycleController {
   }
 
   /** Upstream `handleDisruption`: zone states decide the NoExecute tainting rate. */
-  #handleDisruption(zoneConditions: Map<string, Array<NodeCondition | undefined>>, nodes: KubeObject[]): void {
+  #handleDisruption(
+    zoneConditions: Map<string, Array<NodeCondition | undefined>>,
+    nodes: KubeObject[],
+  ): void {
     const now = this.#clock.now();
     const newStates = new Map<string, ZoneState>();
     let allAreFullyDisrupted = true;
@@ -651,7 +674,10 @@ export class NodeLifecycleController {
       try {
         this.#store.update('pods', pod, { subresource: 'status' });
       } catch (err) {
-        this.#log.warn({ err, pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` }, 'pod not marked NotReady');
+        this.#log.warn(
+          { err, pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` },
+          'pod not marked NotReady',
+        );
         continue;
       }
       this.#event(
@@ -678,7 +704,12 @@ export class NodeLifecycleController {
 
   /** Upstream `RecordNodeStatusChange`. */
   #nodeStatusEvent(node: KubeObject, newStatus: string): void {
-    this.#event(nodeRef(node), 'Normal', newStatus, `Node ${node.metadata?.name} status is now: ${newStatus}`);
+    this.#event(
+      nodeRef(node),
+      'Normal',
+      newStatus,
+      `Node ${node.metadata?.name} status is now: ${newStatus}`,
+    );
   }
 
   /** A core/v1 Event as client-go's legacy recorder makes it (source `node-controller`). */

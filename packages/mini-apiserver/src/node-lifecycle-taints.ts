@@ -101,9 +101,11 @@ export function noScheduleTaintDiff(node: KubeObject): { add: NodeTaint[]; remov
     const key = CONDITION_TAINTS[c.type]?.[c.status];
     if (key !== undefined) want.push({ key, effect: 'NoSchedule' });
   }
-  if (rec(node.spec).unschedulable === true) want.push({ key: TAINT_NODE_UNSCHEDULABLE, effect: 'NoSchedule' });
+  if (rec(node.spec).unschedulable === true)
+    want.push({ key: TAINT_NODE_UNSCHEDULABLE, effect: 'NoSchedule' });
   const have = nodeTaints(node).filter(
-    (t) => t.effect === 'NoSchedule' && (t.key === TAINT_NODE_UNSCHEDULABLE || CONDITION_TAINT_KEYS.has(t.key)),
+    (t) =>
+      t.effect === 'NoSchedule' && (t.key === TAINT_NODE_UNSCHEDULABLE || CONDITION_TAINT_KEYS.has(t.key)),
   );
   return {
     add: want.filter((w) => !have.some((h) => matchTaint(w, h))),
