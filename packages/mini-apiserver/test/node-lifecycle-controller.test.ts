@@ -94,7 +94,7 @@ function postStatus(s: MiniApiServer, name: string, clock: FakeClock, ready = 'T
 
 function condition(s: MiniApiServer, node: string, type: string): any {
   return ((s.store.get('nodes', undefined, node).status as any).conditions ?? []).find(
-    (c: any) => c.type === type,
+    (c: any) => c?.type === type,
   );
 }
 
@@ -376,6 +376,34 @@ describe('node lifecycle controller: taints, pods, recovery', () => {
       reason: 'NodeStatusNeverUpdated',
       lastTransitionTime: iso(created + 7000),
     });
+  });
+});
+
+describe('node lifecycle controller: bad input', () => {
+  test('a Node with malformed conditions and taints does not stop the pass for the others', async () => {
+    const clock = new FakeClock({ startMs: T0 });
+    const s = await startWith(clock);
+    s.store.create('nodes', {
+      metadata: { name: 'weird' },
+      spec: { taints: 'nope' },
+      status: { conditions: 'x' },
+    });
+    s.store.create('nodes', {
+      metadata: { name: 'weird2' },
+      spec: { taints: [42, { key: 'k' }] },
+      status: { conditions: [null, 'Ready', { type: 'Ready' }] },
+    });
+    createNode(s, 'good', clock);
+    await seconds(clock, 10);
+    await settle(s);
+    expect(condition(s, 'good', 'Ready')).toMatchObject({ status: 'Unknown', reason: 'NodeStatusUnknown' });
+    expect(condition(s, 'weird2', 'Ready')).toMatchObject({ status: 'Unknown', reason: 'NodeStatusUnknown' });
+    expect(taints(s, 'good')).toEqual(['node.kubernetes.io/unreachable:NoSchedule']);
+    expect(condition(s, 'weird', 'Ready')).toMatchObject({
+      status: 'Unknown',
+      reason: 'NodeStatusNeverUpdated',
+    });
+    expect(taints(s, 'weird')).toEqual(['node.kubernetes.io/unreachable:NoSchedule']);
   });
 });
 
