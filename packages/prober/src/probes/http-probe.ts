@@ -15,11 +15,11 @@ import {
 } from 'node:http';
 import { type RequestOptions as HttpsRequestOptions, request as httpsRequest } from 'node:https';
 import { createConnection, isIP, type NetConnectOpts, type Socket } from 'node:net';
+import { joinHostPort } from '@nodeagent/core';
 import { dialErrorText, isDialError } from './go-net-errors.js';
 import type { HTTPProbeRequest } from './http-request.js';
 import { type Cancellable, ProbeCancel } from './probe-cancel.js';
 import { errored, MAX_PROBE_OUTPUT_BYTES, type ProbeRun } from './probe-run.js';
-import { joinHostPort } from './resolve-port.js';
 
 const REDIRECT_CODES = new Set([301, 302, 303, 307, 308]);
 /** Go's default redirect limit, which the kubelet's redirect checker keeps. */
