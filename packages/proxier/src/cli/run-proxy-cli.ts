@@ -10,7 +10,7 @@
 import { readFile as readFileText0 } from 'node:fs/promises';
 import { definedFields } from '@nodeagent/core';
 import type { NfacctClient } from '@nodeagent/iptables';
-import { BACKEND_PACKAGES, missingBackendPackage } from '../backend-loader.js';
+import { BACKEND_PACKAGES, type ModuleLoader, missingBackendPackage } from '../backend-loader.js';
 import type { ParsedCommand } from './args.js';
 import { CliFailure, CliUsageError, oneLine } from './errors.js';
 import { defaultReadManifest, type LoadedInput, loadInput, type ReadManifest } from './load-input.js';
@@ -49,6 +49,12 @@ export interface ProxyCliIo {
    * @default the `nfacct` tool, in `netns` when given
    */
   readonly nfacct?: (netns: string | undefined) => NfacctClient;
+  /**
+   * Imports a backend package by name (`@nodeagent/nftables`, …), for every command: `run`
+   * loads its mode's, the others the ones they need.
+   * @default (specifier) => import(specifier)
+   */
+  readonly load?: ModuleLoader;
 }
 
 /**
@@ -246,6 +252,7 @@ export async function runProxyCli(argv: readonly string[], io: ProxyCliIo): Prom
         stderr: io.stderr,
         env: io.env,
         stopSignal: io.stopSignal ?? processStopSignal(),
+        ...(io.load ? { load: io.load } : {}),
       });
     }
     const m = await offlineCommands();
