@@ -6,16 +6,10 @@
  */
 import { parseArgs } from 'node:util';
 import { parseIP } from '@nodeagent/core';
-import { type ParsedCommand, parseCommandLine } from './args.js';
 import { BackendNotInstalledError, loadBackendModule, type ModuleLoader } from '../backend-loader.js';
+import { type ParsedCommand, parseCommandLine } from './args.js';
 // Types only: the checks (and the backend parsers they use) are loaded when the doctor runs.
-import type {
-  DetectedMode,
-  Finding,
-  NodeView,
-  ServiceQuery,
-  ServiceTrace,
-} from './doctor-checks.js';
+import type { DetectedMode, Finding, NodeView, ServiceQuery, ServiceTrace } from './doctor-checks.js';
 import { type DoctorRunner, readNode, spawnDoctorRunner } from './doctor-read.js';
 import { CliFailure, CliUsageError, oneLine } from './errors.js';
 import { loadInput, type ReadManifest } from './load-input.js';
@@ -249,7 +243,8 @@ export async function runDoctor(cmd: DoctorCommand, io: DoctorIo): Promise<Docto
     ...staleChainFindings(view),
     ...prerequisiteFindings(readings, view),
   ];
-  if (cmd.objects.from !== 'none') findings.push(...(await drift(cmd, io, view, readings, checks.driftFindings)));
+  if (cmd.objects.from !== 'none')
+    findings.push(...(await drift(cmd, io, view, readings, checks.driftFindings)));
   let traces: ServiceTrace[] = [];
   if (cmd.service !== undefined) {
     const nodeIPs = nodeIPArgs(cmd.renderArgv);
@@ -299,7 +294,7 @@ async function drift(
   io: DoctorIo,
   view: NodeView,
   readings: Awaited<ReturnType<typeof readNode>>,
-  driftFindings: (typeof import('./doctor-checks.js'))['driftFindings'],
+  driftFindings: typeof import('./doctor-checks.js')['driftFindings'],
 ): Promise<Finding[]> {
   const mode = cmd.backend ?? (view.modes.length === 1 ? view.modes[0] : undefined);
   if (mode === undefined) {
