@@ -478,10 +478,15 @@ export async function cleanupAllModes(log: Logger, load?: ModuleLoader): Promise
       async () => {
         const ipvs = await loadBackendModule('ipvs', opts);
         const ipt = await loadBackendModule('iptables', { ...opts, forMode: 'ipvs' });
+        // Both families: IPv6 virtual servers and the ip6tables residual rules too.
         return new ipvs.IpvsBackend({
           ipv4: {
             executor: new ipvs.SpawnIpvsExecutor(),
             iptables: new ipt.SpawnIptablesExecutor({ family: 'IPv4' }),
+          },
+          ipv6: {
+            executor: new ipvs.SpawnIpvsExecutor(),
+            iptables: new ipt.SpawnIptablesExecutor({ family: 'IPv6' }),
           },
         });
       },
