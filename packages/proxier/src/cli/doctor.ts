@@ -6,7 +6,12 @@
  */
 import { parseArgs } from 'node:util';
 import { parseIP } from '@nodeagent/core';
-import { BackendNotInstalledError, loadBackendModule, type ModuleLoader } from '../backend-loader.js';
+import {
+  BackendNotInstalledError,
+  loadBackendModule,
+  type ModuleLoader,
+  missingBackendPackage,
+} from '../backend-loader.js';
 import { type ParsedCommand, parseCommandLine } from './args.js';
 // Types only: the checks (and the backend parsers they use) are loaded when the doctor runs.
 import type { DetectedMode, Finding, NodeView, ServiceQuery, ServiceTrace } from './doctor-checks.js';
@@ -63,20 +68,29 @@ export interface DoctorIo {
  */
 async function loadChecks(load: ModuleLoader | undefined) {
   const missing: string[] = [];
-  for (const pkg of ['iptables', 'nftables'] as const) {
-    try {
-      await loadBackendModule(pkg, load ? { load } : {});
-    } catch (e) {
-      if (!(e instanceof BackendNotInstalledError)) throw e;
-      missing.push(e.packageName);
+  // An injected loader says what is installed; otherwise the checks' own import does.
+  if (load) {
+    for (const pkg of ['iptables', 'nftables'] as const) {
+      try {
+        await loadBackendModule(pkg, { load });
+      } catch (e) {
+        if (!(e instanceof BackendNotInstalledError)) throw e;
+        missing.push(e.packageName);
+      }
     }
   }
-  if (missing.length > 0) {
-    throw new CliFailure(
-      `doctor reads iptables and nftables rules whatever the mode, so it needs @nodeagent/iptables and @nodeagent/nftables (${missing.join(', ')} not installed): npm install ${missing.join(' ')}`,
-    );
+  if (missing.length === 0) {
+    try {
+      return await import('./doctor-checks.js');
+    } catch (e) {
+      const pkg = missingBackendPackage(e);
+      if (pkg === undefined) throw e;
+      missing.push(pkg);
+    }
   }
-  return import('./doctor-checks.js');
+  throw new CliFailure(
+    `doctor reads iptables and nftables rules whatever the mode, so it needs @nodeagent/iptables and @nodeagent/nftables (${missing.join(', ')} not installed): npm install ${missing.join(' ')}`,
+  );
 }
 
 /** Usage of `doctor`. */
