@@ -327,10 +327,7 @@ describe('--config end to end', () => {
   it('the CLI runs the agent with the file: the Lease duration from it, the pod capacity from the command line over it', async () => {
     const dir = await mkdtemp(join(os.tmpdir(), 'kubelet-config-cli-'));
     const file = join(dir, 'kubelet.yaml');
-    await writeFile(
-      file,
-      `${HEADER}maxPods: 7\nnodeLeaseDurationSeconds: 20\nshutdownGracePeriod: 30s\n`,
-    );
+    await writeFile(file, `${HEADER}maxPods: 7\nnodeLeaseDurationSeconds: 20\nshutdownGracePeriod: 30s\n`);
     const stop = new AbortController();
     let out = '';
     let err = '';
