@@ -171,7 +171,9 @@ export class NftablesBackend implements DataPlaneBackend {
       full = true;
     }
     try {
-      const r = await syncer.sync(snapshot, { full });
+      // Due stale chains went with the cleanup transaction above (kube-proxy's order); those
+      // that became due since wait for the next run rather than cost this sync a second call.
+      const r = await syncer.sync(snapshot, { full, deleteStaleChains: false });
       return {
         family: st.family,
         full: r.full,
