@@ -164,7 +164,7 @@ function startTrace(): void {
   };
 }
 
-/** `nft -f -` under bash, timed (see TRACE); everything else as SpawnNftExecutor. */
+/** `nft -t -f -` (as SpawnNftExecutor's apply) under bash, timed (see TRACE); the rest as SpawnNftExecutor. */
 class TracingNftExecutor implements NftExecutor {
   readonly #inner: SpawnNftExecutor;
   readonly #netns: string;
@@ -175,7 +175,7 @@ class TracingNftExecutor implements NftExecutor {
   apply(text: string): Promise<void> {
     const t0 = performance.now();
     const script =
-      'echo "S $EPOCHREALTIME" >&2; ip netns exec "$0" nft -f -; rc=$?; echo "E $EPOCHREALTIME" >&2; times >&2; exit $rc';
+      'echo "S $EPOCHREALTIME" >&2; ip netns exec "$0" nft -t -f -; rc=$?; echo "E $EPOCHREALTIME" >&2; times >&2; exit $rc';
     return new Promise((resolve, reject) => {
       const child = spawn('bash', ['-c', script, this.#netns], { stdio: ['pipe', 'ignore', 'pipe'] });
       let err = '';
