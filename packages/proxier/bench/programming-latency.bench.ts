@@ -28,7 +28,10 @@
  * nftables layout above 1,000 services: one `nft -f` transaction of 10,000 services in that
  * layout ran for more than three minutes (1.3 GB RSS in nft 1.0.6 userspace) on this machine,
  * so the bench grows that table in partial syncs of 1,000 new services each (as a growing
- * cluster would). The changes measured afterwards are the same for every backend.
+ * cluster would). A load (or step) is done when a sync programmed every service WITH its
+ * endpoints: Services and EndpointSlices come through two watches, and a change measured
+ * while the last slices are still arriving waits for their (multi-MB) sync. The changes
+ * measured afterwards are the same for every backend.
  *
  * The Proxier runs with minSyncPeriod 0 (kube-proxy's default is 1 s: with it a change that
  * arrives within 1 s of the previous sync also waits for the rest of that second), no
@@ -37,8 +40,11 @@
  * Env: PROG_BENCH_SIZES (default 1000,10000), PROG_BENCH_CHANGES (default 50),
  * PROG_BENCH_CHANGES_LARGE (changes at sizes ≥ 10,000; default 20, to keep the whole run near
  * five minutes on a 2-core machine), PROG_BENCH_BACKENDS
- * (default iptables,kube-proxy,optimized). Needs root, ip netns, iptables and nft; otherwise
- * prints why and measures nothing.
+ * (default iptables,kube-proxy,optimized), PROG_BENCH_TRACE=1 (the slowest changes' syncs
+ * broken down: render, nft spawn/run/exit with its CPU and stderr, event-loop stalls, GC,
+ * informer lists, CPU pressure and this process's run-queue wait; nft then runs under bash,
+ * which adds a few ms per call). Needs root, ip netns, iptables and nft; otherwise prints why
+ * and measures nothing.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -116,6 +122,8 @@ const trace = {
   stalls: [] as { at: number; lag: number }[],
   gc: [] as { start: number; dur: number }[],
   lists: [] as { start: number; end: number; what: string }[],
+  /** Watch events as the informer read them. */
+  events: [] as { at: number; what: string }[],
 };
 
 function psiSomeUs(): number {
@@ -233,7 +241,14 @@ function tracedListerWatcher(lw: ListerWatcher, what: string): ListerWatcher {
       const start = performance.now();
       const w = await lw.watch(options, signal, onActivity);
       trace.lists.push({ start, end: performance.now(), what: `watch ${what}` });
-      return w;
+      return {
+        async *[Symbol.asyncIterator]() {
+          for await (const ev of w) {
+            trace.events.push({ at: performance.now(), what: `${what} ${ev.type}` });
+            yield ev;
+          }
+        },
+      };
     },
   };
 }
@@ -563,6 +578,7 @@ async function runOne(n: number, kind: BenchBackend): Promise<Row> {
         },
       );
       if (!res.ok) throw new Error(`PATCH ${svcName(i)}-1: ${res.status} ${await res.text()}`);
+      const answered = performance.now();
       const rec = await backend.waitFor(
         from,
         (s) => s.endpoints.get(key)?.some((e) => e.ip === ip) === true,
@@ -576,9 +592,13 @@ async function runOne(n: number, kind: BenchBackend): Promise<Row> {
         TRACE
           ? ` {started ${ms(r.start - c0)} after the PATCH; cpu pressure ${ms(r.psiMs ?? 0)}, run-queue wait ${ms(r.runWaitMs ?? 0)}; ${explain(r.start, r.end)}}`
           : '';
+      const ev = trace.events.find((e) => e.at >= c0 && e.what.startsWith('endpointslices'));
+      const arrival = TRACE
+        ? ` [PATCH answered ${ms(answered - c0)}, watch event read ${ev ? ms(ev.at - c0) : '?'} after the PATCH; before the sync: ${explain(c0, rec.start) || 'nothing'}]`
+        : '';
       slow.push({
         latency: rec.end - c0,
-        text: `${ms(rec.end - c0)} (own sync ${ms(rec.end - rec.start)}, started ${ms(rec.start - c0)} after the PATCH${detail(rec)}; ${before.length} sync(s) before it: ${before.map((r) => `${r.full ? 'full' : 'partial'} ${ms(r.end - r.start)}, ${r.bytes} B${detail(r)}`).join('; ') || 'none'})`,
+        text: `${ms(rec.end - c0)} (own sync ${ms(rec.end - rec.start)}, started ${ms(rec.start - c0)} after the PATCH${arrival}${detail(rec)}; ${before.length} sync(s) before it: ${before.map((r) => `${r.full ? 'full' : 'partial'} ${ms(r.end - r.start)}, ${r.bytes} B${detail(r)}`).join('; ') || 'none'})`,
       });
       if (checkKernel(kind, n) && (j === 0 || j === changes - 1 || j % 10 === 0)) {
         if (!(await kernelHas(ns, kind, i, ip)))
