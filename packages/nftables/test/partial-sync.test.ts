@@ -7,7 +7,7 @@
 import { FakeClock } from '@nodeagent/core/testing';
 import { ProxyState } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
-import { type NftLayout, NftSyncer, renderNftables } from '../src/index.js';
+import { type NftLayout, type NftRuleset, NftSyncer, NftSyncPlanner, renderNftables } from '../src/index.js';
 import { dumpTable, FakeNftExecutor } from '../src/testing.js';
 import { LAYOUTS } from './flow-support.js';
 import { NODE, NODE_IP, slice, svc, TEST_OPTIONS } from './helpers.js';
@@ -292,12 +292,54 @@ describe('deleting stale chains without nft dumping every chain', () => {
     expect(t.dump()).toEqual(await t.fresh());
   });
 
+  it('lists the set whose elements go only while it holds no more elements than the table has chains', () => {
+    // A hand-made table: one chain, one port owning `n` elements of map `m` (the optimized
+    // layout's endpoint maps hold far more elements than its ~40 chains; nft's full chain dump
+    // is then the cheaper fill).
+    const ruleset = (n: number): NftRuleset => ({
+      family: 'ip',
+      table: 't',
+      tableComment: 'c',
+      baseChains: [{ name: 'a', rules: ['counter'] }],
+      baseSets: [{ name: 'm', kind: 'map', type: 'type inet_service : verdict' }],
+      baseElements: [],
+      ports: new Map([
+        [
+          'ns/s:p',
+          {
+            key: 'ns/s:p',
+            serviceKey: 'ns/s',
+            chains: [],
+            sets: [],
+            elements: Array.from({ length: n }, (_, i) => ({
+              set: 'm',
+              key: String(1000 + i),
+              value: 'drop',
+            })),
+          },
+        ],
+      ]),
+    });
+    const lastPlan = (before: number, after: number) => {
+      const planner = new NftSyncPlanner();
+      planner.planFull(ruleset(before), 0).commit();
+      return planner.planPartial(ruleset(after), 1, new Set(['ns/s'])).text;
+    };
+    // 1 chain: one element left of two is listed (2 ≤ 1 is false → no listing), one of one is.
+    expect(lastPlan(2, 1)).toMatch(/^delete element ip t m \{ 1001 \}$/m);
+    expect(lastPlan(2, 1)).not.toMatch(/^list /m);
+    expect(lastPlan(1, 0)).toMatch(/\nlist chain ip t a\nlist map ip t m\n$/);
+  });
+
   it('leaves due stale chains to cleanup() when asked (deleteStaleChains: false)', async () => {
     const t = setup('kube-proxy');
     t.add('a', '172.30.0.7', ['10.1.0.1']);
     await t.syncer.sync(t.state.checkout().v4);
     const move = (ip: string) =>
-      t.state.onEndpointSliceUpdate(undefined, slice('ns', 'a', [{ name: 'p', port: 8080 }], [{ ip, node: NODE }]));
+      t.state.onEndpointSliceUpdate(
+        undefined,
+        slice('ns', 'a', [{ name: 'p', port: 8080 }], [{ ip, node: NODE }]),
+      );
     move('10.1.0.2');
     const first = await t.syncer.sync(t.state.checkout().v4);
     expect(first.staleChains).toHaveLength(1);
