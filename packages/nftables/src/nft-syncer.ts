@@ -24,10 +24,9 @@ export interface NftSyncOptions {
   readonly full?: boolean;
   /**
    * Let a partial sync also delete the stale chains whose delay has passed (in the same
-   * transaction). False leaves them to {@link NftSyncer.cleanup}: `NftablesBackend` runs the
-   * cleanup as its own transaction just before the sync, as kube-proxy does, and passes false
-   * so chains that became due in between do not cost a second nft call. Full syncs always
-   * delete them.
+   * transaction). False leaves them to {@link NftSyncer.cleanup} (`NftablesBackend` passes false
+   * after running the cleanup as a transaction of its own, so chains that became due in
+   * between do not cost a second nft call). Full syncs always delete them.
    * @default true
    */
   readonly deleteStaleChains?: boolean;

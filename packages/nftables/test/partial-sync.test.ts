@@ -7,7 +7,14 @@
 import { FakeClock } from '@nodeagent/core/testing';
 import { ProxyState } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
-import { type NftLayout, type NftRuleset, NftSyncer, NftSyncPlanner, renderNftables } from '../src/index.js';
+import {
+  NftablesBackend,
+  type NftLayout,
+  type NftRuleset,
+  NftSyncer,
+  NftSyncPlanner,
+  renderNftables,
+} from '../src/index.js';
 import { dumpTable, FakeNftExecutor } from '../src/testing.js';
 import { LAYOUTS } from './flow-support.js';
 import { NODE, NODE_IP, slice, svc, TEST_OPTIONS } from './helpers.js';
@@ -350,6 +357,47 @@ describe('deleting stale chains without nft dumping every chain', () => {
     expect(t.exec.transactions.at(-1)).not.toMatch(/^delete chain /m);
     expect(t.syncer.nextCleanupAt()).toBeLessThanOrEqual(t.clock.now());
     expect(await t.syncer.cleanup()).toEqual(first.staleChains);
+  });
+
+  it('NftablesBackend: a change and the due stale chains go in one transaction; a failed one syncs fully', async () => {
+    const clock = new FakeClock();
+    const exec = new FakeNftExecutor();
+    const state = new ProxyState({ nodeName: NODE, nodeIPs: [NODE_IP] });
+    const backend = new NftablesBackend({ ipv4: { executor: exec }, render: TEST_OPTIONS, clock });
+    const move = (name: string, ip: string) =>
+      state.onEndpointSliceUpdate(
+        undefined,
+        slice('ns', name, [{ name: 'p', port: 8080 }], [{ ip, node: NODE }]),
+      );
+    for (const n of ['a', 'b', 'c']) {
+      state.onServiceAdd(
+        svc('ns', n, { clusterIP: `172.30.0.${n.charCodeAt(0) - 90}`, ports: [{ name: 'p', port: 80 }] }),
+      );
+      move(n, '10.1.0.1');
+    }
+    const sync = () => backend.sync(state.checkout(), { full: false });
+    await sync();
+    move('a', '10.1.0.2');
+    const first = await sync();
+    expect(first.nextRunAtMs).toBe(clock.now() + 1000);
+    await clock.advance(1_000);
+    const before = exec.transactions.length;
+    move('b', '10.1.0.3');
+    expect((await sync()).families[0]).toMatchObject({ full: false });
+    expect(exec.transactions.length).toBe(before + 1);
+    const text = exec.transactions.at(-1)!;
+    expect(text).toMatch(/^delete chain ip kube-proxy endpoint-\S+-ns\/a\//m);
+    expect(text).toMatch(/^add chain ip kube-proxy service-\S+-ns\/b\/tcp\/p \{ /m);
+    expect(text).toMatch(/\nlist chain ip kube-proxy \S+\nlist (set|map) ip kube-proxy \S+\n$/);
+
+    // It fails (as a busy chain would): counted as a cleanup failure, and the run syncs fully.
+    await clock.advance(1_000);
+    move('c', '10.1.0.4');
+    exec.failNext = new Error('injected: chain busy');
+    const failed = (await sync()).families[0]!;
+    expect(failed).toMatchObject({ full: true, cleanupFailed: true });
+    expect(failed.error).toBeUndefined();
+    expect(exec.transactions.at(-1)).toMatch(/^flush chain /m);
   });
 
   it('fake: a listing names an object that must exist', async () => {
