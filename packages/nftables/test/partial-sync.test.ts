@@ -9,6 +9,7 @@ import { ProxyState } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
 import {
   NftablesBackend,
+  NftCommandError,
   type NftLayout,
   type NftRuleset,
   NftSyncer,
@@ -400,6 +401,30 @@ describe('deleting stale chains without nft dumping every chain', () => {
     expect(failed).toMatchObject({ full: true, cleanupFailed: true });
     expect(failed.error).toBeUndefined();
     expect(exec.transactions.at(-1)).toMatch(/^flush chain /m);
+
+    // nft's stderr names the failing command: a `delete chain` is a cleanup failure, anything
+    // else fails this partial sync as before (no cleanup failure, no full sync in this run).
+    const failWith = async (stderr: string, ip: string) => {
+      move('a', ip);
+      await sync();
+      await clock.advance(1_000);
+      move('b', `${ip}9`);
+      exec.failNext = new NftCommandError(['nft', '-t', '-f', '-'], 1, stderr);
+      return (await sync()).families[0]!;
+    };
+    const busy = await failWith(
+      '/dev/stdin:9:1-40: Error: Could not process rule: Device or resource busy\ndelete chain ip kube-proxy endpoint-X\n',
+      '10.1.0.5',
+    );
+    expect(busy).toMatchObject({ full: true, cleanupFailed: true });
+    expect(busy.error).toBeUndefined();
+    const other = await failWith(
+      '/dev/stdin:2:1-30: Error: Could not process rule: No such file or directory\nadd chain ip kube-proxy service-X { jump y ; }\n',
+      '10.1.0.6',
+    );
+    expect(other).toMatchObject({ full: false, failureKind: 'nftables' });
+    expect(other.error).toBeInstanceOf(NftCommandError);
+    expect(other.cleanupFailed).toBeUndefined();
   });
 
   it('fake: a listing names an object that must exist', async () => {
