@@ -22,6 +22,14 @@ export interface NftSyncOptions {
    * @default false
    */
   readonly full?: boolean;
+  /**
+   * Let a partial sync also delete the stale chains whose delay has passed (in the same
+   * transaction). False leaves them to {@link NftSyncer.cleanup} (`NftablesBackend` passes false
+   * after running the cleanup as a transaction of its own, so chains that became due in
+   * between do not cost a second nft call). Full syncs always delete them.
+   * @default true
+   */
+  readonly deleteStaleChains?: boolean;
 }
 
 /** Options of {@link NftSyncer}. */
@@ -95,7 +103,12 @@ export class NftSyncer {
           : undefined;
         plan = this.planner.planFull(ruleset, start, existing);
       } else {
-        plan = this.planner.planPartial(ruleset, start, snapshot.changedServices);
+        plan = this.planner.planPartial(
+          ruleset,
+          start,
+          snapshot.changedServices,
+          options.deleteStaleChains ?? true,
+        );
       }
       if (plan.text !== '') await this.#executor.apply(plan.text);
     } catch (err) {

@@ -1,5 +1,5 @@
 /**
- * The real executor: `nft -f -` (or `nft -c -f -`) spawned without a shell with the
+ * The real executor: `nft -t -f -` (or `nft -c -f -`) spawned without a shell with the
  * transaction on stdin, optionally inside a named network namespace
  * (`ip netns exec NAME nft -f -`).
  *
@@ -60,9 +60,13 @@ export class SpawnNftExecutor implements NftExecutor {
     return r.stdout;
   }
 
-  /** `nft -f -`. */
+  /**
+   * `nft -t -f -`. Terse (`-t`) only changes what `list` commands print: the anchor listings
+   * that end some partial syncs (see `NftSyncPlanner`) would otherwise print every element of
+   * the set they name (800 KB for `service-ips` at 10,000 services, ~0.15 s of nft CPU).
+   */
   async apply(text: string): Promise<void> {
-    await this.#run(['-f', '-'], text);
+    await this.#run(['-t', '-f', '-'], text);
   }
 
   /** `nft -c -f -`. */

@@ -127,38 +127,47 @@ export class NftSyncPlanner {
    * fills its cache for a transaction with a `delete` by dumping every chain and set of the
    * ruleset, unless the transaction's last commands are these listings, which narrow the dump
    * to the one chain and the one set named. A `delete chain`/`delete set` needs nothing from the
-   * cache (nft leaves the checks to the kernel, which still refuses a chain or set in use). The
-   * listings print to stdout, which the executor ignores. Empty when the mirror has no such pair.
+   * cache (nft leaves the checks to the kernel, which still refuses a chain or set in use); a
+   * `delete element` needs its set, so with `elementSet` (the one set the transaction deletes
+   * elements from) that set is the one listed. The chain is one whose rules name no set but the
+   * listed one (nft reports "Unknown set" when it prints a rule whose set is not in its cache).
+   * The listings print to stdout, which the executor ignores. Empty when the mirror has no such
+   * pair.
    */
   #anchors(
     r: Pick<NftRuleset, 'family' | 'table'>,
     deletedChains: Set<string>,
     deletedSets: Set<string>,
+    elementSet?: SetSpec,
   ): string[] {
     const m = this.#mirror;
     if (!m) return [];
+    let set: SetSpec | undefined = elementSet;
+    if (set === undefined) {
+      let setSize = Number.POSITIVE_INFINITY;
+      for (const s of m.sets.values()) {
+        // Affinity sets fill themselves in the kernel; the mirror does not know their size.
+        if (deletedSets.has(s.name) || s.flags?.includes('dynamic')) continue;
+        const size = m.elements.get(s.name)?.size ?? 0;
+        if (size < setSize || (size === setSize && s.name < set!.name)) {
+          set = s;
+          setSize = size;
+        }
+      }
+    }
+    if (set === undefined || deletedSets.has(set.name) || !m.sets.has(set.name)) return [];
     let chain: string | undefined;
     let chainRules = Number.POSITIVE_INFINITY;
     for (const name of m.baseChains) {
       const rules = m.chains.get(name);
       if (rules === undefined || deletedChains.has(name) || this.#stale.has(name)) continue;
+      if (rules.some((rule) => T.referencedSets(rule).some((n) => n !== set.name))) continue;
       if (rules.length < chainRules || (rules.length === chainRules && name < chain!)) {
         chain = name;
         chainRules = rules.length;
       }
     }
-    let set: SetSpec | undefined;
-    let setSize = Number.POSITIVE_INFINITY;
-    for (const s of m.sets.values()) {
-      // Affinity sets fill themselves in the kernel; the mirror does not know their size.
-      if (deletedSets.has(s.name) || s.flags?.includes('dynamic')) continue;
-      const size = m.elements.get(s.name)?.size ?? 0;
-      if (size < setSize || (size === setSize && s.name < set!.name)) {
-        set = s;
-        setSize = size;
-      }
-    }
-    if (chain === undefined || set === undefined) return [];
+    if (chain === undefined) return [];
     return [
       `list chain ${r.family} ${r.table} ${chain}`,
       `list ${set.kind} ${r.family} ${r.table} ${set.name}`,
@@ -290,9 +299,17 @@ export class NftSyncPlanner {
 
   /**
    * Plans a partial sync against the mirror. `forcePorts` are service keys (`ns/svc`) whose
-   * ports are rewritten even if their render did not change. @throws Error without a mirror.
+   * ports are rewritten even if their render did not change. With `deleteStale` false, stale
+   * chains that are due are left to {@link planCleanup} (a caller that runs the cleanup as its
+   * own transaction right before, as kube-proxy does, saves an nft call for chains that became
+   * due in between). @throws Error without a mirror.
    */
-  planPartial(r: NftRuleset, now: number, forceServices: ReadonlySet<string> = new Set()): SyncPlan {
+  planPartial(
+    r: NftRuleset,
+    now: number,
+    forceServices: ReadonlySet<string> = new Set(),
+    deleteStale = true,
+  ): SyncPlan {
     const m = this.#mirror;
     if (!m) throw new Error('planPartial needs a trusted mirror: run a full sync first');
     const t: T.TableRef = r;
@@ -411,11 +428,26 @@ export class NftSyncPlanner {
     }
     const isDesired = (name: string) =>
       chainUpdates.has(name) || baseNames.has(name) || newChainNames.has(name);
-    const deleted = this.#due(now, isDesired);
-    // Chain and set deletions alone: end with the anchor listings that keep nft's cache small.
+    const deleted = deleteStale ? this.#due(now, isDesired) : [];
+    // Deletions of chains, sets and of elements of at most one set: end with the anchor
+    // listings that keep nft's cache small (elements of two or more sets need every set in
+    // nft's cache, which one listing cannot name; then nft dumps everything).
+    // The listing makes nft fetch that set's elements instead of every chain: worth it while
+    // the set holds no more elements than the table has chains (kube-proxy's layout: 10,000
+    // `service-ips` elements against 110,000 chains; not the optimized layout's endpoint maps,
+    // 100,000 elements against 40 chains, whose full chain dump is cheap).
+    const elementSets = new Set(delKeys.map((k) => k.set));
+    const onlySet = elementSets.size === 1 ? [...elementSets][0]! : undefined;
+    const elementSet =
+      onlySet !== undefined && (m.elements.get(onlySet)?.size ?? 0) <= m.chains.size
+        ? specOf(onlySet)
+        : undefined;
     const anchors =
-      delKeys.length === 0 && intervalAdds.length === 0 && (deleted.length > 0 || uniqueStaleSets.length > 0)
-        ? this.#anchors(r, new Set(deleted), new Set(uniqueStaleSets.map((s) => s.name)))
+      intervalAdds.length === 0 &&
+      elementSets.size <= 1 &&
+      (elementSets.size === 0 || elementSet !== undefined) &&
+      (deleted.length > 0 || uniqueStaleSets.length > 0 || elementSet !== undefined)
+        ? this.#anchors(r, new Set(deleted), new Set(uniqueStaleSets.map((s) => s.name)), elementSet)
         : [];
     const blocks: string[] = [];
     for (const [name, rs] of chainUpdates) if (rs.length > 0) blocks.push(T.addChainRules(t, name, rs));

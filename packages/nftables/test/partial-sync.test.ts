@@ -7,7 +7,15 @@
 import { FakeClock } from '@nodeagent/core/testing';
 import { ProxyState } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
-import { type NftLayout, NftSyncer, renderNftables } from '../src/index.js';
+import {
+  NftablesBackend,
+  NftCommandError,
+  type NftLayout,
+  type NftRuleset,
+  NftSyncer,
+  NftSyncPlanner,
+  renderNftables,
+} from '../src/index.js';
 import { dumpTable, FakeNftExecutor } from '../src/testing.js';
 import { LAYOUTS } from './flow-support.js';
 import { NODE, NODE_IP, slice, svc, TEST_OPTIONS } from './helpers.js';
@@ -235,6 +243,9 @@ describe('deleting stale chains without nft dumping every chain', () => {
     // The shared chain with the fewest rules and the shared set or map with the fewest elements.
     const table = t.exec.state.table('ip', 'kube-proxy')!;
     expect(table.chains.get(chain!)!.rules.length).toBeLessThanOrEqual(1);
+    // nft prints the listed chain's rules; a rule naming a set it did not fetch makes it
+    // report "Unknown set" (cluster-ips-check's `@cluster-ips` did at 10,000 services).
+    expect(table.chains.get(chain!)!.rules.join('\n')).not.toMatch(new RegExp(`@(?!${set}\\b)`));
     expect(later.deletedChains).not.toContain(chain);
     expect(table.sets.get(set!)).toMatchObject({ kind, elements: new Map() });
     expect(text).not.toMatch(/^(add rule|add element|delete element) /m);
@@ -252,6 +263,168 @@ describe('deleting stale chains without nft dumping every chain', () => {
     expect(await t.syncer.cleanup()).toHaveLength(2);
     expect(ANCHORS.test(t.exec.transactions.at(-1)!)).toBe(true);
     expect(t.dump()).toEqual(await t.fresh());
+  });
+
+  it('ends a transaction that deletes elements of one set with listings of a chain and that set', async () => {
+    const t = setup('kube-proxy');
+    for (const n of ['a', 'b']) t.add(n, `172.30.0.${n.charCodeAt(0) - 90}`, ['10.1.0.1']);
+    await t.syncer.sync(t.state.checkout().v4);
+    // The last endpoint of `a` goes: its service-ips element is deleted, a no-endpoint-services
+    // element added (written in the declaration form, which needs no set from nft's cache).
+    t.state.onEndpointSliceUpdate(undefined, slice('ns', 'a', [{ name: 'p', port: 8080 }], []));
+    const r = await t.syncer.sync(t.state.checkout().v4);
+    expect(r.elementChanges).toBeGreaterThan(0);
+    const text = t.exec.transactions.at(-1)!;
+    expect(text.match(/^delete element ip kube-proxy (\S+) /gm)).toEqual([
+      'delete element ip kube-proxy service-ips ',
+    ]);
+    const [, chain, kind, set] = ANCHORS.exec(text) ?? [];
+    expect([kind, set]).toEqual(['map', 'service-ips']);
+    const rules = t.exec.state.table('ip', 'kube-proxy')!.chains.get(chain!)!.rules.join('\n');
+    expect(rules).not.toMatch(/@(?!service-ips\b)/);
+    await t.clock.advance(1_000);
+    await t.syncer.cleanup();
+    expect(t.dump()).toEqual(await t.fresh());
+
+    // Elements of two sets (a service removed: cluster-ips and service-ips): no listings, since
+    // one listing can name only one set and nft needs both.
+    t.state.onServiceDelete(svc('ns', 'b', { clusterIP: '172.30.0.8', ports: [{ name: 'p', port: 80 }] }));
+    await t.syncer.sync(t.state.checkout().v4);
+    const two = t.exec.transactions.at(-1)!;
+    expect(new Set(two.match(/^delete element ip kube-proxy \S+/gm))).toEqual(
+      new Set(['delete element ip kube-proxy cluster-ips', 'delete element ip kube-proxy service-ips']),
+    );
+    expect(two).not.toMatch(/^list /m);
+    await t.clock.advance(1_000);
+    await t.syncer.cleanup();
+    expect(t.dump()).toEqual(await t.fresh());
+  });
+
+  it('lists the set whose elements go only while it holds no more elements than the table has chains', () => {
+    // A hand-made table: one chain, one port owning `n` elements of map `m` (the optimized
+    // layout's endpoint maps hold far more elements than its ~40 chains; nft's full chain dump
+    // is then the cheaper fill).
+    const ruleset = (n: number): NftRuleset => ({
+      family: 'ip',
+      table: 't',
+      tableComment: 'c',
+      baseChains: [{ name: 'a', rules: ['counter'] }],
+      baseSets: [{ name: 'm', kind: 'map', type: 'type inet_service : verdict' }],
+      baseElements: [],
+      ports: new Map([
+        [
+          'ns/s:p',
+          {
+            key: 'ns/s:p',
+            serviceKey: 'ns/s',
+            chains: [],
+            sets: [],
+            elements: Array.from({ length: n }, (_, i) => ({
+              set: 'm',
+              key: String(1000 + i),
+              value: 'drop',
+            })),
+          },
+        ],
+      ]),
+    });
+    const lastPlan = (before: number, after: number) => {
+      const planner = new NftSyncPlanner();
+      planner.planFull(ruleset(before), 0).commit();
+      return planner.planPartial(ruleset(after), 1, new Set(['ns/s'])).text;
+    };
+    // 1 chain: one element left of two is listed (2 ≤ 1 is false → no listing), one of one is.
+    expect(lastPlan(2, 1)).toMatch(/^delete element ip t m \{ 1001 \}$/m);
+    expect(lastPlan(2, 1)).not.toMatch(/^list /m);
+    expect(lastPlan(1, 0)).toMatch(/\nlist chain ip t a\nlist map ip t m\n$/);
+  });
+
+  it('leaves due stale chains to cleanup() when asked (deleteStaleChains: false)', async () => {
+    const t = setup('kube-proxy');
+    t.add('a', '172.30.0.7', ['10.1.0.1']);
+    await t.syncer.sync(t.state.checkout().v4);
+    const move = (ip: string) =>
+      t.state.onEndpointSliceUpdate(
+        undefined,
+        slice('ns', 'a', [{ name: 'p', port: 8080 }], [{ ip, node: NODE }]),
+      );
+    move('10.1.0.2');
+    const first = await t.syncer.sync(t.state.checkout().v4);
+    expect(first.staleChains).toHaveLength(1);
+    await t.clock.advance(1_000);
+    move('10.1.0.3');
+    const kept = await t.syncer.sync(t.state.checkout().v4, { deleteStaleChains: false });
+    expect(kept.deletedChains).toEqual([]);
+    expect(t.exec.transactions.at(-1)).not.toMatch(/^delete chain /m);
+    expect(t.syncer.nextCleanupAt()).toBeLessThanOrEqual(t.clock.now());
+    expect(await t.syncer.cleanup()).toEqual(first.staleChains);
+  });
+
+  it('NftablesBackend: a change and the due stale chains go in one transaction; a failed one syncs fully', async () => {
+    const clock = new FakeClock();
+    const exec = new FakeNftExecutor();
+    const state = new ProxyState({ nodeName: NODE, nodeIPs: [NODE_IP] });
+    const backend = new NftablesBackend({ ipv4: { executor: exec }, render: TEST_OPTIONS, clock });
+    const move = (name: string, ip: string) =>
+      state.onEndpointSliceUpdate(
+        undefined,
+        slice('ns', name, [{ name: 'p', port: 8080 }], [{ ip, node: NODE }]),
+      );
+    for (const n of ['a', 'b', 'c']) {
+      state.onServiceAdd(
+        svc('ns', n, { clusterIP: `172.30.0.${n.charCodeAt(0) - 90}`, ports: [{ name: 'p', port: 80 }] }),
+      );
+      move(n, '10.1.0.1');
+    }
+    const sync = () => backend.sync(state.checkout(), { full: false });
+    await sync();
+    move('a', '10.1.0.2');
+    const first = await sync();
+    // The cleanup-only run is asked for once the backend has been idle for 10 s; a sync before
+    // that (this one, 1 s later) takes the due chains along.
+    expect(first.nextRunAtMs).toBe(clock.now() + 10_000);
+    await clock.advance(1_000);
+    const before = exec.transactions.length;
+    move('b', '10.1.0.3');
+    expect((await sync()).families[0]).toMatchObject({ full: false });
+    expect(exec.transactions.length).toBe(before + 1);
+    const text = exec.transactions.at(-1)!;
+    expect(text).toMatch(/^delete chain ip kube-proxy endpoint-\S+-ns\/a\//m);
+    expect(text).toMatch(/^add chain ip kube-proxy service-\S+-ns\/b\/tcp\/p \{ /m);
+    expect(text).toMatch(/\nlist chain ip kube-proxy \S+\nlist (set|map) ip kube-proxy \S+\n$/);
+
+    // It fails (as a busy chain would): counted as a cleanup failure, and the run syncs fully.
+    await clock.advance(1_000);
+    move('c', '10.1.0.4');
+    exec.failNext = new Error('injected: chain busy');
+    const failed = (await sync()).families[0]!;
+    expect(failed).toMatchObject({ full: true, cleanupFailed: true });
+    expect(failed.error).toBeUndefined();
+    expect(exec.transactions.at(-1)).toMatch(/^flush chain /m);
+
+    // nft's stderr names the failing command: a `delete chain` is a cleanup failure, anything
+    // else fails this partial sync as before (no cleanup failure, no full sync in this run).
+    const failWith = async (stderr: string, ip: string) => {
+      move('a', ip);
+      await sync();
+      await clock.advance(1_000);
+      move('b', `${ip}9`);
+      exec.failNext = new NftCommandError(['nft', '-t', '-f', '-'], 1, stderr);
+      return (await sync()).families[0]!;
+    };
+    const busy = await failWith(
+      '/dev/stdin:9:1-40: Error: Could not process rule: Device or resource busy\ndelete chain ip kube-proxy endpoint-X\n',
+      '10.1.0.5',
+    );
+    expect(busy).toMatchObject({ full: true, cleanupFailed: true });
+    expect(busy.error).toBeUndefined();
+    const other = await failWith(
+      '/dev/stdin:2:1-30: Error: Could not process rule: No such file or directory\nadd chain ip kube-proxy service-X { jump y ; }\n',
+      '10.1.0.6',
+    );
+    expect(other).toMatchObject({ full: false, failureKind: 'nftables' });
+    expect(other.error).toBeInstanceOf(NftCommandError);
+    expect(other.cleanupFailed).toBeUndefined();
   });
 
   it('fake: a listing names an object that must exist', async () => {

@@ -28,7 +28,10 @@
  * nftables layout above 1,000 services: one `nft -f` transaction of 10,000 services in that
  * layout ran for more than three minutes (1.3 GB RSS in nft 1.0.6 userspace) on this machine,
  * so the bench grows that table in partial syncs of 1,000 new services each (as a growing
- * cluster would). The changes measured afterwards are the same for every backend.
+ * cluster would). A load (or step) is done when a sync programmed every service WITH its
+ * endpoints: Services and EndpointSlices come through two watches, and a change measured
+ * while the last slices are still arriving waits for their (multi-MB) sync. The changes
+ * measured afterwards are the same for every backend.
  *
  * The Proxier runs with minSyncPeriod 0 (kube-proxy's default is 1 s: with it a change that
  * arrives within 1 s of the previous sync also waits for the rest of that second), no
@@ -37,16 +40,27 @@
  * Env: PROG_BENCH_SIZES (default 1000,10000), PROG_BENCH_CHANGES (default 50),
  * PROG_BENCH_CHANGES_LARGE (changes at sizes ≥ 10,000; default 20, to keep the whole run near
  * five minutes on a 2-core machine), PROG_BENCH_BACKENDS
- * (default iptables,kube-proxy,optimized). Needs root, ip netns, iptables and nft; otherwise
- * prints why and measures nothing.
+ * (default iptables,kube-proxy,optimized), PROG_BENCH_TRACE=1 (the slowest changes' syncs
+ * broken down: render, nft spawn/run/exit with its CPU and stderr, event-loop stalls, GC,
+ * informer lists, CPU pressure and this process's run-queue wait; nft then runs under bash,
+ * which adds a few ms per call). Needs root, ip netns, iptables and nft; otherwise prints why
+ * and measures nothing.
  */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { KubeConfig } from '@kubernetes/client-node';
-import { collectionPath, RestListerWatcher } from '@nodeagent/informer';
+import { collectionPath, type ListerWatcher, RestListerWatcher } from '@nodeagent/informer';
 import { IptablesBackend, SpawnIptablesExecutor } from '@nodeagent/iptables';
 import {
+  type ExistingObjects,
   NftablesBackend,
+  NftCommandError,
+  type NftExecutor,
+  type NftFamily,
   type NftLayout,
+  NftRenderer,
   OPT,
   SpawnNftExecutor,
   serviceChainName,
@@ -77,6 +91,186 @@ const NODE_IP = '192.168.77.1';
 const DETECTOR = { mode: 'ClusterCIDR' as const, cidr: '10.0.0.0/8' };
 
 type BenchBackend = 'iptables' | NftLayout;
+
+/**
+ * PROG_BENCH_TRACE=1: where the time of the slowest changes' syncs goes. nft runs under bash
+ * (`$EPOCHREALTIME` before and after it, `times` for its user/sys CPU), renders are timed,
+ * the event loop is sampled every 10 ms (stalls over 50 ms kept), GC pauses over 20 ms and
+ * every informer list/watch are logged, and each sync records the CPU pressure (PSI "some")
+ * and this process's run-queue wait (`/proc/self/schedstat`) over its duration.
+ */
+const TRACE = process.env.PROG_BENCH_TRACE === '1';
+/** perf-clock ms of an epoch-seconds string from bash's `$EPOCHREALTIME`. */
+const perfOfEpoch = (s: string) => Number(s) * 1000 - performance.timeOrigin;
+
+interface NftCall {
+  readonly t0: number;
+  /** bash started (perf ms), nft exited, Node saw the exit. */
+  readonly shStart: number;
+  readonly nftEnd: number;
+  readonly seen: number;
+  readonly userS: number;
+  readonly sysS: number;
+  readonly bytes: number;
+  readonly stderr: string;
+  readonly head: string;
+}
+
+const trace = {
+  nft: [] as NftCall[],
+  renders: [] as { start: number; end: number }[],
+  stalls: [] as { at: number; lag: number }[],
+  gc: [] as { start: number; dur: number }[],
+  lists: [] as { start: number; end: number; what: string }[],
+  /** Watch events as the informer read them. */
+  events: [] as { at: number; what: string }[],
+};
+
+function psiSomeUs(): number {
+  try {
+    const m = /some .*total=(\d+)/.exec(readFileSync('/proc/pressure/cpu', 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+/** This process's main thread: [ns on CPU, ns waiting on a run queue]. */
+function schedstat(): [number, number] {
+  try {
+    const [a, b] = readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8').split(' ');
+    return [Number(a), Number(b)];
+  } catch {
+    return [0, 0];
+  }
+}
+
+let traceStop: (() => void) | undefined;
+function startTrace(): void {
+  if (!TRACE || traceStop) return;
+  let last = performance.now();
+  const iv = setInterval(() => {
+    const now = performance.now();
+    if (now - last > 60) trace.stalls.push({ at: last, lag: now - last - 10 });
+    last = now;
+  }, 10);
+  const obs = new PerformanceObserver((l) => {
+    for (const e of l.getEntries())
+      if (e.duration > 20) trace.gc.push({ start: e.startTime, dur: e.duration });
+  });
+  obs.observe({ entryTypes: ['gc'] });
+  const render = NftRenderer.prototype.render;
+  NftRenderer.prototype.render = function (this: NftRenderer, ...a: Parameters<typeof render>) {
+    const start = performance.now();
+    const r = render.apply(this, a);
+    trace.renders.push({ start, end: performance.now() });
+    return r;
+  };
+  traceStop = () => {
+    clearInterval(iv);
+    obs.disconnect();
+    NftRenderer.prototype.render = render;
+  };
+}
+
+/** `nft -t -f -` (as SpawnNftExecutor's apply) under bash, timed (see TRACE); the rest as SpawnNftExecutor. */
+class TracingNftExecutor implements NftExecutor {
+  readonly #inner: SpawnNftExecutor;
+  readonly #netns: string;
+  constructor(netns: string) {
+    this.#netns = netns;
+    this.#inner = new SpawnNftExecutor({ netns });
+  }
+  apply(text: string): Promise<void> {
+    const t0 = performance.now();
+    const script =
+      'echo "S $EPOCHREALTIME" >&2; ip netns exec "$0" nft -t -f -; rc=$?; echo "E $EPOCHREALTIME" >&2; times >&2; exit $rc';
+    return new Promise((resolve, reject) => {
+      const child = spawn('bash', ['-c', script, this.#netns], { stdio: ['pipe', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        err += d;
+      });
+      child.on('error', reject);
+      child.on('close', (code) => {
+        const seen = performance.now();
+        const s = /^S (\S+)$/m.exec(err)?.[1];
+        const e = /^E (\S+)$/m.exec(err)?.[1];
+        // `times`: the shell's line, then the children's ("0m0.010s 0m0.140s").
+        const t = [...err.matchAll(/^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$/gm)].at(-1);
+        const sec = (m: string, x: string) => Number(m) * 60 + Number(x);
+        const stderr = err
+          .split('\n')
+          .filter((l) => !/^(S|E) \d/.test(l) && !/^\d+m[\d.]+s \d+m/.test(l) && l !== '')
+          .join('\n');
+        trace.nft.push({
+          t0,
+          shStart: s ? perfOfEpoch(s) : Number.NaN,
+          nftEnd: e ? perfOfEpoch(e) : Number.NaN,
+          seen,
+          userS: t ? sec(t[1]!, t[2]!) : Number.NaN,
+          sysS: t ? sec(t[3]!, t[4]!) : Number.NaN,
+          bytes: Buffer.byteLength(text),
+          stderr: stderr.slice(0, 200),
+          head: text.slice(0, 120).replaceAll('\n', ' | '),
+        });
+        if (code === 0) resolve();
+        else reject(new NftCommandError(['nft', '-f', '-'], code ?? undefined, stderr));
+      });
+      child.stdin.end(text);
+    });
+  }
+  check(text: string): Promise<void> {
+    return this.#inner.check(text);
+  }
+  listObjects(family: NftFamily, table: string): Promise<ExistingObjects | undefined> {
+    return this.#inner.listObjects(family, table);
+  }
+}
+
+/** TRACE: logs every list (with its duration) and every watch opened. */
+function tracedListerWatcher(lw: ListerWatcher, what: string): ListerWatcher {
+  if (!TRACE) return lw;
+  return {
+    async list(options, signal) {
+      const start = performance.now();
+      const r = await lw.list(options, signal);
+      trace.lists.push({ start, end: performance.now(), what: `list ${what} (${r.items.length})` });
+      return r;
+    },
+    async watch(options, signal, onActivity) {
+      const start = performance.now();
+      const w = await lw.watch(options, signal, onActivity);
+      trace.lists.push({ start, end: performance.now(), what: `watch ${what}` });
+      return {
+        async *[Symbol.asyncIterator]() {
+          for await (const ev of w) {
+            trace.events.push({ at: performance.now(), what: `${what} ${ev.type}` });
+            yield ev;
+          }
+        },
+      };
+    },
+  };
+}
+
+/** What happened between `start` and `end` (perf ms), for a traced sync. */
+function explain(start: number, end: number): string {
+  const inside = <T extends { start: number }>(xs: readonly T[]) =>
+    xs.filter((x) => x.start >= start && x.start < end);
+  const parts: string[] = [];
+  for (const r of inside(trace.renders)) parts.push(`render ${ms(r.end - r.start)}`);
+  for (const c of trace.nft.filter((c) => c.t0 >= start && c.t0 < end))
+    parts.push(
+      `nft ${c.bytes} B [${c.head.slice(0, 60)}]: spawn→bash ${ms(c.shStart - c.t0)}, nft ${ms(c.nftEnd - c.shStart)} (cpu ${c.userS}/${c.sysS} s), exit→seen ${ms(c.seen - c.nftEnd)}${c.stderr ? `, stderr ${JSON.stringify(c.stderr)}` : ''}`,
+    );
+  const stalls = trace.stalls.filter((x) => x.at >= start - 1000 && x.at < end);
+  if (stalls.length) parts.push(`event-loop stalls ${stalls.map((x) => ms(x.lag)).join(',')}`);
+  const gc = inside(trace.gc);
+  if (gc.length) parts.push(`gc ${gc.map((x) => ms(x.dur)).join(',')}`);
+  const lists = trace.lists.filter((x) => x.end >= start && x.start < end);
+  if (lists.length) parts.push(`lists ${lists.map((x) => `${x.what} ${ms(x.end - x.start)}`).join(',')}`);
+  return parts.join('; ');
+}
 
 const svcName = (i: number) => `svc-${String(i).padStart(5, '0')}`;
 const clusterIP = (i: number) => `172.30.${Math.floor(i / 250)}.${(i % 250) + 1}`;
@@ -143,6 +337,9 @@ interface SyncRecord {
   readonly full: boolean;
   /** Bytes the backend wrote (all families; 0: no tool ran). */
   readonly bytes: number;
+  /** TRACE: CPU pressure (PSI some, ms) and this thread's run-queue wait (ms) during the sync. */
+  readonly psiMs?: number;
+  readonly runWaitMs?: number;
 }
 
 /** Wraps a backend: records each sync's start, end and programmed snapshot. */
@@ -162,16 +359,27 @@ class TimedBackend implements Backend {
   }
 
   async sync(checkout: ProxyCheckout, options: BackendSyncOptions): Promise<BackendSyncResult> {
+    const psi0 = TRACE ? psiSomeUs() : 0;
+    const ss0 = TRACE ? schedstat() : [0, 0];
     const start = performance.now();
     const r = await this.#inner.sync(checkout, options);
     const end = performance.now();
+    const ss1 = TRACE ? schedstat() : [0, 0];
+    const traced = TRACE ? { psiMs: (psiSomeUs() - psi0) / 1000, runWaitMs: (ss1[1]! - ss0[1]!) / 1e6 } : {};
     const failed = r.families.find((f) => f.error !== undefined);
     if (failed) {
       this.failures.push(String(failed.error));
       return r;
     }
     const bytes = r.families.reduce((n, f) => n + (f.bytes ?? 0), 0);
-    this.records.push({ start, end, snapshot: checkout.v4, full: r.families.some((f) => f.full), bytes });
+    this.records.push({
+      start,
+      end,
+      snapshot: checkout.v4,
+      full: r.families.some((f) => f.full),
+      bytes,
+      ...traced,
+    });
     for (const w of this.#waiters.splice(0)) w();
     return r;
   }
@@ -222,7 +430,7 @@ function backendFor(kind: BenchBackend, netns: string): Backend {
     });
   }
   return new NftablesBackend({
-    ipv4: { executor: new SpawnNftExecutor({ netns }) },
+    ipv4: { executor: TRACE ? new TracingNftExecutor(netns) : new SpawnNftExecutor({ netns }) },
     render: { layout: kind, localDetector: DETECTOR },
   });
 }
@@ -265,6 +473,20 @@ async function kernelHas(ns: Netns, kind: BenchBackend, i: number, ip: string): 
     `{ ${keys} }`,
   ]);
   return out.includes(`${ip} . 8080`);
+}
+
+/**
+ * Whether a programmed snapshot holds the first `n` services WITH their endpoints. Services
+ * and EndpointSlices arrive through two watches, so a sync can hold all services while the
+ * slices of the last few hundred are still on their way; the next sync then writes their
+ * endpoint chains (3.5 MB at the last step of 10,000), and a change measured right after
+ * the load would wait for it.
+ */
+function loaded(s: ProxySnapshot, n: number): boolean {
+  if (s.services.size < n) return false;
+  let withEndpoints = 0;
+  for (const eps of s.endpoints.values()) if (eps.length === EPS) withEndpoints++;
+  return withEndpoints >= n;
 }
 
 function pct(xs: readonly number[], p: number): number {
@@ -312,7 +534,11 @@ async function runOne(n: number, kind: BenchBackend): Promise<Row> {
       nodeName: NODE,
       nodeIPs: [NODE_IP],
       backend,
-      listerWatcherFor: (req) => new RestListerWatcher({ kubeConfig: kc, path: collectionPath(req) }),
+      listerWatcherFor: (req) =>
+        tracedListerWatcher(
+          new RestListerWatcher({ kubeConfig: kc, path: collectionPath(req) }),
+          req.resource,
+        ),
       minSyncPeriodMs: 0,
       syncPeriodMs: 30_000,
       healthz: false,
@@ -323,12 +549,12 @@ async function runOne(n: number, kind: BenchBackend): Promise<Row> {
     proxier.on('syncError', (e) => backend.failures.push(`sync: ${String(e)}`));
     const t0 = performance.now();
     await proxier.start(ac.signal);
-    let first = await backend.waitFor(0, (s) => s.services.size >= (stepped ? STEP : n), 600_000);
+    let first = await backend.waitFor(0, (s) => loaded(s, stepped ? STEP : n), 600_000);
     for (let done = STEP; stepped && done < n; done += STEP) {
       const from = backend.records.length;
       const to = Math.min(n, done + STEP);
       seed(server, done, to);
-      first = await backend.waitFor(from, (s) => s.services.size >= to, 600_000);
+      first = await backend.waitFor(from, (s) => loaded(s, to), 600_000);
     }
     const firstSync = first.end - t0;
     const changes = n >= 10_000 ? CHANGES_LARGE : CHANGES;
@@ -352,6 +578,7 @@ async function runOne(n: number, kind: BenchBackend): Promise<Row> {
         },
       );
       if (!res.ok) throw new Error(`PATCH ${svcName(i)}-1: ${res.status} ${await res.text()}`);
+      const answered = performance.now();
       const rec = await backend.waitFor(
         from,
         (s) => s.endpoints.get(key)?.some((e) => e.ip === ip) === true,
@@ -361,9 +588,17 @@ async function runOne(n: number, kind: BenchBackend): Promise<Row> {
       apply.push(rec.end - rec.start);
       // What the change waited for: the syncs that ended between the PATCH and its own.
       const before = backend.records.slice(from).filter((r) => r !== rec && r.end <= rec.end);
+      const detail = (r: SyncRecord) =>
+        TRACE
+          ? ` {started ${ms(r.start - c0)} after the PATCH; cpu pressure ${ms(r.psiMs ?? 0)}, run-queue wait ${ms(r.runWaitMs ?? 0)}; ${explain(r.start, r.end)}}`
+          : '';
+      const ev = trace.events.find((e) => e.at >= c0 && e.what.startsWith('endpointslices'));
+      const arrival = TRACE
+        ? ` [PATCH answered ${ms(answered - c0)}, watch event read ${ev ? ms(ev.at - c0) : '?'} after the PATCH; before the sync: ${explain(c0, rec.start) || 'nothing'}]`
+        : '';
       slow.push({
         latency: rec.end - c0,
-        text: `${ms(rec.end - c0)} (own sync ${ms(rec.end - rec.start)}, started ${ms(rec.start - c0)} after the PATCH; ${before.length} sync(s) before it: ${before.map((r) => `${r.full ? 'full' : 'partial'} ${ms(r.end - r.start)}, ${r.bytes} B`).join('; ') || 'none'})`,
+        text: `${ms(rec.end - c0)} (own sync ${ms(rec.end - rec.start)}, started ${ms(rec.start - c0)} after the PATCH${arrival}${detail(rec)}; ${before.length} sync(s) before it: ${before.map((r) => `${r.full ? 'full' : 'partial'} ${ms(r.end - r.start)}, ${r.bytes} B${detail(r)}`).join('; ') || 'none'})`,
       });
       if (checkKernel(kind, n) && (j === 0 || j === changes - 1 || j % 10 === 0)) {
         if (!(await kernelHas(ns, kind, i, ip)))
@@ -404,6 +639,7 @@ it('network programming latency: EndpointSlice change → rule in the kernel', a
     return;
   }
   const started = performance.now();
+  startTrace();
   const rows: Row[] = [];
   for (const n of SIZES) {
     for (const kind of BACKENDS) {
@@ -449,4 +685,5 @@ it('network programming latency: EndpointSlice change → rule in the kernel', a
   for (const c of cells) console.log(line(c));
   for (const r of rows)
     for (const f of r.failures) console.log(`${r.n} ${r.backend}: failed sync: ${f.slice(0, 400)}`);
+  traceStop?.();
 }, 3_600_000);

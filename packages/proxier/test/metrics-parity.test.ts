@@ -104,6 +104,7 @@ describe('kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total', () => {
         ipv4: { executor: nft },
         render: { localDetector: { mode: 'None' } },
         staleChainDelayMs: 20,
+        idleCleanupDelayMs: 20,
       }),
     );
     await h.started;

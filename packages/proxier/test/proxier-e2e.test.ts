@@ -88,6 +88,7 @@ const BACKENDS: Record<string, () => Harness> = {
         ipv4: { executor: nft },
         render: { localDetector: DETECTOR },
         staleChainDelayMs: 30,
+        idleCleanupDelayMs: 30,
       }),
       writes: () => nft.transactions.length,
       live: () => dumpTable(nft.state.table('ip', 'kube-proxy')),

@@ -41,7 +41,7 @@ function proxierOn(factory: SharedInformerFactory, nft: FakeNftExecutor): Proxie
   const proxier = new Proxier({
     nodeName: NODE,
     informerFactory: factory,
-    backend: new NftablesBackend({ ipv4: { executor: nft }, staleChainDelayMs: 30 }),
+    backend: new NftablesBackend({ ipv4: { executor: nft }, staleChainDelayMs: 30, idleCleanupDelayMs: 30 }),
     minSyncPeriodMs: 10,
     healthz: false,
     healthCheckNodePorts: false,
