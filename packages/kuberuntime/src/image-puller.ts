@@ -219,11 +219,16 @@ export class ImagePuller {
     try {
       for (const auth of creds.length > 0 ? creds : [undefined]) {
         try {
-          const res = await this.#deps.cri.image.pullImage({
-            image: { image, userSpecifiedImage: container.image ?? '' },
-            ...definedFields({ auth }),
-            ...definedFields({ sandboxConfig }),
-          });
+          // No deadline, as upstream's remote image service (`context.WithCancel`, not the
+          // runtimeRequestTimeout of the other calls): a large image may take long.
+          const res = await this.#deps.cri.image.pullImage(
+            {
+              image: { image, userSpecifiedImage: container.image ?? '' },
+              ...definedFields({ auth }),
+              ...definedFields({ sandboxConfig }),
+            },
+            { timeoutMs: Number.POSITIVE_INFINITY },
+          );
           const pulledAt = this.#deps.now();
           const tookMs = Math.floor(pulledAt - pullStart);
           const withWaitMs = Math.floor(pulledAt - start);

@@ -8,15 +8,17 @@ import { ImagePuller } from '../src/image-puller.js';
 /** An image service whose pulls finish when the test says so. */
 function slowRegistry() {
   const pending: { image: string; finish: () => void }[] = [];
+  const timeouts: (number | undefined)[] = [];
   const image = {
     imageStatus: async () => ({ image: undefined }),
-    pullImage: (req: { image?: { image: string } }) =>
+    pullImage: (req: { image?: { image: string } }, options?: { timeoutMs?: number }) =>
       new Promise<{ imageRef: string }>((resolve) => {
         const ref = req.image?.image ?? '';
+        timeouts.push(options?.timeoutMs);
         pending.push({ image: ref, finish: () => resolve({ imageRef: `sha256:${ref}` }) });
       }),
   };
-  return { cri: { image } as unknown as Pick<CriClient, 'image'>, pending };
+  return { cri: { image } as unknown as Pick<CriClient, 'image'>, pending, timeouts };
 }
 
 function podWith(name: string, image: string): V1Pod {
@@ -72,6 +74,8 @@ describe('image pull parallelism (serializeImagePulls / maxParallelImagePulls)',
     expect(t.events).toContain(
       'Pulled: Successfully pulled image "registry.example/a:1" in 3s (3s including waiting). Image size: 0 bytes.',
     );
+    // upstream's PullImage has no deadline (context.WithCancel), unlike the other CRI calls
+    expect(t.registry.timeouts).toEqual([Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY]);
   });
 
   it('maxParallelImagePulls 2: two in flight, the third waits for a free slot; unlimited by default', async () => {
