@@ -189,7 +189,7 @@ describe('node tuning effects', () => {
       await cgroups.start();
       const pod = {
         metadata: { name: 'p', namespace: 'default', uid: 'pids-uid' },
-        spec: { containers: [{ name: 'app' }] },
+        spec: { containers: [{ name: 'app', resources: {} }] },
       };
       cgroups.ensurePodCgroup(pod);
       expect(tree.read('kubepods/besteffort/podpids-uid/pids.max')).toBe('4096');
