@@ -108,6 +108,13 @@ enableServer: false
     expect(withConfig('podsPerCore: 10\n', ['--pods-per-core=2']).nodeTuning.podsPerCore).toBe(2);
   });
 
+  it('kubeAPIQPS / kubeAPIBurst stay reported (the API clients have no rate limiter)', () => {
+    expect(withConfig('kubeAPIQPS: 10\nkubeAPIBurst: 20\n').warnings).toEqual([
+      'kubeAPIQPS is not supported by this agent; the value in /etc/kubelet/config.yaml is ignored',
+      'kubeAPIBurst is not supported by this agent; the value in /etc/kubelet/config.yaml is ignored',
+    ]);
+  });
+
   it('0 for the event QPS or burst means the default, as the kubelet’s help says', () => {
     expect(parseFlags(['--event-qps=0', '--event-burst=0'], 'host').nodeTuning).toMatchObject({
       eventQps: 50,
