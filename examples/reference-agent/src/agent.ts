@@ -76,6 +76,7 @@ import {
 } from './kubelet-server-wiring.js';
 import { createLogRotation, type LogRotationSettings } from './log-rotation-wiring.js';
 import { createAgentMetrics } from './metrics-wiring.js';
+import { imagePullLimit, type NodeTuningSettings } from './node-tuning-wiring.js';
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
 import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
@@ -146,6 +147,13 @@ export interface AgentOptions {
   readonly healthPort?: number | undefined;
   /** Serve the kubelet API (`@nodeagent/kubelet-server`, kubelet-server-wiring.ts). @default off */
   readonly kubeletServer?: KubeletServerSettings | undefined;
+  /**
+   * `--event-qps`, `--event-burst`, `--node-status-max-images`, `--pods-per-core`,
+   * `--register-node`, `--pod-max-pids`, `--runtime-request-timeout`, `--serialize-image-pulls`
+   * (with `maxParallelImagePulls`), `--enable-server` (node-tuning-wiring.ts).
+   * @default the kubelet's (DEFAULT_NODE_TUNING)
+   */
+  readonly nodeTuning?: Partial<NodeTuningSettings> | undefined;
   /** CrashLoopBackOff cap, ms (`maxContainerRestartPeriod`; below 10 s it also lowers the first delay). @default 300_000 */
   readonly crashLoopBackOffMaxMs?: number | undefined;
   /** PLEG relist period, ms. @default 1000 */
@@ -282,6 +290,7 @@ async function start(
   stop: () => Promise<void>,
 ): Promise<RunningAgent> {
   const { nodeName } = options;
+  const tuning = options.nodeTuning ?? {};
   // --- metrics (metrics-wiring.ts): /metrics and /metrics/probes registries, passed to every part ---
   const agentMetrics = createAgentMetrics(nodeName);
   const metrics = agentMetrics.metrics;
@@ -328,6 +337,8 @@ async function start(
     clock,
     logger: log,
     metrics,
+    // --event-qps / --event-burst (node-tuning-wiring.ts)
+    ...definedFields({ writeQps: tuning.eventQps, writeBurst: tuning.eventBurst }),
   });
   cleanups.push(async () => {
     await events.flush(AbortSignal.timeout(2_000)).catch(() => {});
@@ -359,7 +370,11 @@ async function start(
     cleanups.push(() => embedded.stop());
     log.info({ endpoint }, 'Embedded fake runtime listening');
   }
-  const cri = createCriClient(endpoint, { logger: log, metrics });
+  const cri = createCriClient(endpoint, {
+    logger: log,
+    metrics,
+    ...definedFields({ timeoutMs: tuning.runtimeRequestTimeoutMs }),
+  });
   cleanups.push(() => cri.close());
   await cri.waitForReady({ timeoutMs: 30_000, signal: lifetime.signal });
   if (options.podCidr !== undefined) {
@@ -402,6 +417,7 @@ async function start(
     kubeReserved: options.kubeReserved,
     systemReserved: options.systemReserved,
     activePods: () => podSourcesRef?.config.pods().filter((p) => !isPodPhaseTerminal(p)) ?? [],
+    podPidsLimit: tuning.podMaxPids,
     clock,
     logger: log,
   });
@@ -485,7 +501,11 @@ async function start(
         ? options.kubeletServer
         : { ...options.kubeletServer, healthzPort: options.healthPort };
     const server = await startKubeletServer({
-      settings: { ...settings, fallbackToFreePort: apiServer !== undefined },
+      settings: {
+        ...settings,
+        fallbackToFreePort: apiServer !== undefined,
+        ...definedFields({ enableServer: tuning.enableServer }),
+      },
       nodeName,
       kubeConfig,
       cri,
@@ -520,6 +540,9 @@ async function start(
     kubeReserved: options.kubeReserved,
     systemReserved: options.systemReserved,
     maxPods: options.maxPods,
+    podsPerCore: tuning.podsPerCore,
+    nodeStatusMaxImages: tuning.nodeStatusMaxImages,
+    registerNode: tuning.registerNode,
     statusUpdateFrequencyMs: options.nodeStatusUpdateMs,
     leaseDurationSeconds: options.leaseDurationSeconds,
     statusReportFrequencyMs: options.nodeStatusReportFrequencyMs,
@@ -531,7 +554,8 @@ async function start(
       staticPodUid: (uid) => podSourcesRef?.mirrorPodTranslator.staticPodUid(uid),
     },
     recordNodeEvent: (type, reason, message) => events.event(nodeReference(nodeName), type, reason, message),
-    kubeletPort: kubeletServer?.port,
+    // --enable-server=false still reports the configured port, as the kubelet's daemonEndpoints.
+    kubeletPort: tuning.enableServer === false ? options.kubeletServer?.port : kubeletServer?.port,
     metrics,
     clock,
     logger: log,
@@ -544,6 +568,7 @@ async function start(
     commandRunner: criCommandRunner(cri),
     recorder: recordPodEvent,
     metrics: agentMetrics.probes,
+    ...definedFields({ runtimeRequestTimeoutMs: tuning.runtimeRequestTimeoutMs }),
     clock,
     logger: log,
   });
@@ -603,6 +628,14 @@ async function start(
     hostIps: nodeIps.length > 0 ? nodeIps : [machine.internalIp],
     ...dnsOptions(options.dns, nodeIps.length > 0 ? nodeIps : [machine.internalIp], log),
     crashLoopBackOff: { initialMs: Math.min(10_000, restartMaxMs), maxMs: restartMaxMs },
+    // --runtime-request-timeout, --serialize-image-pulls / maxParallelImagePulls (node-tuning-wiring.ts)
+    ...definedFields({
+      runtimeRequestTimeoutMs: tuning.runtimeRequestTimeoutMs,
+      maxParallelImagePulls: imagePullLimit({
+        serializeImagePulls: tuning.serializeImagePulls ?? true,
+        maxParallelImagePulls: tuning.maxParallelImagePulls,
+      }),
+    }),
     isPodTerminationRequested: (uid) => workers?.isPodTerminationRequested(uid) ?? false,
     cgroupParent: (pod) => podCgroups.podCgroupParent(pod),
     // Readiness and startup results set `ready` / `started` and the Ready conditions; a liveness

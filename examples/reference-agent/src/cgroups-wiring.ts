@@ -123,6 +123,8 @@ export interface PodCgroupsDeps {
   readonly systemReserved: ResourceList | undefined;
   /** The node's non-terminal pods (burstable tier shares). */
   readonly activePods: () => readonly V1Pod[];
+  /** `--pod-max-pids` (`podPidsLimit`): `pids.max` of each pod cgroup; ≤ 0: none. @default -1 */
+  readonly podPidsLimit?: number | undefined;
   /** Test hooks: where cgroups are mounted and the filesystem calls. */
   readonly overrides?: Pick<ContainerManagerOptions, 'cgroupMountRoot' | 'fs' | 'procRoot' | 'sysRoot'>;
   readonly clock: Clock;
@@ -152,6 +154,7 @@ export function createPodCgroups(d: PodCgroupsDeps): PodCgroups {
     ...(d.kubeReserved !== undefined ? { kubeReserved: d.kubeReserved } : {}),
     ...(d.systemReserved !== undefined ? { systemReserved: d.systemReserved } : {}),
     activePods: d.activePods,
+    ...(d.podPidsLimit !== undefined ? { podPidsLimit: d.podPidsLimit } : {}),
     ...d.overrides,
     clock: d.clock,
     logger: d.logger,

@@ -138,6 +138,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         podLogsRoot: flags.podLogsRoot,
         healthPort: flags.healthPort,
         kubeletServer: flags.kubeletServer,
+        nodeTuning: flags.nodeTuning,
         podManifestPath: flags.podManifestPath ?? demoManifests,
         manifestUrl: flags.manifestUrl,
         manifestUrlHeaders: flags.manifestUrlHeaders,
@@ -168,7 +169,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       `container runtime: ${agent.fakeRuntime ? 'in-process fake (@nodeagent/cri/testing FakeRuntime)' : flags.runtimeEndpoint}`,
     );
     if (agent.healthUrl) lines.push(`health: ${agent.healthUrl}/healthz`);
-    if (agent.kubeletServer) {
+    if (agent.kubeletServer && flags.nodeTuning.enableServer) {
       lines.push(
         `kubelet API: ${agent.kubeletServer.url}`,
         `  try: KUBECONFIG=${agent.kubeconfigPath} kubectl logs <pod> / kubectl exec <pod> -- sh -c 'echo hi'`,

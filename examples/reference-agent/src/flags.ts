@@ -45,6 +45,13 @@ import {
   type LogRotationSettings,
   parseLogRotationFlags,
 } from './log-rotation-wiring.js';
+import {
+  NODE_TUNING_BOOL_FLAGS,
+  NODE_TUNING_FLAG_OPTIONS,
+  NODE_TUNING_USAGE,
+  type NodeTuningSettings,
+  parseNodeTuningFlags,
+} from './node-tuning-wiring.js';
 // --- kube-proxy flags (proxy-wiring.ts) ---
 import {
   PROXY_BOOL_FLAGS,
@@ -141,6 +148,8 @@ export interface AgentFlags {
   readonly cgroups: CgroupFlags;
   /** The kubelet API flags (`--port`, `--read-only-port`, `--healthz-port`, ...; kubelet-server-wiring.ts). */
   readonly kubeletServer: KubeletServerSettings;
+  /** `--event-qps`, `--pods-per-core`, `--register-node`, `--runtime-request-timeout`, ... (node-tuning-wiring.ts). */
+  readonly nodeTuning: NodeTuningSettings;
   /** `--help`. */
   readonly help: boolean;
   /** `--version`. */
@@ -197,7 +206,7 @@ ${DNS_USAGE}  --volume-stats-agg-period DURATION
   --manifest-url URL             static pods from this URL (a Pod or PodList), polled every 20 s
   --manifest-url-header 'K:V'    header of the manifest URL requests (repeatable)
   --allowed-unsafe-sysctls LIST  comma-separated sysctls or prefix* patterns pods may set besides the safe ones
-${CGROUP_FLAGS_USAGE}${EVICTION_USAGE}${LOG_ROTATION_USAGE}${PROXY_USAGE}${KUBELET_SERVER_USAGE}  -h, --help                     this text
+${NODE_TUNING_USAGE}${CGROUP_FLAGS_USAGE}${EVICTION_USAGE}${LOG_ROTATION_USAGE}${PROXY_USAGE}${KUBELET_SERVER_USAGE}  -h, --help                     this text
   --version                      print the agent's version and exit
 `;
 
@@ -216,6 +225,7 @@ function number(name: string, value: string | undefined, min: number): number | 
 const BARE_BOOL_FLAGS: readonly string[] = [
   ...KUBELET_SERVER_BOOL_FLAGS,
   ...PROXY_BOOL_FLAGS,
+  ...NODE_TUNING_BOOL_FLAGS,
   '--fail-swap-on',
 ];
 
@@ -322,6 +332,7 @@ function parseArgv(
         'volume-stats-agg-period': { type: 'string' },
         ...PROXY_FLAG_OPTIONS,
         ...KUBELET_SERVER_FLAG_OPTIONS,
+        ...NODE_TUNING_FLAG_OPTIONS,
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -430,9 +441,16 @@ function parseArgv(
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
+  let nodeTuning: NodeTuningSettings;
+  try {
+    nodeTuning = parseNodeTuningFlags(values, file?.maxParallelImagePulls);
+  } catch (err) {
+    throw new FlagError((err as Error).message);
+  }
   return {
     ...statusFlags(str),
     kubeletServer,
+    nodeTuning,
     rootDir: str('root-dir'),
     volumeMemoryMedium,
     eviction,

@@ -3,8 +3,9 @@
  * read as the kubelet reads it, turned into the agent's flags.
  *
  * - Every supported field maps to the flag the kubelet maps it to (`maxPods` → `--max-pods`,
- *   `staticPodPath` → `--pod-manifest-path`, ...), except the two config-only fields
- *   `nodeLeaseDurationSeconds` and `nodeStatusReportFrequency`, which come back separately.
+ *   `staticPodPath` → `--pod-manifest-path`, ...), except the config-only fields
+ *   `nodeLeaseDurationSeconds`, `nodeStatusReportFrequency` and `maxParallelImagePulls`, which
+ *   come back separately.
  * - Precedence is the kubelet's (`kubeletConfigFlagPrecedence` in `cmd/kubelet/app/server.go`):
  *   a flag given on the command line wins over the file's field for that flag; the file wins
  *   over the defaults. With a file, fields it does not set get the `v1beta1` defaults, which for
@@ -49,7 +50,16 @@ export const KUBELET_CONFIG_API_VERSIONS: readonly string[] = [
 ];
 
 type Json = unknown;
-type Kind = 'string' | 'int32' | 'bool' | 'duration' | 'stringMap' | 'stringList' | 'taints' | 'headerMap';
+type Kind =
+  | 'string'
+  | 'int32'
+  | 'int64'
+  | 'bool'
+  | 'duration'
+  | 'stringMap'
+  | 'stringList'
+  | 'taints'
+  | 'headerMap';
 
 /** A supported field: its JSON kind, the flag it sets and how its value is written for that flag. */
 interface FieldSpec {
@@ -63,6 +73,7 @@ interface FieldSpec {
 const GO_TYPE: Record<Kind, string> = {
   string: 'string',
   int32: 'int32',
+  int64: 'int64',
   bool: 'bool',
   duration: 'v1.Duration',
   stringMap: 'map[string]string',
@@ -159,6 +170,17 @@ export const SUPPORTED_KUBELET_CONFIG_FIELDS: Readonly<Record<string, FieldSpec>
         : [taints.map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`).join(',')];
     },
   },
+  // node-tuning-wiring.ts
+  eventRecordQPS: { kind: 'int32', flag: 'event-qps', toFlag: asText },
+  eventBurst: { kind: 'int32', flag: 'event-burst', toFlag: asText },
+  nodeStatusMaxImages: { kind: 'int32', flag: 'node-status-max-images', toFlag: asText },
+  podsPerCore: { kind: 'int32', flag: 'pods-per-core', toFlag: asText },
+  registerNode: { kind: 'bool', flag: 'register-node', toFlag: asText },
+  podPidsLimit: { kind: 'int64', flag: 'pod-max-pids', toFlag: asText },
+  runtimeRequestTimeout: { kind: 'duration', flag: 'runtime-request-timeout', toFlag: asText },
+  serializeImagePulls: { kind: 'bool', flag: 'serialize-image-pulls', toFlag: asText },
+  maxParallelImagePulls: { kind: 'int32' },
+  enableServer: { kind: 'bool', flag: 'enable-server', toFlag: asText },
   'crashLoopBackOff.maxContainerRestartPeriod': {
     kind: 'duration',
     flag: 'max-container-restart-period',
@@ -172,7 +194,6 @@ export const SUPPORTED_KUBELET_CONFIG_FIELDS: Readonly<Record<string, FieldSpec>
  * by their top-level name (their subfields are not checked one by one).
  */
 export const UNSUPPORTED_KUBELET_CONFIG_FIELDS: readonly string[] = [
-  'enableServer',
   'fileCheckFrequency',
   'httpCheckFrequency',
   'tlsCipherSuites',
@@ -185,8 +206,6 @@ export const UNSUPPORTED_KUBELET_CONFIG_FIELDS: readonly string[] = [
   'registryBurst',
   'imagePullCredentialsVerificationPolicy',
   'preloadedImagesVerificationAllowlist',
-  'eventRecordQPS',
-  'eventBurst',
   'enableDebuggingHandlers',
   'enableContentionProfiling',
   'oomScoreAdj',
@@ -202,18 +221,13 @@ export const UNSUPPORTED_KUBELET_CONFIG_FIELDS: readonly string[] = [
   'topologyManagerScope',
   'topologyManagerPolicyOptions',
   'qosReserved',
-  'runtimeRequestTimeout',
   'hairpinMode',
-  'podsPerCore',
   'cpuCFSQuota',
   'cpuCFSQuotaPeriod',
-  'nodeStatusMaxImages',
   'maxOpenFiles',
   'contentType',
   'kubeAPIQPS',
   'kubeAPIBurst',
-  'serializeImagePulls',
-  'maxParallelImagePulls',
   'protectKernelDefaults',
   'makeIPTablesUtilChains',
   'iptablesMasqueradeBit',
@@ -239,14 +253,12 @@ export const UNSUPPORTED_KUBELET_CONFIG_FIELDS: readonly string[] = [
   'enableDebugFlagsHandler',
   'seccompDefault',
   'memoryThrottlingFactor',
-  'registerNode',
   'localStorageCapacityIsolation',
   'imageServiceEndpoint',
   'failCgroupV1',
   'userNamespaces',
   'singleProcessOOMKill',
   'mergeDefaultEvictionSettings',
-  'podPidsLimit',
   'crashLoopBackOff.nodeMaxContainerRestartPeriod',
 ];
 
@@ -285,6 +297,8 @@ export interface KubeletConfigFile {
   readonly nodeLeaseDurationSeconds: number | undefined;
   /** `nodeStatusReportFrequency`, ms (config-only in the kubelet too). */
   readonly nodeStatusReportFrequencyMs: number | undefined;
+  /** `maxParallelImagePulls` (config-only in the kubelet too). */
+  readonly maxParallelImagePulls: number | undefined;
   /** One line per known-but-unsupported field the file sets. */
   readonly warnings: readonly string[];
 }
@@ -340,6 +354,7 @@ export function parseKubeletConfig(
   const warnings: string[] = [];
   let nodeLeaseDurationSeconds: number | undefined;
   let nodeStatusReportFrequencyMs: number | undefined;
+  let maxParallelImagePulls: number | undefined;
   const visit = (obj: Record<string, Json>, prefix: string) => {
     for (const [key, value] of Object.entries(obj)) {
       const path = prefix === '' ? key : `${prefix}.${key}`;
@@ -369,6 +384,18 @@ export function parseKubeletConfig(
           );
         }
         nodeLeaseDurationSeconds = value as number;
+        continue;
+      }
+      if (path === 'maxParallelImagePulls') {
+        // Checked with serializeImagePulls once the command line is merged (node-tuning-wiring.ts).
+        if ((value as number) < 1) {
+          throw new KubeletConfigError(
+            file,
+            path,
+            `invalid configuration: maxParallelImagePulls ${value} must be a positive number`,
+          );
+        }
+        maxParallelImagePulls = value as number;
         continue;
       }
       if (path === 'nodeStatusReportFrequency') {
@@ -410,7 +437,7 @@ export function parseKubeletConfig(
   for (const [flag, value] of Object.entries(V1BETA1_DEFAULTS)) {
     if (!setFlags.has(flag)) flags.push({ flag, value, field: undefined });
   }
-  return { flags, warnings, nodeLeaseDurationSeconds, nodeStatusReportFrequencyMs };
+  return { flags, warnings, nodeLeaseDurationSeconds, nodeStatusReportFrequencyMs, maxParallelImagePulls };
 }
 
 function typeError(file: string, path: string, value: Json, goType: string): KubeletConfigError {
@@ -429,6 +456,16 @@ function checkType(file: string, path: string, kind: Kind, value: Json): void {
       return;
     case 'bool':
       if (typeof value !== 'boolean') throw bad();
+      return;
+    case 'int64':
+      if (typeof value !== 'number') throw bad();
+      if (!Number.isSafeInteger(value)) {
+        throw new KubeletConfigError(
+          file,
+          path,
+          `failed to decode: json: cannot unmarshal number ${value} into Go struct field KubeletConfiguration.${path} of type int64`,
+        );
+      }
       return;
     case 'int32':
       if (typeof value !== 'number') throw bad();

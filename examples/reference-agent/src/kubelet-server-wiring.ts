@@ -57,6 +57,8 @@ export interface KubeletServerSettings {
   readonly anonymousAuth: boolean;
   /** `--authorization-mode`. @default 'AlwaysAllow' */
   readonly authorizationMode: 'AlwaysAllow' | 'Webhook';
+  /** `--enable-server`: the API on `port` (node-tuning-wiring.ts); false leaves the read-only and healthz ports. @default true */
+  readonly enableServer?: boolean;
   /** When `--port` is taken, listen on a free port instead (embedded demo only). @default false */
   readonly fallbackToFreePort?: boolean;
 }
@@ -258,6 +260,7 @@ export async function startKubeletServer(deps: KubeletServerDeps): Promise<Kubel
       },
       runtime: deps.cri.runtime,
       address: settings.address,
+      ...(settings.enableServer === false ? { enableServer: false } : {}),
       port: free ? 0 : settings.port,
       ...(settings.readOnlyPort > 0 ? { readOnlyPort: free ? 0 : settings.readOnlyPort } : {}),
       ...(settings.healthzPort > 0 ? { healthzPort: free ? 0 : settings.healthzPort } : {}),

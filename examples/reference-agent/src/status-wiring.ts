@@ -10,6 +10,7 @@ import { type Clock, definedFields, type Logger, type MetricsOptions } from '@no
 import type { CriClient } from '@nodeagent/cri';
 import type { PlegHealth } from '@nodeagent/pleg';
 import {
+  DEFAULT_MAX_PODS,
   type MachineInfo,
   type MirrorPodTranslator,
   type NodeImage,
@@ -21,6 +22,7 @@ import {
   runtimeReadinessErrors,
   type StatusApi,
 } from '@nodeagent/status';
+import { podCapacity } from './node-tuning-wiring.js';
 
 /** What the status pieces need from the agent. */
 export interface StatusWiringDeps {
@@ -38,6 +40,12 @@ export interface StatusWiringDeps {
   readonly kubeReserved: ResourceList | undefined;
   readonly systemReserved: ResourceList | undefined;
   readonly maxPods: number | undefined;
+  /** `--pods-per-core`: capacity pods = min(maxPods, this × cores) when > 0. @default 0 */
+  readonly podsPerCore?: number | undefined;
+  /** `--node-status-max-images` (-1: all). @default 50 */
+  readonly nodeStatusMaxImages?: number | undefined;
+  /** `--register-node`: false leaves the Node to an administrator. @default true */
+  readonly registerNode?: boolean | undefined;
   readonly statusUpdateFrequencyMs: number | undefined;
   readonly leaseDurationSeconds: number | undefined;
   /** `nodeStatusReportFrequency`, ms. @default the status package's (5 min) */
@@ -116,7 +124,12 @@ export function createStatusParts(d: StatusWiringDeps): StatusParts {
       registerWithTaints: d.registerWithTaints,
       kubeReserved: d.kubeReserved,
       systemReserved: d.systemReserved,
-      maxPods: d.maxPods,
+      maxPods:
+        d.podsPerCore === undefined
+          ? d.maxPods
+          : podCapacity(d.maxPods ?? DEFAULT_MAX_PODS, d.podsPerCore, d.machine.cpus),
+      maxImages: d.nodeStatusMaxImages,
+      registerNode: d.registerNode,
       statusUpdateFrequencyMs: d.statusUpdateFrequencyMs,
       statusReportFrequencyMs: d.statusReportFrequencyMs,
       pressure: d.pressure,

@@ -88,6 +88,11 @@ export interface KubeletServerOptions {
   readonly runtime: KubeletServerRuntime;
   /** `--address`. @default '0.0.0.0' */
   readonly address?: string;
+  /**
+   * Serve the authenticated API on `port` (the kubelet's `--enable-server`). False leaves only
+   * the read-only and healthz servers, as the kubelet does. @default true
+   */
+  readonly enableServer?: boolean;
   /** `--port`; 0: any free port. @default 10250 */
   readonly port?: number;
   /** `--read-only-port`; `undefined` disables it (the kubelet's 0), 0 here picks any free port. @default disabled */

@@ -74,7 +74,7 @@ export class KubeletServer implements Lifecycle {
     this.#checks = { ping: pingHealthz, log: logHealthz, ...(options.healthChecks ?? {}) };
   }
 
-  /** `https://<address>:<port>` of the main server; throws before start. */
+  /** `https://<address>:<port>` of the main server; throws before start and with `enableServer: false`. */
   get url(): string {
     return this.#urlOf('main');
   }
@@ -89,7 +89,7 @@ export class KubeletServer implements Lifecycle {
     return this.#servers.find((s) => s.kind === 'healthz')?.url;
   }
 
-  /** The port of the main server (for `daemonEndpoints.kubeletEndpoint.Port`); throws before start. */
+  /** The port of the main server (for `daemonEndpoints.kubeletEndpoint.Port`); throws before start and with `enableServer: false`. */
   get port(): number {
     return Number(new URL(this.url).port);
   }
@@ -111,19 +111,21 @@ export class KubeletServer implements Lifecycle {
       signal,
       async () => {
         const o = this.#options;
-        const tls =
-          o.tls ??
-          (await loadOrGenerateServingCertificate({
-            ...(o.certDir !== undefined ? { certDir: o.certDir } : {}),
-          }));
-        const main = createHttpsServer({
-          cert: tls.cert,
-          key: tls.key,
-          ...(o.clientCa !== undefined
-            ? { requestCert: true, rejectUnauthorized: false, ca: o.clientCa }
-            : {}),
-        });
-        await this.#listen('main', main, o.address ?? '0.0.0.0', o.port ?? 10250, 'https');
+        if (o.enableServer !== false) {
+          const tls =
+            o.tls ??
+            (await loadOrGenerateServingCertificate({
+              ...(o.certDir !== undefined ? { certDir: o.certDir } : {}),
+            }));
+          const main = createHttpsServer({
+            cert: tls.cert,
+            key: tls.key,
+            ...(o.clientCa !== undefined
+              ? { requestCert: true, rejectUnauthorized: false, ca: o.clientCa }
+              : {}),
+          });
+          await this.#listen('main', main, o.address ?? '0.0.0.0', o.port ?? 10250, 'https');
+        }
         if (o.readOnlyPort !== undefined) {
           await this.#listen('readOnly', createHttpServer(), o.address ?? '0.0.0.0', o.readOnlyPort, 'http');
         }

@@ -194,3 +194,17 @@ describe('a followed log whose client stops reading', () => {
     expect(f.server.logStreams).toEqual([]); // the reader ended with the client
   });
 });
+
+describe('enableServer false (the kubelet’s --enable-server=false)', () => {
+  it('serves no authenticated API, but the read-only port and /healthz still answer', async () => {
+    const f = await startFixture({ enableServer: false, readOnlyPort: 0, healthzPort: 0 });
+    try {
+      expect(() => f.server.url).toThrow('KubeletServer: the main server is not listening');
+      expect((await get(`${f.server.healthzUrl}/healthz`)).body).toBe('ok');
+      const list = JSON.parse((await get(`${f.server.readOnlyUrl}/pods`)).body);
+      expect(list.items.map((p: { metadata: { name: string } }) => p.metadata.name)).toEqual(['web']);
+    } finally {
+      await f.stop();
+    }
+  });
+});

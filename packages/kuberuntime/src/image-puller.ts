@@ -110,14 +110,50 @@ export interface ImagePullerDeps {
   readonly metrics: () => RuntimeMetrics | undefined;
   /** The image events (`Pulling`, `Pulled`, `Failed`, `BackOff`, …); must not throw. @default none */
   readonly recorder?: RuntimeEventRecorder;
+  /**
+   * Pulls in flight at once (the kubelet's `maxParallelImagePulls`; 1 is its
+   * `serializeImagePulls: true`); the others wait their turn. Minimum: 1. @default unlimited
+   */
+  readonly maxParallelImagePulls?: number;
+}
+
+/** A counting semaphore: `acquire` resolves when one of `size` slots is free (FIFO). */
+class PullSlots {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.#free = size;
+  }
+
+  acquire(): Promise<void> {
+    if (this.#free > 0) {
+      this.#free--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.#waiting.shift();
+    if (next !== undefined) next();
+    else this.#free++;
+  }
 }
 
 /** Pulls images for containers as the kubelet's image manager does. */
 export class ImagePuller {
   readonly #deps: ImagePullerDeps;
+  readonly #slots: PullSlots | undefined;
 
+  /** @throws RangeError when `maxParallelImagePulls` is not an integer >= 1 */
   constructor(deps: ImagePullerDeps) {
     this.#deps = deps;
+    const max = deps.maxParallelImagePulls;
+    if (max !== undefined && (!Number.isInteger(max) || max < 1)) {
+      throw new RangeError(`ImagePuller: maxParallelImagePulls must be an integer >= 1, got ${max}`);
+    }
+    this.#slots = max === undefined ? undefined : new PullSlots(max);
   }
 
   /**
@@ -177,34 +213,46 @@ export class ImagePuller {
     const start = this.#deps.now();
     const creds = credentialsFor(image, pullSecrets);
     let lastErr: unknown;
-    for (const auth of creds.length > 0 ? creds : [undefined]) {
-      try {
-        const res = await this.#deps.cri.image.pullImage({
-          image: { image, userSpecifiedImage: container.image ?? '' },
-          ...definedFields({ auth }),
-          ...definedFields({ sandboxConfig }),
-        });
-        const tookMs = Math.floor(this.#deps.now() - start);
-        const size = await this.#imageSize(image);
-        this.#deps.metrics()?.observeImagePull(tookMs / 1000, size);
-        log.info(
-          { pod: pod.metadata?.name, image },
-          `Successfully pulled image "${image}" in ${Math.round(tookMs)}ms`,
-        );
-        // No serial pull queue here: the pull and the wall time "including waiting" are one.
-        const took = formatGoDuration(tookMs);
-        record(
-          pod,
-          container,
-          'Normal',
-          'Pulled',
-          `Successfully pulled image ${JSON.stringify(requested)} in ${took} (${took} including waiting). Image size: ${size} bytes.`,
-        );
-        this.#deps.backoff.gc();
-        return res.imageRef;
-      } catch (err) {
-        lastErr = err;
+    // With a pull limit, the pull waits for a slot: "in X" is the pull, "Y including waiting" the whole.
+    await this.#slots?.acquire();
+    const pullStart = this.#deps.now();
+    try {
+      for (const auth of creds.length > 0 ? creds : [undefined]) {
+        try {
+          // No deadline, as upstream's remote image service (`context.WithCancel`, not the
+          // runtimeRequestTimeout of the other calls): a large image may take long.
+          const res = await this.#deps.cri.image.pullImage(
+            {
+              image: { image, userSpecifiedImage: container.image ?? '' },
+              ...definedFields({ auth }),
+              ...definedFields({ sandboxConfig }),
+            },
+            { timeoutMs: Number.POSITIVE_INFINITY },
+          );
+          const pulledAt = this.#deps.now();
+          const tookMs = Math.floor(pulledAt - pullStart);
+          const withWaitMs = Math.floor(pulledAt - start);
+          const size = await this.#imageSize(image);
+          this.#deps.metrics()?.observeImagePull(tookMs / 1000, size);
+          log.info(
+            { pod: pod.metadata?.name, image },
+            `Successfully pulled image "${image}" in ${Math.round(tookMs)}ms`,
+          );
+          record(
+            pod,
+            container,
+            'Normal',
+            'Pulled',
+            `Successfully pulled image ${JSON.stringify(requested)} in ${formatGoDuration(tookMs)} (${formatGoDuration(withWaitMs)} including waiting). Image size: ${size} bytes.`,
+          );
+          this.#deps.backoff.gc();
+          return res.imageRef;
+        } catch (err) {
+          lastErr = err;
+        }
       }
+    } finally {
+      this.#slots?.release();
     }
     log.warn(
       { pod: pod.metadata?.name, image, err: errorMessage(lastErr) },

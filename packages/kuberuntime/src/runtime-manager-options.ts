@@ -45,6 +45,11 @@ export interface KubeRuntimeManagerOptions extends SandboxConfigOptions {
   readonly crashLoopBackOff?: CrashLoopBackOffOptions;
   /** ImagePullBackOff: 10 s doubling to 5 min. */
   readonly imagePullBackOff?: Omit<CrashLoopBackOffOptions, 'resetAfterMs'>;
+  /**
+   * Image pulls in flight at once; the others wait (the kubelet's `maxParallelImagePulls`, and
+   * 1 for its default `serializeImagePulls: true`). Minimum: 1. @default unlimited
+   */
+  readonly maxParallelImagePulls?: number;
   /** Node memory capacity for OOM scores, bytes. @default os.totalmem() */
   readonly memoryCapacityBytes?: bigint;
   /** Node allocatable (the value of unset limits in `resourceFieldRef`). @default all CPUs, total memory */

@@ -104,6 +104,7 @@ export class KubeRuntimeManager {
       now: () => this.#clock.now(),
       metrics: () => this.#metrics,
       recorder: this.#record,
+      ...definedFields({ maxParallelImagePulls: options.maxParallelImagePulls }),
     });
     this.#source =
       options.podStatusSource ??

@@ -27,6 +27,12 @@ export interface NodeStatusManagerOptions {
   readonly nodeLabels?: Readonly<Record<string, string>>;
   /** Taints set at registration (`--register-with-taints`). @default [] */
   readonly registerWithTaints?: readonly V1Taint[];
+  /**
+   * Create the Node at start (the kubelet's `registerNode`). When false the Node must already
+   * exist (made by an administrator): the manager only updates its status, as the kubelet does.
+   * @default true
+   */
+  readonly registerNode?: boolean;
   /** Register schedulable; false adds the `node.kubernetes.io/unschedulable:NoSchedule` taint. @default true */
   readonly registerSchedulable?: boolean;
   /** `spec.podCIDRs` set at registration (normally the controller manager's job). @default none */

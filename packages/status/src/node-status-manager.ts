@@ -106,15 +106,15 @@ export class NodeStatusManager implements Lifecycle {
   }
 
   /**
-   * Registers the Node (retrying with backoff until it succeeds or {@link NodeStatusManager.stop}),
-   * posts the first status, then updates it every `statusUpdateFrequencyMs`. `signal` bounds
+   * Registers the Node (retrying with backoff until it succeeds or {@link NodeStatusManager.stop};
+   * skipped with `registerNode: false`), posts the first status, then updates it every `statusUpdateFrequencyMs`. `signal` bounds
    * the registration and the first post only. A second call rejects.
    */
   start(signal?: AbortSignal): Promise<void> {
     return this.#once.run(
       signal,
       async () => {
-        await this.register(this.#stopping.signal);
+        if (this.#options.registerNode !== false) await this.register(this.#stopping.signal);
         await this.updateNodeStatus();
         if (this.#stopping.signal.aborted) return;
         this.#timer = this.#clock.setInterval(
@@ -351,6 +351,8 @@ export class NodeStatusManager implements Lifecycle {
       original = await countedCall(this.#metrics, 'nodes', 'get', () => this.#api.get<V1Node>(this.#path));
       if (original === undefined) throw new Error(`node "${this.#options.nodeName}" not found`);
       this.#node = original;
+      // Without registration (registerNode: false), the first read brings the UID.
+      this.nodeUid ??= original.metadata?.uid;
     }
     const nowMs = this.#clock.now();
     const status = await this.computeStatus(original, nowMs);

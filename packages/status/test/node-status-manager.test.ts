@@ -123,6 +123,28 @@ describe('registration', () => {
     expect(m.nodeUid).toBe('old');
   });
 
+  it('registerNode false: never creates the Node, updates the status of the one an administrator made', async () => {
+    const { api, m, node } = setup({ registerNode: false, nodeLabels: { extra: 'x' } });
+    api.objects.set(NODE_PATH, {
+      metadata: { name: 'n1', uid: 'admin-made', labels: { keep: 'me' } },
+      status: {},
+    });
+    await m.start();
+    expect(api.calls.filter((c) => c.verb === 'create')).toHaveLength(0);
+    // no label reconciliation either: that is part of registration upstream
+    expect(node().metadata?.labels).toEqual({ keep: 'me' });
+    expect(node().status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(m.nodeUid).toBe('admin-made');
+  });
+
+  it('registerNode false and no Node: nothing is created, the status update fails and is retried later', async () => {
+    const { api, m } = setup({ registerNode: false });
+    await m.start();
+    expect(api.calls.filter((c) => c.verb === 'create')).toHaveLength(0);
+    expect(api.calls.filter((c) => c.verb === 'get')).toHaveLength(5);
+    expect(m.nodeUid).toBeUndefined();
+  });
+
   it('retries registration 200 ms, 400 ms, ... apart while the API fails (upstream registerWithAPIServer)', async () => {
     const { api, clock, m } = setup();
     api.failNext.create = [500, 500, 500];
