@@ -73,7 +73,7 @@ describeRealNode(
     };
     /** The ready endpoints' pod names of the Service `web`. */
     const readyEndpoints = () =>
-      (api.store.list('endpointslices', 'default') as V1EndpointSlice[])
+      (api.store.list('endpointslices', 'default') as unknown as V1EndpointSlice[])
         .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === 'web')
         .flatMap((s) => s.endpoints ?? [])
         .filter((e) => e.conditions?.ready === true)
