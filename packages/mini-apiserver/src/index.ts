@@ -51,6 +51,27 @@ export { type DropRule, type FailureRule, Faults, type WatchControl } from './fa
 export type { RequestRecord } from './handler.js';
 export { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
 export { type LabelRequirement, type LabelSelector, parseLabelSelector } from './labels.js';
+export {
+  DEFAULT_LARGE_CLUSTER_SIZE_THRESHOLD,
+  DEFAULT_NODE_EVICTION_RATE,
+  DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS,
+  DEFAULT_NODE_MONITOR_PERIOD_MS,
+  DEFAULT_NODE_STARTUP_GRACE_PERIOD_MS,
+  DEFAULT_SECONDARY_NODE_EVICTION_RATE,
+  DEFAULT_UNHEALTHY_ZONE_THRESHOLD,
+  NODE_CONTROLLER_COMPONENT,
+  NodeLifecycleController,
+  type NodeLifecycleControllerOptions,
+  type NodeLifecycleSettings,
+  nodeLifecycleSettings,
+} from './node-lifecycle-controller.js';
+export {
+  type NodeCondition,
+  type NodeTaint,
+  TAINT_NODE_NOT_READY,
+  TAINT_NODE_UNREACHABLE,
+  TAINT_NODE_UNSCHEDULABLE,
+} from './node-lifecycle-taints.js';
 export type { JsonValue, KubeObject, ObjectMeta } from './object.js';
 export { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, type PatchType } from './patch.js';
 export type { KubeletClientOptions } from './pod-node-proxy.js';

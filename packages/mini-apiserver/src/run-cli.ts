@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import { definedFields } from '@nodeagent/core';
+import { definedFields, parseGoDuration } from '@nodeagent/core';
 import { startMiniApiServer } from './server.js';
 import type { MiniApiServer, MiniApiServerOptions } from './server-options.js';
 
@@ -30,6 +30,12 @@ const USAGE = `Usage: mini-apiserver [options]
                                bindings; --token users are in system:masters
   --endpointslice-controller   maintain EndpointSlices for Services with selectors
   --schedule                   bind pods without spec.nodeName to a node that fits
+  --node-lifecycle-controller  mark Nodes whose kubelet stopped heartbeating NotReady (Unknown)
+                               and taint them node.kubernetes.io/unreachable
+  --node-monitor-period <d>    how often Node heartbeats are checked (default: 5s)
+  --node-monitor-grace-period <d>  time without a heartbeat before a Node goes Unknown
+                               (default: 50s)
+  --node-startup-grace-period <d>  the same for a Node that never posted status (default: 1m0s)
   --service-cluster-ip-range   IPv4 CIDR Service cluster IPs come from (default 10.0.0.0/24)
   --bookmark-interval-ms <n>   interval of watch BOOKMARK events (default: 60000)
   --watch-buffer-max-events <n>  close a watch whose client lags by more events (default: 10000, 0 = never)
@@ -99,6 +105,17 @@ function nonNegative(values: Values, name: string): number | undefined {
   return n;
 }
 
+function durationMs(values: Values, name: string): number | undefined {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  try {
+    if (typeof v !== 'string') throw new Error('not a string');
+    return parseGoDuration(v);
+  } catch {
+    throw new CliUsageError(`--${name} must be a duration such as 5s or 1m0s, got "${String(v)}"`);
+  }
+}
+
 async function tlsOption(values: Values): Promise<MiniApiServerOptions['tls']> {
   const str = (k: string): string | undefined =>
     typeof values[k] === 'string' ? (values[k] as string) : undefined;
@@ -166,7 +183,11 @@ async function serverOptions(values: Values): Promise<MiniApiServerOptions> {
       apiAudiences: typeof audiences === 'string' ? audiences.split(',').filter((a) => a !== '') : undefined,
       serviceAccountSigningKey: typeof keyFile === 'string' ? await readFile(keyFile, 'utf8') : undefined,
       serviceAccountAdmission: disabled.includes('ServiceAccount') ? false : undefined,
+      nodeMonitorPeriodMs: durationMs(values, 'node-monitor-period'),
+      nodeMonitorGracePeriodMs: durationMs(values, 'node-monitor-grace-period'),
+      nodeStartupGracePeriodMs: durationMs(values, 'node-startup-grace-period'),
     }),
+    nodeLifecycleController: values['node-lifecycle-controller'] === true,
     endpointSliceController: values['endpointslice-controller'] === true,
     schedule: values.schedule === true,
     ...(typeof values['service-cluster-ip-range'] === 'string'
@@ -210,6 +231,10 @@ export async function runMiniApiServerCli(argv: readonly string[], io: MiniApiSe
         'authorization-mode': { type: 'string' },
         'endpointslice-controller': { type: 'boolean' },
         schedule: { type: 'boolean' },
+        'node-lifecycle-controller': { type: 'boolean' },
+        'node-monitor-period': { type: 'string' },
+        'node-monitor-grace-period': { type: 'string' },
+        'node-startup-grace-period': { type: 'string' },
         'service-cluster-ip-range': { type: 'string' },
         'bookmark-interval-ms': { type: 'string' },
         'watch-buffer-max-events': { type: 'string' },

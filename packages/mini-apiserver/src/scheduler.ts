@@ -325,7 +325,8 @@ export class MiniScheduler {
       value: String(rec(t).value ?? ''),
       effect: String(rec(t).effect ?? ''),
     }));
-    // The node lifecycle controller taints a node that is not Ready; this server has none.
+    // The node lifecycle controller taints a node that is not Ready; counted here too, so the
+    // rule holds with `nodeLifecycleController` off and before its taint lands.
     if (!nodeReady(node) && !taints.some((t) => t.key === 'node.kubernetes.io/not-ready'))
       taints.push({ key: 'node.kubernetes.io/not-ready', value: '', effect: 'NoSchedule' });
     for (const t of taints) {

@@ -9,6 +9,7 @@ import type { BearerToken } from './auth.js';
 import type { EndpointSliceController } from './endpointslice-controller.js';
 import type { Faults } from './faults.js';
 import type { RequestRecord } from './handler.js';
+import type { NodeLifecycleController } from './node-lifecycle-controller.js';
 import type { KubeletClientOptions } from './pod-node-proxy.js';
 import type { MiniScheduler } from './scheduler.js';
 import type { ServiceAccountTokens } from './serviceaccount-token.js';
@@ -174,6 +175,34 @@ export interface MiniApiServerOptions {
    */
   readonly schedule?: boolean;
   /**
+   * Run the node lifecycle controller (`node-lifecycle-controller.ts`, kube-controller-manager's
+   * `nodelifecycle`): a Node whose kubelet stops renewing its Lease and posting its Ready
+   * condition goes `Unknown` (NotReady) after `nodeMonitorGracePeriodMs`, gets the
+   * `node.kubernetes.io/unreachable` taints and its pods are marked not Ready; the taints go
+   * once it is Ready again. Pods are never evicted (no taint eviction controller).
+   * @default false
+   */
+  readonly nodeLifecycleController?: boolean;
+  /**
+   * How often the node lifecycle controller checks heartbeats (`--node-monitor-period`).
+   * Minimum: 1.
+   * @default 5000
+   */
+  readonly nodeMonitorPeriodMs?: number;
+  /**
+   * Time without a Node heartbeat (Ready `lastHeartbeatTime` or `kube-node-lease` Lease
+   * `renewTime`) before its conditions go Unknown (`--node-monitor-grace-period`, 50 s since
+   * Kubernetes 1.32). Minimum: 0.
+   * @default 50000
+   */
+  readonly nodeMonitorGracePeriodMs?: number;
+  /**
+   * The same for a Node that never posted a Ready condition, from its creation
+   * (`--node-startup-grace-period`). Minimum: 0.
+   * @default 60000
+   */
+  readonly nodeStartupGracePeriodMs?: number;
+  /**
    * The issuer of service account tokens (kube-apiserver's `--service-account-issuer`): the
    * `iss` of the tokens the `serviceaccounts/<name>/token` subresource issues, and the only
    * issuer accepted. Also the base of the `jwks_uri` in `/.well-known/openid-configuration`.
@@ -257,6 +286,8 @@ export interface MiniApiServer {
   readonly endpointSlices: EndpointSliceController | undefined;
   /** The minimal scheduler, when {@link MiniApiServerOptions.schedule} is on. */
   readonly scheduler: MiniScheduler | undefined;
+  /** The node lifecycle controller, when {@link MiniApiServerOptions.nodeLifecycleController} is on. */
+  readonly nodeLifecycle: NodeLifecycleController | undefined;
   /** The last handled requests, oldest first. */
   readonly requests: readonly RequestRecord[];
   /** Number of open watch connections. */

@@ -16,6 +16,7 @@ import { EndpointSliceController } from './endpointslice-controller.js';
 import { Faults } from './faults.js';
 import { handleRequest, handleUpgrade, type RequestRecord } from './handler.js';
 import { renderKubeconfig } from './kubeconfig.js';
+import { NodeLifecycleController, nodeLifecycleSettings } from './node-lifecycle-controller.js';
 import type { KubeObject } from './object.js';
 import type { PodStreamMode } from './pod-node-proxy.js';
 import { RbacAuthorizer } from './rbac.js';
@@ -48,6 +49,8 @@ class RunningServer implements MiniApiServer {
   readonly endpointSlices: EndpointSliceController | undefined;
   /** The minimal scheduler, when `schedule` is on. */
   readonly scheduler: MiniScheduler | undefined;
+  /** The node lifecycle controller, when `nodeLifecycleController` is on. */
+  readonly nodeLifecycle: NodeLifecycleController | undefined;
   #defaulting: ApiDefaulting | undefined;
   readonly watches = new Set<WatchStream>();
   readonly #log: RequestRecord[] = [];
@@ -101,6 +104,21 @@ class RunningServer implements MiniApiServer {
       this.store.create('servicecidrs', this.#defaulting.defaultServiceCidr(new Date(clock.now())));
     }
     this.scheduler = options.schedule === true ? new MiniScheduler({ store: this.store, clock }) : undefined;
+    const nodeLifecycle = definedFields({
+      nodeMonitorPeriodMs: options.nodeMonitorPeriodMs,
+      nodeMonitorGracePeriodMs: options.nodeMonitorGracePeriodMs,
+      nodeStartupGracePeriodMs: options.nodeStartupGracePeriodMs,
+    });
+    nodeLifecycleSettings(nodeLifecycle); // bad values are refused even with the controller off
+    this.nodeLifecycle =
+      options.nodeLifecycleController === true
+        ? new NodeLifecycleController({
+            store: this.store,
+            clock,
+            ...nodeLifecycle,
+            ...definedFields({ logger: options.logger }),
+          })
+        : undefined;
     // --- end ---
     this.faults = new Faults({
       dropWatches: () => this.#eachWatch((w) => w.drop()),
@@ -344,6 +362,7 @@ class RunningServer implements MiniApiServer {
     if (o.kubeconfigPath !== undefined) await writeFile(o.kubeconfigPath, this.#kubeconfig, { mode: 0o600 });
     await this.endpointSlices?.start();
     this.scheduler?.start();
+    this.nodeLifecycle?.start();
   }
 
   async stop(): Promise<void> {
@@ -351,6 +370,7 @@ class RunningServer implements MiniApiServer {
     this.#stopped = true;
     await this.endpointSlices?.stop();
     this.scheduler?.stop();
+    this.nodeLifecycle?.stop();
     this.#saController?.stop();
     for (const w of [...this.watches]) w.end();
     for (const s of this.#upgraded) s.destroy();

@@ -151,6 +151,63 @@ describe('runMiniApiServerCli (in process)', () => {
     expect(await done).toBe(0);
   });
 
+  test('--node-lifecycle-controller with Go durations for its periods', async () => {
+    const ac = new AbortController();
+    const listening = deferred<MiniApiServer>();
+    const done = runMiniApiServerCli(
+      [
+        '--node-lifecycle-controller',
+        '--node-monitor-period',
+        '500ms',
+        '--node-monitor-grace-period',
+        '2s',
+        '--node-startup-grace-period',
+        '1m30s',
+      ],
+      { stdout: sink(), stderr: sink(), signal: ac.signal, signals: null, onListening: listening.resolve },
+    );
+    const server = await listening.promise;
+    expect(server.nodeLifecycle?.settings).toMatchObject({
+      nodeMonitorPeriodMs: 500,
+      nodeMonitorGracePeriodMs: 2000,
+      nodeStartupGracePeriodMs: 90_000,
+    });
+    ac.abort();
+    expect(await done).toBe(0);
+    const off = deferred<MiniApiServer>();
+    const ac2 = new AbortController();
+    const done2 = runMiniApiServerCli([], {
+      stdout: sink(),
+      stderr: sink(),
+      signal: ac2.signal,
+      signals: null,
+      onListening: off.resolve,
+    });
+    expect((await off.promise).nodeLifecycle).toBeUndefined();
+    ac2.abort();
+    expect(await done2).toBe(0);
+    const stderr = sink();
+    expect(
+      await runMiniApiServerCli(['--node-monitor-grace-period', '40'], {
+        stdout: sink(),
+        stderr,
+        signals: null,
+      }),
+    ).toBe(2);
+    expect(stderr.text()).toContain(
+      '--node-monitor-grace-period must be a duration such as 5s or 1m0s, got "40"',
+    );
+    const negative = sink();
+    expect(
+      await runMiniApiServerCli(['--node-monitor-grace-period=-1s'], {
+        stdout: sink(),
+        stderr: negative,
+        signals: null,
+      }),
+    ).toBe(1);
+    expect(negative.text()).toContain('nodeMonitorGracePeriodMs must be a finite number >= 0, got -1000');
+  });
+
   test('SIGTERM (through the injected signal source) stops it and removes the handlers', async () => {
     const signals = new EventEmitter();
     const stdout = sink();

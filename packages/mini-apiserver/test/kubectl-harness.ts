@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import type { MiniApiServer } from '../src/index.js';
+import type { MiniApiServer, MiniApiServerOptions } from '../src/index.js';
 import { start } from './helpers.js';
 
 /** True when no kubectl binary runs here. */
@@ -27,14 +27,17 @@ export interface KubectlServer {
   kubectl(...args: string[]): Promise<string>;
 }
 
-/** Registers beforeAll/afterAll that start and stop a server for kubectl; call inside describe. */
-export function useKubectlServer(prefix: string): KubectlServer {
+/**
+ * Registers beforeAll/afterAll that start and stop a server for kubectl (with `options`);
+ * call inside describe.
+ */
+export function useKubectlServer(prefix: string, options: MiniApiServerOptions = {}): KubectlServer {
   const h = { server: undefined as unknown as MiniApiServer, dir: '', env: {} as NodeJS.ProcessEnv };
   beforeAll(async () => {
     if (kubectlMissing)
       throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
     h.dir = await mkdtemp(join(tmpdir(), prefix));
-    h.server = await start({ kubeconfigPath: join(h.dir, 'kubeconfig') });
+    h.server = await start({ ...options, kubeconfigPath: join(h.dir, 'kubeconfig') });
     h.env = { ...process.env, KUBECONFIG: join(h.dir, 'kubeconfig'), HOME: h.dir };
   });
   afterAll(async () => {

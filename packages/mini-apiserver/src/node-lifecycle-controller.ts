@@ -1,0 +1,746 @@
+/**
+ * An optional node lifecycle controller (`nodeLifecycleController`), as kube-controller-manager's
+ * (`pkg/controller/nodelifecycle/node_lifecycle_controller.go`): every `nodeMonitorPeriodMs` it
+ * checks each Node's heartbeats — a new `lastHeartbeatTime` on its Ready condition, or a newer
+ * `spec.renewTime` on its Lease in `kube-node-lease` — and, when none came for
+ * `nodeMonitorGracePeriodMs` (`nodeStartupGracePeriodMs` for a Node that never posted a Ready
+ * condition), sets Ready, MemoryPressure, DiskPressure and PIDPressure to `Unknown`
+ * (`NodeStatusUnknown`, "Kubelet stopped posting node status."; `NodeStatusNeverUpdated`,
+ * "Kubelet never posted node status." for a condition never posted), marks the Node's pods
+ * not Ready and records `NodeNotReady`. It keeps the condition taints (`not-ready`,
+ * `unreachable`, `memory-pressure`, ... with effect NoSchedule) in step with the conditions on
+ * every Node change, and adds the `not-ready` / `unreachable` NoExecute taints at upstream's
+ * pace (`--node-eviction-rate` per zone, none while every zone is fully disrupted), removing
+ * them once the Node is Ready again.
+ *
+ * Not done here: the taint eviction controller (pods not tolerating a NoExecute taint are never
+ * deleted; upstream deletes them after their `tolerationSeconds`, 300 s by default through the
+ * DefaultTolerationSeconds admission), the beta os/arch label reconciliation, and metrics.
+ *
+ * @module
+ */
+import { type Clock, InvalidOptionsError, type Logger, noopLogger, type Timer } from '@nodeagent/core';
+import {
+  computeZoneState,
+  hasTaint,
+  LABEL_EXCLUDE_DISRUPTION,
+  type NodeCondition,
+  type NodeTaint,
+  nodeCondition,
+  noScheduleTaintDiff,
+  RateLimitedTimedQueue,
+  swapTaints,
+  TAINT_NODE_NOT_READY,
+  TAINT_NODE_UNREACHABLE,
+  type ZoneState,
+  zoneKey,
+} from './node-lifecycle-taints.js';
+import { isPlainObject, type KubeObject } from './object.js';
+import type { ObjectStore, StoreChange } from './store.js';
+
+type Rec = Record<string, unknown>;
+
+/** Default of `nodeMonitorPeriodMs`: kube-controller-manager's `--node-monitor-period` of 5 s. */
+export const DEFAULT_NODE_MONITOR_PERIOD_MS = 5_000;
+/**
+ * Default of `nodeMonitorGracePeriodMs`: kube-controller-manager's `--node-monitor-grace-period`,
+ * 50 s since Kubernetes 1.32 (40 s before; kubernetes/kubernetes#126287 changed
+ * `pkg/controller/nodelifecycle/config/v1alpha1/defaults.go` and the controller's test).
+ */
+export const DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS = 50_000;
+/** Default of `nodeStartupGracePeriodMs`: `--node-startup-grace-period` of 60 s (same defaults file). */
+export const DEFAULT_NODE_STARTUP_GRACE_PERIOD_MS = 60_000;
+/** `--node-eviction-rate`: Nodes per second that get a NoExecute taint in a healthy zone. */
+export const DEFAULT_NODE_EVICTION_RATE = 0.1;
+/** `--secondary-node-eviction-rate`: the same in a partially disrupted large zone. */
+export const DEFAULT_SECONDARY_NODE_EVICTION_RATE = 0.01;
+/** `--large-cluster-size-threshold`: zones up to this size stop tainting when partially disrupted. */
+export const DEFAULT_LARGE_CLUSTER_SIZE_THRESHOLD = 50;
+/** `--unhealthy-zone-threshold`: share of not-Ready Nodes (and more than 2) that disrupts a zone. */
+export const DEFAULT_UNHEALTHY_ZONE_THRESHOLD = 0.55;
+/** Upstream `scheduler.NodeEvictionPeriod`: how often the NoExecute tainting pass runs. */
+const NODE_EVICTION_PERIOD_MS = 100;
+/** The Lease namespace the kubelet renews its heartbeat in. */
+const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+/** `source.component` / `reportingComponent` of the events, as upstream's recorder. */
+export const NODE_CONTROLLER_COMPONENT = 'node-controller';
+const PRESSURE_CONDITIONS = ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'] as const;
+const UNREACHABLE_NO_EXECUTE: NodeTaint = { key: TAINT_NODE_UNREACHABLE, effect: 'NoExecute' };
+const NOT_READY_NO_EXECUTE: NodeTaint = { key: TAINT_NODE_NOT_READY, effect: 'NoExecute' };
+
+/** Options of {@link NodeLifecycleController}. */
+export interface NodeLifecycleControllerOptions {
+  /** Where Nodes, Leases, Pods and Events live. */
+  readonly store: ObjectStore;
+  /** Source of time and timers. */
+  readonly clock: Clock;
+  /** Logger. @default noopLogger */
+  readonly logger?: Logger;
+  /**
+   * How often Node heartbeats are checked (`--node-monitor-period`). Minimum: 1.
+   * @default 5000
+   */
+  readonly nodeMonitorPeriodMs?: number;
+  /**
+   * Time without a heartbeat (Ready `lastHeartbeatTime` or Lease `renewTime`) after which a
+   * Node's conditions go Unknown (`--node-monitor-grace-period`). Minimum: 0.
+   * @default 50000
+   */
+  readonly nodeMonitorGracePeriodMs?: number;
+  /**
+   * The same for a Node that never posted a Ready condition, counted from its creation
+   * (`--node-startup-grace-period`). Minimum: 0.
+   * @default 60000
+   */
+  readonly nodeStartupGracePeriodMs?: number;
+  /**
+   * Nodes per second per zone that get a NoExecute taint (`--node-eviction-rate`). Minimum: 0.
+   * @default 0.1
+   */
+  readonly nodeEvictionRate?: number;
+  /**
+   * The same in a partially disrupted zone larger than `largeClusterSizeThreshold`
+   * (`--secondary-node-eviction-rate`). Minimum: 0.
+   * @default 0.01
+   */
+  readonly secondaryNodeEvictionRate?: number;
+  /** `--large-cluster-size-threshold`. Minimum: 0. @default 50 */
+  readonly largeClusterSizeThreshold?: number;
+  /** `--unhealthy-zone-threshold`, a share in (0, 1]. @default 0.55 */
+  readonly unhealthyZoneThreshold?: number;
+}
+
+/** What the controller last saw of a Node (upstream `nodeHealthData`). */
+interface NodeHealth {
+  /** When the controller last saw a heartbeat, on its own clock (ms). */
+  probeTimestampMs: number;
+  readyTransitionTimestampMs: number;
+  status: Rec;
+  lease: KubeObject | undefined;
+}
+
+function rec(v: unknown): Rec {
+  return isPlainObject(v) ? v : {};
+}
+
+function isoSeconds(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function timeMs(v: unknown): number | undefined {
+  if (typeof v !== 'string') return undefined;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+/** A MicroTime as microseconds since the epoch (Date.parse keeps only milliseconds). */
+function microTime(v: unknown): number | undefined {
+  const ms = timeMs(v);
+  if (ms === undefined || typeof v !== 'string') return undefined;
+  const frac = /\.(\d+)/.exec(v)?.[1] ?? '';
+  return Math.floor(ms / 1000) * 1_000_000 + Number(frac.padEnd(6, '0').slice(0, 6));
+}
+
+function sameTime(a: unknown, b: unknown): boolean {
+  return timeMs(a) === timeMs(b);
+}
+
+function conditionsEqual(a: NodeCondition | undefined, b: NodeCondition | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return (
+    a.type === b.type &&
+    a.status === b.status &&
+    (a.reason ?? '') === (b.reason ?? '') &&
+    (a.message ?? '') === (b.message ?? '') &&
+    sameTime(a.lastHeartbeatTime, b.lastHeartbeatTime) &&
+    sameTime(a.lastTransitionTime, b.lastTransitionTime)
+  );
+}
+
+function statusCondition(status: Rec, type: string): NodeCondition | undefined {
+  const conds = status.conditions;
+  return (Array.isArray(conds) ? conds : []).find((c) => rec(c).type === type) as NodeCondition | undefined;
+}
+
+function check(name: string, value: number, min: number, max = Number.POSITIVE_INFINITY): number {
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw new InvalidOptionsError(
+      'NodeLifecycleController',
+      `${name} must be a finite number ${max === Number.POSITIVE_INFINITY ? `>= ${min}` : `in [${min}, ${max}]`}, got ${value}`,
+    );
+  }
+  return value;
+}
+
+/** The timing and rate settings of {@link NodeLifecycleController}, defaults applied. */
+export type NodeLifecycleSettings = Required<
+  Omit<NodeLifecycleControllerOptions, 'store' | 'clock' | 'logger'>
+>;
+
+/**
+ * Validates the settings of {@link NodeLifecycleController} and applies the defaults.
+ * @throws InvalidOptionsError naming the option out of range
+ */
+export function nodeLifecycleSettings(
+  o: Omit<NodeLifecycleControllerOptions, 'store' | 'clock' | 'logger'>,
+): NodeLifecycleSettings {
+  const unhealthy = o.unhealthyZoneThreshold ?? DEFAULT_UNHEALTHY_ZONE_THRESHOLD;
+  if (!(unhealthy > 0))
+    throw new InvalidOptionsError(
+      'NodeLifecycleController',
+      `unhealthyZoneThreshold must be in (0, 1], got ${unhealthy}`,
+    );
+  return {
+    nodeMonitorPeriodMs: check(
+      'nodeMonitorPeriodMs',
+      o.nodeMonitorPeriodMs ?? DEFAULT_NODE_MONITOR_PERIOD_MS,
+      1,
+    ),
+    nodeMonitorGracePeriodMs: check(
+      'nodeMonitorGracePeriodMs',
+      o.nodeMonitorGracePeriodMs ?? DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS,
+      0,
+    ),
+    nodeStartupGracePeriodMs: check(
+      'nodeStartupGracePeriodMs',
+      o.nodeStartupGracePeriodMs ?? DEFAULT_NODE_STARTUP_GRACE_PERIOD_MS,
+      0,
+    ),
+    nodeEvictionRate: check('nodeEvictionRate', o.nodeEvictionRate ?? DEFAULT_NODE_EVICTION_RATE, 0),
+    secondaryNodeEvictionRate: check(
+      'secondaryNodeEvictionRate',
+      o.secondaryNodeEvictionRate ?? DEFAULT_SECONDARY_NODE_EVICTION_RATE,
+      0,
+    ),
+    largeClusterSizeThreshold: check(
+      'largeClusterSizeThreshold',
+      o.largeClusterSizeThreshold ?? DEFAULT_LARGE_CLUSTER_SIZE_THRESHOLD,
+      0,
+    ),
+    unhealthyZoneThreshold: check('unhealthyZoneThreshold', unhealthy, 0, 1),
+  };
+}
+
+/** The node lifecycle controller; see the module documentation. */
+export class NodeLifecycleController {
+  readonly #store: ObjectStore;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #s: NodeLifecycleSettings;
+  readonly #known = new Map<string, KubeObject>();
+  readonly #health = new Map<string, NodeHealth>();
+  readonly #zoneStates = new Map<string, ZoneState>();
+  readonly #tainters = new Map<string, RateLimitedTimedQueue>();
+  readonly #nodeQueue = new Set<string>();
+  readonly #podQueue = new Set<string>();
+  #timers: Timer[] = [];
+  #unsubscribe: (() => void) | undefined;
+  #pending = false;
+  #seq = 0;
+  #waiters: Array<() => void> = [];
+
+  /**
+   * Creates a stopped controller; {@link NodeLifecycleController.start} starts it.
+   * @throws InvalidOptionsError for an option out of range
+   */
+  constructor(options: NodeLifecycleControllerOptions) {
+    this.#store = options.store;
+    this.#clock = options.clock;
+    this.#log = options.logger ?? noopLogger;
+    this.#s = nodeLifecycleSettings(options);
+  }
+
+  /** The settings in use, defaults applied. */
+  get settings(): Readonly<NodeLifecycleSettings> {
+    return this.#s;
+  }
+
+  /** Watches Node and Pod changes and starts the monitor and NoExecute tainting timers. */
+  start(): void {
+    if (this.#unsubscribe) return;
+    this.#unsubscribe = this.#store.onChange((c) => this.#onChange(c));
+    for (const n of this.#store.list('nodes')) this.#nodeQueue.add(n.metadata?.name ?? '');
+    this.#kick();
+    // As upstream's wait.Until: a first pass at once, then one every period.
+    this.#guard('monitor', () => this.monitorNodeHealth());
+    this.#timers = [
+      this.#clock.setInterval(
+        () => this.#guard('monitor', () => this.monitorNodeHealth()),
+        this.#s.nodeMonitorPeriodMs,
+      ),
+      this.#clock.setInterval(
+        () => this.#guard('tainting', () => this.doNoExecuteTaintingPass()),
+        NODE_EVICTION_PERIOD_MS,
+      ),
+    ];
+    for (const t of this.#timers) t.unref();
+  }
+
+  /** Stops the timers and the watch. Idempotent. */
+  stop(): void {
+    for (const t of this.#timers) t.cancel();
+    this.#timers = [];
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+    this.#release();
+  }
+
+  /** Resolves once no Node or Pod change is waiting to be handled. */
+  idle(): Promise<void> {
+    if (!this.#pending) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  #guard(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.#log.error({ err }, `mini-apiserver node lifecycle controller: ${what} pass failed`);
+    }
+  }
+
+  #release(): void {
+    const w = this.#waiters;
+    this.#waiters = [];
+    for (const f of w) f();
+  }
+
+  #onChange(c: StoreChange): void {
+    const r = c.type.resource;
+    if (r === 'nodes' && c.eventType !== 'DELETED') {
+      this.#nodeQueue.add(c.object().metadata?.name ?? '');
+      this.#kick();
+    } else if (r === 'pods' && c.eventType !== 'DELETED') {
+      // upstream podUpdated: a pod newly bound to a node.
+      const pod = c.object();
+      const node = rec(pod.spec).nodeName;
+      const before = c.previous ? rec(c.previous().spec).nodeName : undefined;
+      if (typeof node === 'string' && node !== '' && node !== before) {
+        this.#podQueue.add(`${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`);
+        this.#kick();
+      }
+    }
+  }
+
+  #kick(): void {
+    if (this.#pending) return;
+    this.#pending = true;
+    setImmediate(() => {
+      this.#pending = false;
+      if (this.#unsubscribe) {
+        const nodes = [...this.#nodeQueue];
+        this.#nodeQueue.clear();
+        for (const n of nodes) this.#guard('NoSchedule tainting', () => this.#doNoScheduleTaintingPass(n));
+        const pods = [...this.#podQueue];
+        this.#podQueue.clear();
+        for (const p of pods) this.#guard('pod', () => this.#processPod(p));
+      }
+      if (!this.#pending) this.#release();
+    });
+  }
+
+  /** Upstream `doNoScheduleTaintingPass`: condition taints (NoSchedule) follow the conditions. */
+  #doNoScheduleTaintingPass(name: string): void {
+    const node = this.#store.tryGet('nodes', undefined, name);
+    if (!node) return;
+    const { add, remove } = noScheduleTaintDiff(node);
+    if (add.length > 0 || remove.length > 0) this.#swapTaints(name, add, remove);
+  }
+
+  /** Upstream `processPod`: a pod bound to a Node known not Ready is marked not Ready. */
+  #processPod(key: string): void {
+    const [ns, name] = key.split('/') as [string, string];
+    const pod = this.#store.tryGet('pods', ns, name);
+    const nodeName = rec(pod?.spec).nodeName;
+    if (!pod || typeof nodeName !== 'string') return;
+    const health = this.#health.get(nodeName);
+    if (!health || !this.#store.tryGet('nodes', undefined, nodeName)) return;
+    const ready = statusCondition(health.status, 'Ready');
+    if (ready && ready.status !== 'True') this.#markPodsNotReady([pod], nodeName);
+  }
+
+  /** One monitor pass (upstream `monitorNodeHealth`); runs every `nodeMonitorPeriodMs`. */
+  monitorNodeHealth(): void {
+    const nodes = this.#store.list('nodes').map((n) => structuredClone(n));
+    const names = new Set(nodes.map((n) => n.metadata?.name ?? ''));
+    for (const node of nodes) {
+      const name = node.metadata?.name ?? '';
+      if (this.#known.has(name)) {
+        if (!this.#zoneStates.has(zoneKey(node))) this.#addZone(node);
+        continue;
+      }
+      this.#nodeEvent(node, 'RegisteredNode', `Registered Node ${name} in Controller`);
+      this.#known.set(name, node);
+      this.#addZone(node);
+      this.#markNodeAsReachable(name);
+    }
+    for (const [name, node] of this.#known) {
+      if (names.has(name)) continue;
+      this.#nodeEvent(node, 'RemovingNode', `Removing Node ${name} from Controller`);
+      this.#known.delete(name);
+      // Upstream keeps the health data of a deleted Node; forgetting it gives a Node
+      // registered again under the same name a fresh startup grace period.
+      this.#health.delete(name);
+      for (const q of this.#tainters.values()) q.remove(name);
+    }
+    const zoneConditions = new Map<string, Array<NodeCondition | undefined>>();
+    for (const node of nodes) {
+      const name = node.metadata?.name ?? '';
+      let result: { observed: NodeCondition; current: NodeCondition | undefined };
+      try {
+        result = this.#tryUpdateNodeHealth(node);
+      } catch (err) {
+        this.#log.warn({ err, node: name }, 'mini-apiserver node lifecycle controller: health update failed');
+        continue;
+      }
+      const { observed, current } = result;
+      if (rec(node.metadata?.labels)[LABEL_EXCLUDE_DISRUPTION] === undefined) {
+        const zone = zoneKey(node);
+        zoneConditions.set(zone, [...(zoneConditions.get(zone) ?? []), current]);
+      }
+      if (current === undefined) continue;
+      this.#processTaintBasedEviction(name, observed);
+      if (current.status !== 'True' && observed.status === 'True') {
+        this.#nodeStatusEvent(node, 'NodeNotReady');
+        const pods = this.#store.list('pods').filter((p) => rec(p.spec).nodeName === name);
+        this.#markPodsNotReady(pods, name);
+      }
+    }
+    this.#handleDisruption(zoneConditions, nodes);
+  }
+
+  /**
+   * Upstream `tryUpdateNodeHealth`: records when the controller last saw a heartbeat and
+   * posts Unknown conditions once the grace period passed without one.
+   */
+  #tryUpdateNodeHealth(node: KubeObject): { observed: NodeCondition; current: NodeCondition | undefined } {
+    const name = node.metadata?.name ?? '';
+    const now = this.#clock.now();
+    const status = rec(node.status);
+    const created = node.metadata?.creationTimestamp;
+    const createdMs = timeMs(created) ?? now;
+    let health = this.#health.get(name);
+    let current = nodeCondition(node, 'Ready');
+    let observed: NodeCondition;
+    let gracePeriodMs: number;
+    if (current === undefined) {
+      // Never posted: a fake Unknown condition from the creation time.
+      observed = {
+        type: 'Ready',
+        status: 'Unknown',
+        lastHeartbeatTime: created ?? null,
+        lastTransitionTime: created ?? null,
+      };
+      gracePeriodMs = this.#s.nodeStartupGracePeriodMs;
+      if (health) health.status = status;
+      else
+        health = {
+          status,
+          probeTimestampMs: createdMs,
+          readyTransitionTimestampMs: createdMs,
+          lease: undefined,
+        };
+    } else {
+      observed = { ...current };
+      gracePeriodMs = this.#s.nodeMonitorGracePeriodMs;
+    }
+    const saved = health ? statusCondition(health.status, 'Ready') : undefined;
+    const savedLease = health?.lease;
+    const fresh = (transitionMs: number): NodeHealth => ({
+      status,
+      probeTimestampMs: now,
+      readyTransitionTimestampMs: transitionMs,
+      lease: undefined,
+    });
+    if (health === undefined || (saved === undefined) !== (current === undefined)) {
+      health = fresh(now);
+    } else if (saved && current && !sameTime(saved.lastHeartbeatTime, current.lastHeartbeatTime)) {
+      health = fresh(
+        sameTime(saved.lastTransitionTime, current.lastTransitionTime)
+          ? health.readyTransitionTimestampMs
+          : now,
+      );
+    }
+    // A renewed Lease is a heartbeat too, whether or not the kubelet ever posted a status.
+    const lease = this.#store.tryGet('leases', NODE_LEASE_NAMESPACE, name);
+    const renew = microTime(rec(lease?.spec).renewTime);
+    const savedRenew = microTime(rec(savedLease?.spec).renewTime);
+    if (lease && (savedLease === undefined || (savedRenew ?? -1) < (renew ?? -1))) {
+      health.lease = lease;
+      health.probeTimestampMs = now;
+    }
+    this.#health.set(name, health);
+    if (now > health.probeTimestampMs + gracePeriodMs) {
+      const nowIso = isoSeconds(now);
+      const conds = Array.isArray(status.conditions) ? [...(status.conditions as NodeCondition[])] : [];
+      for (const type of PRESSURE_CONDITIONS) {
+        const i = conds.findIndex((c) => rec(c).type === type);
+        const c = conds[i];
+        if (c === undefined) {
+          conds.push({
+            type,
+            status: 'Unknown',
+            lastHeartbeatTime: created ?? null,
+            lastTransitionTime: nowIso,
+            reason: 'NodeStatusNeverUpdated',
+            message: 'Kubelet never posted node status.',
+          });
+        } else if (c.status !== 'Unknown') {
+          conds[i] = {
+            ...c,
+            status: 'Unknown',
+            reason: 'NodeStatusUnknown',
+            message: 'Kubelet stopped posting node status.',
+            lastTransitionTime: nowIso,
+          };
+        }
+      }
+      current = statusCondition({ conditions: conds }, 'Ready');
+      if (!conditionsEqual(current, observed)) {
+        const latest = this.#store.get('nodes', undefined, name);
+        latest.status = { ...rec(latest.status), conditions: conds };
+        const written = this.#store.update('nodes', latest, { subresource: 'status' });
+        this.#health.set(name, {
+          status: rec(written.status),
+          probeTimestampMs: health.probeTimestampMs,
+          readyTransitionTimestampMs: now,
+          lease,
+        });
+      }
+    }
+    return { observed, current };
+  }
+
+  /** Upstream `processTaintBaseEviction`, on the Ready condition seen before this pass. */
+  #processTaintBasedEviction(name: string, observed: NodeCondition): void {
+    const node = this.#store.tryGet('nodes', undefined, name);
+    if (!node) return;
+    if (observed.status === 'False') {
+      if (hasTaint(node, UNREACHABLE_NO_EXECUTE))
+        this.#swapTaints(name, [NOT_READY_NO_EXECUTE], [UNREACHABLE_NO_EXECUTE]);
+      else this.#markNodeForTainting(node, 'False');
+    } else if (observed.status === 'Unknown') {
+      if (hasTaint(node, NOT_READY_NO_EXECUTE))
+        this.#swapTaints(name, [UNREACHABLE_NO_EXECUTE], [NOT_READY_NO_EXECUTE]);
+      else this.#markNodeForTainting(node, 'Unknown');
+    } else if (observed.status === 'True') {
+      this.#markNodeAsReachable(name);
+    }
+  }
+
+  #markNodeForTainting(node: KubeObject, status: 'False' | 'Unknown'): void {
+    const name = node.metadata?.name ?? '';
+    const q = this.#tainters.get(zoneKey(node));
+    if (!q) return;
+    const taint = status === 'False' ? NOT_READY_NO_EXECUTE : UNREACHABLE_NO_EXECUTE;
+    if (!hasTaint(node, taint)) q.remove(name);
+    q.add(name, node.metadata?.uid ?? '', this.#clock.now());
+  }
+
+  /** Removes the NoExecute condition taints and forgets the Node in its zone's queue. */
+  #markNodeAsReachable(name: string): boolean {
+    this.#swapTaints(name, [], [UNREACHABLE_NO_EXECUTE, NOT_READY_NO_EXECUTE]);
+    const node = this.#store.tryGet('nodes', undefined, name);
+    return node ? (this.#tainters.get(zoneKey(node))?.remove(name) ?? false) : false;
+  }
+
+  #addZone(node: KubeObject): void {
+    const zone = zoneKey(node);
+    if (this.#zoneStates.has(zone)) return;
+    this.#zoneStates.set(zone, 'Initial');
+    this.#tainters.set(zone, new RateLimitedTimedQueue(this.#s.nodeEvictionRate, this.#clock.now()));
+  }
+
+  /** Upstream `doNoExecuteTaintingPass`: taints queued Nodes as their zone's limiter allows. */
+  doNoExecuteTaintingPass(): void {
+    const now = this.#clock.now();
+    for (const q of this.#tainters.values()) {
+      if (q.length === 0) continue;
+      q.try(now, (v) => {
+        const node = this.#store.tryGet('nodes', undefined, v.value);
+        if (!node) return [true];
+        const ready = nodeCondition(node, 'Ready');
+        if (!ready) return [false, 50];
+        if (ready.status === 'False')
+          return [this.#swapTaints(v.value, [NOT_READY_NO_EXECUTE], [UNREACHABLE_NO_EXECUTE])];
+        if (ready.status === 'Unknown')
+          return [this.#swapTaints(v.value, [UNREACHABLE_NO_EXECUTE], [NOT_READY_NO_EXECUTE])];
+        return [true];
+      });
+    }
+  }
+
+  /** Upstream `handleDisruption`: zone states decide the NoExecute tainting rate. */
+  #handleDisruption(
+    zoneConditions: Map<string, Array<NodeCondition | undefined>>,
+    nodes: KubeObject[],
+  ): void {
+    const now = this.#clock.now();
+    const newStates = new Map<string, ZoneState>();
+    let allAreFullyDisrupted = true;
+    for (const [zone, conds] of zoneConditions) {
+      const { state } = computeZoneState(conds, this.#s.unhealthyZoneThreshold);
+      if (state !== 'FullDisruption') allAreFullyDisrupted = false;
+      newStates.set(zone, state);
+      if (!this.#zoneStates.has(zone)) this.#zoneStates.set(zone, 'Initial');
+    }
+    let allWasFullyDisrupted = true;
+    for (const [zone, state] of [...this.#zoneStates]) {
+      if (!zoneConditions.has(zone)) {
+        this.#zoneStates.delete(zone);
+        continue;
+      }
+      if (state !== 'FullDisruption') {
+        allWasFullyDisrupted = false;
+        break;
+      }
+    }
+    if (allAreFullyDisrupted && allWasFullyDisrupted) return;
+    if (allAreFullyDisrupted) {
+      // Every Node is down: more likely the control plane's network than the Nodes, so no
+      // NoExecute taint stays and none is added until a Node is Ready again.
+      for (const n of nodes) this.#markNodeAsReachable(n.metadata?.name ?? '');
+      for (const zone of this.#zoneStates.keys()) {
+        this.#tainters.get(zone)?.swapLimiter(0, now);
+        this.#zoneStates.set(zone, 'FullDisruption');
+      }
+      return;
+    }
+    if (allWasFullyDisrupted) {
+      // Back from full disruption: every Node gets a fresh grace period.
+      for (const n of nodes) {
+        const h = this.#health.get(n.metadata?.name ?? '');
+        if (h) {
+          h.probeTimestampMs = now;
+          h.readyTransitionTimestampMs = now;
+        }
+      }
+      for (const zone of this.#zoneStates.keys()) {
+        const state = newStates.get(zone) ?? 'Normal';
+        this.#setLimiterInZone(zone, zoneConditions.get(zone)?.length ?? 0, state);
+        this.#zoneStates.set(zone, state);
+      }
+      return;
+    }
+    for (const [zone, state] of [...this.#zoneStates]) {
+      const next = newStates.get(zone);
+      if (next === undefined || next === state) continue;
+      this.#setLimiterInZone(zone, zoneConditions.get(zone)?.length ?? 0, next);
+      this.#zoneStates.set(zone, next);
+    }
+  }
+
+  #setLimiterInZone(zone: string, size: number, state: ZoneState): void {
+    const q = this.#tainters.get(zone);
+    const now = this.#clock.now();
+    if (state === 'Normal' || state === 'FullDisruption') q?.swapLimiter(this.#s.nodeEvictionRate, now);
+    else if (state === 'PartialDisruption')
+      q?.swapLimiter(size > this.#s.largeClusterSizeThreshold ? this.#s.secondaryNodeEvictionRate : 0, now);
+  }
+
+  /** Adds and removes taints on the stored Node; true when it is as wanted (or gone). */
+  #swapTaints(name: string, add: readonly NodeTaint[], remove: readonly NodeTaint[]): boolean {
+    const node = this.#store.tryGet('nodes', undefined, name);
+    if (!node) return false;
+    const taints = swapTaints(node, add, remove, isoSeconds(this.#clock.now()));
+    if (taints === undefined) return true;
+    const spec = { ...rec(node.spec) };
+    if (taints.length > 0) spec.taints = taints;
+    else delete spec.taints;
+    node.spec = spec;
+    try {
+      this.#store.update('nodes', node);
+      return true;
+    } catch (err) {
+      this.#log.warn({ err, node: name }, 'mini-apiserver node lifecycle controller: taint update failed');
+      return false;
+    }
+  }
+
+  /** Upstream `MarkPodsNotReady`: Ready=False on each pod of the Node, and a `NodeNotReady` event. */
+  #markPodsNotReady(pods: readonly KubeObject[], nodeName: string): void {
+    const now = isoSeconds(this.#clock.now());
+    for (const p of pods) {
+      if (rec(p.spec).nodeName !== nodeName) continue;
+      const pod = structuredClone(p);
+      const status = rec(pod.status);
+      const conds = Array.isArray(status.conditions) ? (status.conditions as Rec[]) : [];
+      const i = conds.findIndex((c) => rec(c).type === 'Ready');
+      const old = conds[i];
+      if (old === undefined || old.status === 'False') continue;
+      const next = [...conds];
+      next[i] = { ...old, status: 'False', lastTransitionTime: now };
+      pod.status = { ...status, conditions: next };
+      try {
+        this.#store.update('pods', pod, { subresource: 'status' });
+      } catch (err) {
+        this.#log.warn(
+          { err, pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` },
+          'pod not marked NotReady',
+        );
+        continue;
+      }
+      this.#event(
+        {
+          kind: 'Pod',
+          namespace: pod.metadata?.namespace,
+          name: pod.metadata?.name,
+          uid: pod.metadata?.uid,
+          apiVersion: 'v1',
+          resourceVersion: pod.metadata?.resourceVersion,
+        },
+        'Warning',
+        'NodeNotReady',
+        'Node is not ready',
+      );
+    }
+  }
+
+  /** Upstream `RecordNodeEvent`. */
+  #nodeEvent(node: KubeObject, reason: string, text: string): void {
+    const name = node.metadata?.name ?? '';
+    this.#event(nodeRef(node), 'Normal', reason, `Node ${name} event: ${text}`);
+  }
+
+  /** Upstream `RecordNodeStatusChange`. */
+  #nodeStatusEvent(node: KubeObject, newStatus: string): void {
+    this.#event(
+      nodeRef(node),
+      'Normal',
+      newStatus,
+      `Node ${node.metadata?.name} status is now: ${newStatus}`,
+    );
+  }
+
+  /** A core/v1 Event as client-go's legacy recorder makes it (source `node-controller`). */
+  #event(ref: Rec, type: string, reason: string, message: string): void {
+    const nowMs = this.#clock.now();
+    const t = isoSeconds(nowMs);
+    const namespace = typeof ref.namespace === 'string' && ref.namespace !== '' ? ref.namespace : 'default';
+    try {
+      this.#store.create('events', {
+        metadata: {
+          name: `${String(ref.name)}.${(BigInt(nowMs) * 1_000_000n + BigInt(this.#seq++ % 1_000_000)).toString(16)}`,
+          namespace,
+        },
+        involvedObject: ref,
+        reason,
+        message,
+        source: { component: NODE_CONTROLLER_COMPONENT },
+        firstTimestamp: t,
+        lastTimestamp: t,
+        count: 1,
+        type,
+        eventTime: null,
+        reportingComponent: NODE_CONTROLLER_COMPONENT,
+        reportingInstance: '',
+      });
+    } catch (err) {
+      this.#log.warn({ err }, 'mini-apiserver node lifecycle controller: event not recorded');
+    }
+  }
+}
+
+function nodeRef(node: KubeObject): Rec {
+  return { kind: 'Node', name: node.metadata?.name, uid: node.metadata?.uid, apiVersion: 'v1' };
+}
