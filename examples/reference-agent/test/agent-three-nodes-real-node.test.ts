@@ -353,6 +353,18 @@ describeRealNode(
         expect(readyOf(getNode(NODES[i] as string))?.status).toBe('True');
         expect(node(i).agent?.alive()).toBe(true);
       }
+      // ... and taints it unreachable (NoSchedule, and NoExecute: the zone has healthy nodes).
+      const unreachableTaints = () =>
+        (getNode('node-1')?.spec?.taints ?? [])
+          .filter((t) => t.key === 'node.kubernetes.io/unreachable')
+          .map((t) => t.effect)
+          .sort()
+          .join();
+      await waitFor(
+        'node-1 tainted unreachable',
+        () => unreachableTaints() === 'NoExecute,NoSchedule',
+        15_000,
+      );
       // The controller marks node-1's pod not ready; the EndpointSlice drops it from the ready endpoints.
       await waitFor('web-1 not ready', () => !podReady(getPod('web-1')), 15_000);
       await waitFor('web-1 out of the ready endpoints', () => readyEndpoints().join() === 'web-2', 15_000);
@@ -378,6 +390,9 @@ describeRealNode(
       await startAgent(node(0));
       await waitFor('node-1 Ready again', () => readyOf(getNode('node-1'))?.status === 'True', 60_000);
       const readyAfterMs = Date.now() - restartAt;
+      // The taints go (the restarted agent admitted web-1 under the NoExecute one: the pod
+      // tolerates it for 300 s, the DefaultTolerationSeconds the API server added).
+      await waitFor('node-1 untainted', () => unreachableTaints() === '', 15_000);
       const adopted = await waitFor(
         'web-1 Ready again',
         () => {
