@@ -5,7 +5,8 @@
 // EndpointSlice controller and the node lifecycle controller with a short grace); one agent
 // process per node (`--kubeconfig`, `--container-runtime-endpoint` of its containerd,
 // `--hostname-override`, `--node-ip` on the inter-node link) with kube-proxy in it programming
-// its node's namespace (`--proxy-mode iptables --proxy-render-only=false --proxy-netns`).
+// its node's namespace (`--proxy-mode iptables|nftables --proxy-render-only=false --proxy-netns`;
+// node-3, the client's node, runs nftables, node-1 and node-2 iptables).
 // - Pods placed by `spec.nodeName`: busybox httpd on node-1 and node-2 behind a ClusterIP
 //   Service, a client on node-3; real TCP from the client's pod (a CRI exec of wget) to the
 //   ClusterIP lands on both backends.
@@ -15,7 +16,7 @@
 //   upstream's node lifecycle controller does), so node-3's traffic lands on node-2 only.
 // - node-1's agent restarted: it adopts its pod (same sandbox and container, restartCount 0),
 //   the Node goes Ready and the pod Ready, traffic lands on both backends again.
-// Fails under CI=true when root, netns, containerd, runc, CNI, iptables, conntrack or busybox
+// Fails under CI=true when root, netns, containerd, runc, CNI, iptables, nft, conntrack or busybox
 // are missing.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -31,6 +32,8 @@ import { type AgentProcess, bundleAgent, freePort, repoRoot, startAgentProcess }
 import { makePod, shContainer, waitFor } from './helpers.js';
 
 const NODES = ['node-1', 'node-2', 'node-3'] as const;
+/** Each node's kube-proxy mode: the client's node-3 runs nftables, the backends' nodes iptables. */
+const PROXY_MODES = ['iptables', 'iptables', 'nftables'] as const;
 const CLUSTER_CIDR = '10.244.0.0/16';
 const podCidrOf = (i: number) => `10.244.${i + 1}.0/24`;
 /** The kubelet's lease duration here (config file): renewed every second. */
@@ -53,7 +56,7 @@ interface Node {
 
 describeRealNode(
   'three real nodes, one agent each: a ClusterIP across nodes, one agent killed and restarted',
-  ['root', 'netns', 'containerd', 'runc', 'cni', 'busybox', 'iptables', 'conntrack'],
+  ['root', 'netns', 'containerd', 'runc', 'cni', 'busybox', 'iptables', 'nft', 'conntrack'],
   () => {
     const nodes: Node[] = [];
     let fabric: NodeFabric | undefined;
@@ -153,7 +156,7 @@ describeRealNode(
           '--node-status-update-frequency',
           '1s',
           '--proxy-mode',
-          'iptables',
+          PROXY_MODES[i] as string,
           '--proxy-render-only=false',
           '--proxy-netns',
           sandbox.netns.name,
@@ -283,12 +286,13 @@ describeRealNode(
       const url = `http://${clusterIP}/`;
       // Until node-3's kube-proxy has programmed both endpoints (it syncs at most once a
       // second, --iptables-min-sync-period) and both httpd answer.
-      const node3Nat = async () => (await node(2).sandbox.run(['iptables-save', '-t', 'nat'])).stdout;
+      const node3Rules = async () =>
+        (await node(2).sandbox.run(['nft', 'list', 'table', 'ip', 'kube-proxy'])).stdout;
       const podIps = running.map((p) => p.status?.podIP ?? '');
       await waitFor(
         "both endpoints in node-3's rules",
         async () => {
-          const nat = await node3Nat();
+          const nat = await node3Rules();
           return nat.includes(`${podIps[0]}:8080`) && nat.includes(`${podIps[1]}:8080`);
         },
         30_000,
@@ -306,12 +310,20 @@ describeRealNode(
         before.join(),
       ).toEqual([]);
       expect(new Set(before), before.join()).toEqual(new Set(['web-1', 'web-2']));
-      // The rules in node-3's namespace are kube-proxy's (and node-3's only: each agent its own netns).
-      expect(await node3Nat()).toMatch(
+      // node-3's rules are kube-proxy's nftables ones: the ClusterIP in the service-ips map.
+      const rules = await node3Rules();
+      expect(rules, rules).toMatch(
         new RegExp(
-          `-A KUBE-SERVICES -d ${clusterIP.replaceAll('.', '\\.')}/32 .*default/web:http cluster IP`,
+          `${clusterIP.replaceAll('.', '\\.')} \\. tcp \\. 80 : goto service-[A-Z2-7]{8}-default/web/tcp/http`,
         ),
       );
+      // node-1 and node-2 run iptables mode: their own namespaces hold the same Service.
+      for (const i of [0, 1]) {
+        const nat = (await node(i).sandbox.run(['iptables-save', '-t', 'nat'])).stdout;
+        expect(nat).toMatch(
+          /^-A KUBE-SERVICES .*--comment "default\/web:http cluster IP".*-j KUBE-SVC-[A-Z2-7]{16}$/m,
+        );
+      }
 
       // --- kill -9 node-1's agent ---
       const killedAt = Date.now();
@@ -376,7 +388,7 @@ describeRealNode(
       await waitFor(
         'node-3 programmed web-2 only',
         async () => {
-          return !(await node3Nat()).includes(`${podIps[0]}:8080`);
+          return !(await node3Rules()).includes(`${podIps[0]}:8080`);
         },
         20_000,
       );
@@ -412,7 +424,7 @@ describeRealNode(
       await waitFor(
         "both endpoints in node-3's rules again",
         async () => {
-          const nat = await node3Nat();
+          const nat = await node3Rules();
           return nat.includes(`${podIps[0]}:8080`) && nat.includes(`${podIps[1]}:8080`);
         },
         30_000,
