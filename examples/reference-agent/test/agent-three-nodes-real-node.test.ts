@@ -162,6 +162,12 @@ describeRealNode(
           sandbox.netns.name,
           '--cluster-cidr',
           CLUSTER_CIDR,
+          // Traffic from this node's pods is "local", not from any pod of the cluster: with
+          // ClusterCIDR detection (kube-proxy's default), node-1 would treat node-3's pod
+          // connecting to node-1's externalTrafficPolicy=Local NodePort as its own, send it
+          // to any endpoint without SNAT, and web-2's answers would bypass node-1 and be dropped.
+          '--detect-local-mode',
+          'NodeCIDR',
           '--proxy-healthz-bind-address',
           '127.0.0.1:0',
           '--proxy-metrics-bind-address=',
@@ -247,6 +253,22 @@ describeRealNode(
           kind: 'Service',
           metadata: { name: 'web', namespace: 'default' },
           spec: {
+            type: 'NodePort',
+            selector: { app: 'web' },
+            ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }],
+          },
+        } as never,
+        { admit: true },
+      ) as unknown as V1Service;
+      const local = api.store.create(
+        'services',
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'web-local', namespace: 'default' },
+          spec: {
+            type: 'NodePort',
+            externalTrafficPolicy: 'Local',
             selector: { app: 'web' },
             ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }],
           },
@@ -284,19 +306,28 @@ describeRealNode(
 
       // --- real TCP from node-3's pod to the ClusterIP lands on both backends ---
       const url = `http://${clusterIP}/`;
-      // Until node-3's kube-proxy has programmed both endpoints (it syncs at most once a
+      // Until every node's kube-proxy has programmed both endpoints (each syncs at most once a
       // second, --iptables-min-sync-period) and both httpd answer.
-      const node3Rules = async () =>
-        (await node(2).sandbox.run(['nft', 'list', 'table', 'ip', 'kube-proxy'])).stdout;
+      const rulesOf = async (i: number) =>
+        (
+          await node(i).sandbox.run(
+            PROXY_MODES[i] === 'nftables'
+              ? ['nft', 'list', 'table', 'ip', 'kube-proxy']
+              : ['iptables-save', '-t', 'nat'],
+          )
+        ).stdout;
+      const node3Rules = () => rulesOf(2);
       const podIps = running.map((p) => p.status?.podIP ?? '');
-      await waitFor(
-        "both endpoints in node-3's rules",
-        async () => {
-          const nat = await node3Rules();
-          return nat.includes(`${podIps[0]}:8080`) && nat.includes(`${podIps[1]}:8080`);
-        },
-        30_000,
-      );
+      for (const i of [0, 1, 2]) {
+        await waitFor(
+          `both endpoints in ${NODES[i]}'s rules`,
+          async () => {
+            const rules = await rulesOf(i);
+            return rules.includes(`${podIps[0]}:8080`) && rules.includes(`${podIps[1]}:8080`);
+          },
+          30_000,
+        );
+      }
       for (const ip of podIps.slice(0, 2)) {
         await waitFor(
           `httpd on ${ip}`,
@@ -319,11 +350,36 @@ describeRealNode(
       );
       // node-1 and node-2 run iptables mode: their own namespaces hold the same Service.
       for (const i of [0, 1]) {
-        const nat = (await node(i).sandbox.run(['iptables-save', '-t', 'nat'])).stdout;
-        expect(nat).toMatch(
+        expect(await rulesOf(i)).toMatch(
           /^-A KUBE-SERVICES .*--comment "default\/web:http cluster IP".*-j KUBE-SVC-[A-Z2-7]{16}$/m,
         );
       }
+
+      // The NodePort on node-1's IP (iptables mode there), from node-3's pod: node-1 sends some
+      // connections to web-2 on node-2, masqueraded to its own IP so the answers come back
+      // through it (externalTrafficPolicy Cluster).
+      const nodePort = svc.spec?.ports?.[0]?.nodePort;
+      expect(nodePort).toBeGreaterThanOrEqual(30000);
+      const viaNode1 = await requestsFromNode3(`http://${fabric?.nodeIps[0]}:${nodePort}/`);
+      expect(new Set(viaNode1), viaNode1.join()).toEqual(new Set(['web-1', 'web-2']));
+      // ... and on node-3's own IP (nftables there).
+      const viaNode3 = await requestsFromNode3(`http://${fabric?.nodeIps[2]}:${nodePort}/`);
+      expect(new Set(viaNode3), viaNode3.join()).toEqual(new Set(['web-1', 'web-2']));
+      // externalTrafficPolicy Local: each node's kube-proxy picks the endpoints on its own node
+      // (EndpointSlice nodeName = its --hostname-override). (Needs --detect-local-mode
+      // NodeCIDR, see the agents' flags.)
+      const localPort = local.spec?.ports?.[0]?.nodePort;
+      for (const i of [0, 1]) {
+        const answers = await requestsFromNode3(`http://${fabric?.nodeIps[i]}:${localPort}/`, 6);
+        expect(answers, `${answers.join()}\n${await rulesOf(i)}`).toEqual(Array(6).fill(`web-${i + 1}`));
+      }
+      // On node-3 itself the client is one of the node's own pods: kube-proxy short-circuits
+      // pod traffic to the Service's cluster endpoints, though node-3 has no local one.
+      const ownNode = await requestsFromNode3(`http://${fabric?.nodeIps[2]}:${localPort}/`, 6);
+      expect(
+        ownNode.filter((b) => b !== 'web-1' && b !== 'web-2'),
+        ownNode.join(),
+      ).toEqual([]);
 
       // --- kill -9 node-1's agent ---
       const killedAt = Date.now();
