@@ -63,6 +63,7 @@ import {
   startOrphanCgroupCleanup,
 } from './cgroups-wiring.js';
 import { SimulatedNodeMemory } from './demo-memory-pressure.js';
+import { type DnsSettings, dnsOptions } from './dns-wiring.js';
 import { type EmbeddedImagePolicy, startEmbeddedRuntime } from './embedded-runtime.js';
 import { PodEnvSources } from './env-sources-wiring.js';
 import { createEvictionParts, type EvictionSettings } from './eviction-wiring.js';
@@ -112,6 +113,8 @@ export interface AgentOptions {
   readonly cgroups?: Partial<CgroupFlags> | undefined;
   /** `--max-pods`. @default 110 */
   readonly maxPods?: number | undefined;
+  /** Pod DNS: `--cluster-dns`, `--cluster-domain`, `--resolv-conf`. @default no cluster DNS, `cluster.local`, `/etc/resolv.conf` */
+  readonly dns?: DnsSettings | undefined;
   /** Memory/disk/PID pressure for the node conditions (an eviction manager). @default no pressure */
   readonly pressure?: NodePressureProvider | undefined;
   /** Eviction thresholds and GC policy (kubelet flags, see eviction-wiring.ts). @default the kubelet's */
@@ -598,6 +601,7 @@ async function start(
     podLogsRoot,
     recorder: recordPodEvent,
     hostIps: nodeIps.length > 0 ? nodeIps : [machine.internalIp],
+    ...dnsOptions(options.dns, nodeIps.length > 0 ? nodeIps : [machine.internalIp], log),
     crashLoopBackOff: { initialMs: Math.min(10_000, restartMaxMs), maxMs: restartMaxMs },
     isPodTerminationRequested: (uid) => workers?.isPodTerminationRequested(uid) ?? false,
     cgroupParent: (pod) => podCgroups.podCgroupParent(pod),

@@ -120,6 +120,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         systemReserved: flags.systemReserved,
         cgroups: flags.cgroups,
         maxPods: flags.maxPods,
+        dns: flags.dns,
+        ...(flags.volumeStatsAggPeriodMs === undefined
+          ? {}
+          : { volumeStatsAggPeriodMs: flags.volumeStatsAggPeriodMs }),
         eviction,
         ...(embeddedDemo ? { simulatedNodeMemoryBytes: DEMO_NODE_MEMORY_BYTES } : {}),
         logRotation: flags.logRotation,

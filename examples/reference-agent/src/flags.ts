@@ -17,6 +17,7 @@ import {
   normalizeCgroupArgv,
   parseCgroupFlags,
 } from './cgroups-wiring.js';
+import { DNS_FLAG_OPTIONS, DNS_USAGE, type DnsSettings, parseDnsFlags } from './dns-wiring.js';
 import { EMBEDDED_BUSYBOX_IMAGE, type EmbeddedImagePolicy } from './embedded-runtime.js';
 import {
   EVICTION_FLAG_OPTIONS,
@@ -120,6 +121,10 @@ export interface AgentFlags {
   readonly proxy: ProxySettings | undefined;
   /** `--max-pods`. */
   readonly maxPods: number | undefined;
+  /** `--cluster-dns`, `--cluster-domain`, `--resolv-conf` (dns-wiring.ts). */
+  readonly dns: DnsSettings;
+  /** `--volume-stats-agg-period` (Go duration), ms; <= 0 turns volume measurement off. */
+  readonly volumeStatsAggPeriodMs: number | undefined;
   /** `--node-status-update-frequency` (Go duration), ms. */
   readonly nodeStatusUpdateFrequencyMs: number | undefined;
   /** `--max-container-restart-period SECONDS` (CrashLoopBackOff cap). */
@@ -171,6 +176,8 @@ With no flags: an embedded API server on 127.0.0.1 and an in-process fake contai
   --node-status-update-frequency DURATION
                                  how often the node status is computed (default 10s)
   --pod-cidr CIDR                spec.podCIDR, also sent to the runtime
+${DNS_USAGE}  --volume-stats-agg-period DURATION
+                                 how often pod volumes are measured for the Summary API; <= 0: never (default 1m0s)
   --demo                         create demo pods and a Service for this node and print their progress
   --demo-image REF               image of the demo pods (default ${EMBEDDED_BUSYBOX_IMAGE})
   --exit-after SECONDS           stop after this long
@@ -311,6 +318,8 @@ function parseArgv(
         ...CGROUP_FLAG_OPTIONS,
         ...EVICTION_FLAG_OPTIONS,
         ...LOG_ROTATION_FLAG_OPTIONS,
+        ...DNS_FLAG_OPTIONS,
+        'volume-stats-agg-period': { type: 'string' },
         ...PROXY_FLAG_OPTIONS,
         ...KUBELET_SERVER_FLAG_OPTIONS,
         help: { type: 'boolean', short: 'h' },
@@ -430,6 +439,8 @@ function parseArgv(
     logRotation,
     proxy,
     maxPods,
+    dns: parseDnsFlags(values),
+    volumeStatsAggPeriodMs: volumeStatsAggPeriod(str('volume-stats-agg-period')),
     kubeconfig: str('kubeconfig'),
     runtimeEndpoint: endpoint,
     nodeName,
@@ -465,6 +476,16 @@ function parseArgv(
     help: values.help === true,
     version: values.version === true,
   };
+}
+
+/** `--volume-stats-agg-period`: a Go duration (negative allowed: off, as the kubelet). @throws FlagError */
+function volumeStatsAggPeriod(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseGoDuration(text);
+  } catch (err) {
+    throw new FlagError(`--volume-stats-agg-period: ${(err as Error).message}`);
+  }
 }
 
 /** The node registration and status flags, parsed by `@nodeagent/status`. @throws FlagError */

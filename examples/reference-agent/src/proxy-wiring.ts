@@ -16,11 +16,17 @@
  * has a root dir, and logged at debug after each sync. Otherwise the real tools run, inside
  * `netns` when given (`ip netns exec` / `nsenter`).
  *
- * Not implemented: `ipvs` render-only, `ipvs` inside a netns, dual-stack (the primary
- * family only, as `nodeagent-proxy run`).
+ * Dual-stack as kube-proxy (`cmd/kube-proxy/app/server_linux.go`): one backend per IP family,
+ * primary first (the primary family is the first node IP's), whenever the platform supports
+ * both — always when rendering only (the in-memory tools have both families); with the real
+ * tools, iptables and ipvs modes need a working `ip6tables`, and a kernel without
+ * `/proc/net/if_inet6` has no IPv6 — each with its own sync loop in the proxier.
+ *
+ * Not implemented: `ipvs` inside a netns.
  *
  * @module
  */
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -267,6 +273,17 @@ export interface AgentProxyOptions {
   readonly fallbackToFreePort?: boolean | undefined;
   /** Signal bounding the wait for the informers. */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * Which IP families the real tools can program (kube-proxy's `platformCheckSupported`); not
+   * asked when rendering only. @default {@link platformCheckSupported}
+   */
+  readonly platform?:
+    | ((
+        mode: Exclude<AgentProxyMode, 'none'>,
+        netns: string | undefined,
+        log: Logger,
+      ) => Promise<{ readonly ipv4: boolean; readonly ipv6: boolean }>)
+    | undefined;
   /** @default realClock */
   readonly clock?: Clock | undefined;
   /** @default noopLogger */
@@ -310,10 +327,37 @@ async function renderOnlyBackend(
           `${JSON.stringify(dumpTable(executor.state.table(table, 'kube-proxy')), null, 2)}\n`,
       };
     }
-    case 'ipvs':
-      throw new ProxyConfigError(
-        '--proxy-mode ipvs: render-only is not implemented; use iptables or nftables, or --proxy-render-only=false',
-      );
+    case 'ipvs': {
+      // IPVS's in-memory kernel (virtual servers, ipsets, kube-ipvs0 addresses) and iptables'
+      // for the residual rules: the IPVS plan, ipsets and iptables text, never applied.
+      const ipvs = await loadBackendModule('ipvs');
+      await loadBackendModule('iptables', { forMode: 'ipvs' });
+      const { FakeIpvsExecutor } = await import('@nodeagent/ipvs/testing');
+      const { FakeIptablesExecutor } = await import('@nodeagent/iptables/testing');
+      const executor = new FakeIpvsExecutor();
+      const iptables = new FakeIptablesExecutor({ family: family === 6 ? 'IPv6' : 'IPv4' });
+      const backend = new ipvs.IpvsBackend({
+        [fam]: { executor, iptables, stats: executor },
+        plan: render,
+        logger: log,
+      });
+      return {
+        backend,
+        rules: async () => {
+          const state = await executor.read();
+          return (
+            '# --- ipvsadm-restore: IPVS virtual and real servers ---\n' +
+            ipvs.renderIpvsadmRestore(state) +
+            '# --- ipset restore: kube-proxy ipsets ---\n' +
+            ipvs.renderIpsetRestore(state.ipsets) +
+            '# --- addresses on kube-ipvs0 ---\n' +
+            state.boundAddresses.map((a) => `${a}\n`).join('') +
+            '# --- iptables-save: residual iptables rules ---\n' +
+            (await iptables.save())
+          );
+        },
+      };
+    }
   }
 }
 
@@ -343,7 +387,10 @@ async function realBackend(
       const nft = await loadBackendModule('nftables');
       const executor = new nft.SpawnNftExecutor(netns !== undefined ? { netns } : {});
       const backend = new nft.NftablesBackend({ [fam]: { executor }, render, logger: log });
-      return { backend, rules: async () => 'see: nft list table ip kube-proxy\n' };
+      return {
+        backend,
+        rules: async () => `see: nft list table ${family === 6 ? 'ip6' : 'ip'} kube-proxy\n`,
+      };
     }
     case 'ipvs': {
       if (netns !== undefined)
@@ -371,9 +418,9 @@ interface RenderCommon {
 
 /**
  * The local-traffic detector of `--detect-local-mode` for `family`, as kube-proxy's
- * `getLocalDetector`: `ClusterCIDR` (the default) from `--cluster-cidr` (none given: no
- * detection), `NodeCIDR` from this node's pod CIDR of that family.
- * @throws ProxyConfigError for NodeCIDR without a pod CIDR of the family
+ * `getLocalDetectors`: `ClusterCIDR` (the default) from `--cluster-cidr`, `NodeCIDR` from this
+ * node's pod CIDR of that family; no CIDR of the family means no detection for it (logged for
+ * `NodeCIDR`, as kube-proxy does).
  */
 export function localTrafficDetector(
   settings: Pick<
@@ -382,16 +429,18 @@ export function localTrafficDetector(
   >,
   family: IPFamily,
   podCIDRs: readonly string[],
+  log?: Logger,
 ): LocalTrafficDetector {
   const ofFamily = (cidrs: readonly string[]) => cidrs.find((c) => parseCIDR(c)?.family === family);
   switch (settings.detectLocalMode ?? 'ClusterCIDR') {
     case 'NodeCIDR': {
       const cidr = ofFamily(podCIDRs);
-      if (cidr === undefined)
-        throw new ProxyConfigError(
-          `--detect-local-mode NodeCIDR: this node has no IPv${family} pod CIDR (the Node's spec.podCIDRs is empty and no --pod-cidr was given)`,
-        );
-      return { mode: 'NodeCIDR', cidr };
+      if (cidr !== undefined) return { mode: 'NodeCIDR', cidr };
+      log?.info(
+        { ipFamily: `IPv${family}` },
+        'Detect-local-mode set to NodeCIDR, but no PodCIDR defined at node for family',
+      );
+      return { mode: 'None' };
     }
     case 'BridgeInterface':
       return { mode: 'BridgeInterface', interfaceName: settings.podBridgeInterface ?? '' };
@@ -429,6 +478,41 @@ function nodePortIPs(
 }
 
 /**
+ * kube-proxy's `platformCheckSupported` (`server_linux.go`) for the real tools: iptables and
+ * ipvs modes support a family when its `iptables`/`ip6tables` lists the nat table (in `netns`
+ * when given); nftables supports both; no `/proc/net/if_inet6` means no IPv6.
+ * @throws ProxyConfigError "iptables is not available on this host" when neither works
+ */
+export async function platformCheckSupported(
+  mode: Exclude<AgentProxyMode, 'none'>,
+  netns: string | undefined,
+  log: Logger,
+): Promise<{ ipv4: boolean; ipv6: boolean }> {
+  let ipv4 = true;
+  let ipv6 = true;
+  if (mode === 'iptables' || mode === 'ipvs') {
+    const ipt = await loadBackendModule('iptables', { forMode: mode });
+    const present = async (family: 'IPv4' | 'IPv6') => {
+      try {
+        const ex = new ipt.SpawnIptablesExecutor({ family, ...(netns !== undefined ? { netns } : {}) });
+        return await ex.chainExists('nat', 'POSTROUTING');
+      } catch {
+        return false;
+      }
+    };
+    [ipv4, ipv6] = await Promise.all([present('IPv4'), present('IPv6')]);
+    if (!ipv4 && !ipv6) throw new ProxyConfigError('iptables is not available on this host');
+    if (!ipv4) log.info({ ipFamily: 'IPv4' }, 'No iptables support for family');
+    else if (!ipv6) log.info({ ipFamily: 'IPv6' }, 'No iptables support for family');
+  }
+  if (!existsSync('/proc/net/if_inet6')) {
+    log.info({ ipFamily: 'IPv6' }, 'No kernel support for family');
+    ipv6 = false;
+  }
+  return { ipv4, ipv6 };
+}
+
+/**
  * Starts the proxier on the agent's informer factory. Resolves once its informers synced and
  * the first sync was requested (the factory must be started by the agent meanwhile).
  * @throws ProxyConfigError for settings the agent cannot run; BackendNotInstalledError for a missing backend package
@@ -439,17 +523,38 @@ export async function startAgentProxy(options: AgentProxyOptions): Promise<Agent
   if (settings.mode === 'none') throw new ProxyConfigError('--proxy-mode none: no proxy to start');
   const mode = settings.mode;
   const renderOnly = settings.renderOnly ?? options.embeddedRuntime;
-  const primary = options.nodeIPs.map((ip) => parseIP(ip)).find((p) => p !== null);
-  const family: IPFamily = primary?.family ?? 4;
-  const ports = nodePortIPs(settings.nodePortAddresses ?? [], options.nodeIPs, family);
-  const render: RenderCommon = {
-    masqueradeAll: settings.masqueradeAll ?? false,
-    localDetector: localTrafficDetector(settings, family, options.podCIDRs ?? []),
-    ...(ports !== undefined ? { nodePortIPs: ports } : {}),
+  const primaryIP = options.nodeIPs.map((ip) => parseIP(ip)).find((p) => p !== null);
+  const primary: IPFamily = primaryIP?.family ?? 4;
+  const secondary: IPFamily = primary === 4 ? 6 : 4;
+  const support = renderOnly
+    ? { ipv4: true, ipv6: true }
+    : await (options.platform ?? platformCheckSupported)(mode, settings.netns, log);
+  const supported = (f: IPFamily) => (f === 4 ? support.ipv4 : support.ipv6);
+  if (!supported(primary)) throw new ProxyConfigError(`no support for primary IP family "IPv${primary}"`);
+  const families: IPFamily[] = supported(secondary) ? [primary, secondary] : [primary];
+  if (families.length === 2)
+    log.info({ primaryIpFamily: `IPv${primary}` }, 'kube-proxy running in dual-stack mode');
+  else log.info({ ipFamily: `IPv${primary}` }, 'kube-proxy running in single-stack mode');
+  const perFamily: BuiltBackend[] = [];
+  for (const family of families) {
+    const ports = nodePortIPs(settings.nodePortAddresses ?? [], options.nodeIPs, family);
+    const render: RenderCommon = {
+      masqueradeAll: settings.masqueradeAll ?? false,
+      localDetector: localTrafficDetector(settings, family, options.podCIDRs ?? [], log),
+      ...(ports !== undefined ? { nodePortIPs: ports } : {}),
+    };
+    const flog = log.child({ ipFamily: `IPv${family}` });
+    perFamily.push(
+      renderOnly
+        ? await renderOnlyBackend(mode, render, family, flog)
+        : await realBackend(mode, render, family, settings.netns, flog),
+    );
+  }
+  const built = {
+    backends: perFamily.map((b) => b.backend),
+    // The primary family's rules first, then the other's.
+    rules: async () => (await Promise.all(perFamily.map((b) => b.rules()))).join(''),
   };
-  const built = renderOnly
-    ? await renderOnlyBackend(mode, render, family, log)
-    : await realBackend(mode, render, family, settings.netns, log);
   const fallback = options.fallbackToFreePort === true;
   const healthzAddress =
     settings.healthzBindAddress ?? (await freeOr(DEFAULT_PROXY_HEALTHZ_BIND_ADDRESS, fallback, log));
@@ -457,7 +562,7 @@ export async function startAgentProxy(options: AgentProxyOptions): Promise<Agent
     settings.metricsBindAddress ?? (await freeOr(DEFAULT_PROXY_METRICS_BIND_ADDRESS, fallback, log));
   const proxier = new Proxier({
     nodeName: options.nodeName,
-    backend: built.backend,
+    backend: built.backends,
     informerFactory: options.informers,
     ...(options.nodeIPs.length > 0 ? { nodeIPs: options.nodeIPs } : {}),
     healthz: healthzAddress === '' ? false : { bindAddress: healthzAddress },
@@ -515,7 +620,6 @@ export async function startAgentProxy(options: AgentProxyOptions): Promise<Agent
     rules: built.rules,
     stop: async () => {
       await proxier.stop();
-      await built.backend.close?.();
       await writing;
       await closeServer(metricsServer);
     },

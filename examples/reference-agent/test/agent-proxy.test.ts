@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
 import { parseFlags } from '../src/flags.js';
-import { localTrafficDetector, ProxyConfigError } from '../src/proxy-wiring.js';
+import { localTrafficDetector } from '../src/proxy-wiring.js';
 import {
   embeddedStore,
   FAST_AGENT_TIMINGS,
@@ -227,11 +227,13 @@ describe('--detect-local-mode (kube-proxy local traffic detection)', () => {
     expect(
       localTrafficDetector({ detectLocalMode: 'InterfaceNamePrefix', podInterfaceNamePrefix: 'veth' }, 4, []),
     ).toEqual({ mode: 'InterfaceNamePrefix', interfacePrefix: 'veth' });
-    expect(() => localTrafficDetector({ detectLocalMode: 'NodeCIDR' }, 4, ['fd00:10:0:3::/64'])).toThrow(
-      ProxyConfigError,
-    );
-    expect(() => localTrafficDetector({ detectLocalMode: 'NodeCIDR' }, 4, [])).toThrow(
-      '--detect-local-mode NodeCIDR: this node has no IPv4 pod CIDR',
-    );
+    // No pod CIDR of the family: no detection for it (kube-proxy logs it and goes on).
+    expect(localTrafficDetector({ detectLocalMode: 'NodeCIDR' }, 4, ['fd00:10:0:3::/64'])).toEqual({
+      mode: 'None',
+    });
+    expect(localTrafficDetector({ detectLocalMode: 'NodeCIDR' }, 6, ['fd00:10:0:3::/64'])).toEqual({
+      mode: 'NodeCIDR',
+      cidr: 'fd00:10:0:3::/64',
+    });
   });
 });

@@ -69,6 +69,10 @@ imageGCLowThresholdPercent: 90
 imageMinimumGCAge: 5m
 crashLoopBackOff:
   maxContainerRestartPeriod: 1m
+clusterDNS: [10.96.0.10, fd00::a]
+clusterDomain: example.internal
+resolvConf: /run/systemd/resolve/resolv.conf
+volumeStatsAggPeriod: 2m
 `);
     expect(f).toMatchObject({
       config: '/etc/kubelet/config.yaml',
@@ -97,6 +101,12 @@ crashLoopBackOff:
         healthzBindAddress: '127.0.0.2',
         address: '127.0.0.1',
       },
+      dns: {
+        clusterDns: ['10.96.0.10', 'fd00::a'],
+        clusterDomain: 'example.internal',
+        resolvConf: '/run/systemd/resolve/resolv.conf',
+      },
+      volumeStatsAggPeriodMs: 120_000,
       warnings: [],
     });
     expect(f.eviction.thresholds.evictionHard).toEqual({
@@ -214,13 +224,10 @@ describe('--config: unknown, unsupported and mistyped fields are reported by nam
   });
 
   it('a known field this agent does not implement is a warning naming it, and the rest loads', () => {
-    const f = withConfig(
-      'clusterDNS: [10.96.0.10]\nclusterDomain: cluster.local\nrotateCertificates: true\nmaxPods: 12\n',
-    );
+    const f = withConfig('shutdownGracePeriod: 30s\nrotateCertificates: true\nmaxPods: 12\n');
     expect(f.maxPods).toBe(12);
     expect(f.warnings).toEqual([
-      'clusterDNS is not supported by this agent; the value in /etc/kubelet/config.yaml is ignored',
-      'clusterDomain is not supported by this agent; the value in /etc/kubelet/config.yaml is ignored',
+      'shutdownGracePeriod is not supported by this agent; the value in /etc/kubelet/config.yaml is ignored',
       'rotateCertificates is not supported by this agent; the value in /etc/kubelet/config.yaml is ignored',
     ]);
   });
@@ -320,10 +327,7 @@ describe('--config end to end', () => {
   it('the CLI runs the agent with the file: the Lease duration from it, the pod capacity from the command line over it', async () => {
     const dir = await mkdtemp(join(os.tmpdir(), 'kubelet-config-cli-'));
     const file = join(dir, 'kubelet.yaml');
-    await writeFile(
-      file,
-      `${HEADER}maxPods: 7\nnodeLeaseDurationSeconds: 20\nclusterDomain: cluster.local\n`,
-    );
+    await writeFile(file, `${HEADER}maxPods: 7\nnodeLeaseDurationSeconds: 20\nshutdownGracePeriod: 30s\n`);
     const stop = new AbortController();
     let out = '';
     let err = '';
@@ -357,7 +361,7 @@ describe('--config end to end', () => {
         30_000,
       );
       expect(lease.spec?.leaseDurationSeconds).toBe(20);
-      expect(err).toContain('clusterDomain is not supported by this agent; the value in');
+      expect(err).toContain('shutdownGracePeriod is not supported by this agent; the value in');
     } finally {
       stop.abort();
       expect(await exit).toBe(0);

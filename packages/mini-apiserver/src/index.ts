@@ -51,6 +51,7 @@ export { type DropRule, type FailureRule, Faults, type WatchControl } from './fa
 export type { RequestRecord } from './handler.js';
 export { type KubeconfigOptions, renderKubeconfig } from './kubeconfig.js';
 export { type LabelRequirement, type LabelSelector, parseLabelSelector } from './labels.js';
+export { NodeLifecycleController } from './node-lifecycle-controller.js';
 export {
   DEFAULT_LARGE_CLUSTER_SIZE_THRESHOLD,
   DEFAULT_NODE_EVICTION_RATE,
@@ -59,12 +60,11 @@ export {
   DEFAULT_NODE_STARTUP_GRACE_PERIOD_MS,
   DEFAULT_SECONDARY_NODE_EVICTION_RATE,
   DEFAULT_UNHEALTHY_ZONE_THRESHOLD,
-  NODE_CONTROLLER_COMPONENT,
-  NodeLifecycleController,
   type NodeLifecycleControllerOptions,
   type NodeLifecycleSettings,
   nodeLifecycleSettings,
-} from './node-lifecycle-controller.js';
+} from './node-lifecycle-options.js';
+export { NODE_CONTROLLER_COMPONENT } from './node-lifecycle-records.js';
 export {
   type NodeCondition,
   type NodeTaint,

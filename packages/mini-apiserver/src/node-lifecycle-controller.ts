@@ -19,7 +19,13 @@
  *
  * @module
  */
-import { type Clock, InvalidOptionsError, type Logger, noopLogger, type Timer } from '@nodeagent/core';
+import { type Clock, type Logger, noopLogger, type Timer } from '@nodeagent/core';
+import {
+  type NodeLifecycleControllerOptions,
+  type NodeLifecycleSettings,
+  nodeLifecycleSettings,
+} from './node-lifecycle-options.js';
+import { NodeControllerRecorder } from './node-lifecycle-records.js';
 import {
   computeZoneState,
   hasTaint,
@@ -40,75 +46,13 @@ import type { ObjectStore, StoreChange } from './store.js';
 
 type Rec = Record<string, unknown>;
 
-/** Default of `nodeMonitorPeriodMs`: kube-controller-manager's `--node-monitor-period` of 5 s. */
-export const DEFAULT_NODE_MONITOR_PERIOD_MS = 5_000;
-/**
- * Default of `nodeMonitorGracePeriodMs`: kube-controller-manager's `--node-monitor-grace-period`,
- * 50 s since Kubernetes 1.32 (40 s before; kubernetes/kubernetes#126287 changed
- * `pkg/controller/nodelifecycle/config/v1alpha1/defaults.go` and the controller's test).
- */
-export const DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS = 50_000;
-/** Default of `nodeStartupGracePeriodMs`: `--node-startup-grace-period` of 60 s (same defaults file). */
-export const DEFAULT_NODE_STARTUP_GRACE_PERIOD_MS = 60_000;
-/** `--node-eviction-rate`: Nodes per second that get a NoExecute taint in a healthy zone. */
-export const DEFAULT_NODE_EVICTION_RATE = 0.1;
-/** `--secondary-node-eviction-rate`: the same in a partially disrupted large zone. */
-export const DEFAULT_SECONDARY_NODE_EVICTION_RATE = 0.01;
-/** `--large-cluster-size-threshold`: zones up to this size stop tainting when partially disrupted. */
-export const DEFAULT_LARGE_CLUSTER_SIZE_THRESHOLD = 50;
-/** `--unhealthy-zone-threshold`: share of not-Ready Nodes (and more than 2) that disrupts a zone. */
-export const DEFAULT_UNHEALTHY_ZONE_THRESHOLD = 0.55;
 /** Upstream `scheduler.NodeEvictionPeriod`: how often the NoExecute tainting pass runs. */
 const NODE_EVICTION_PERIOD_MS = 100;
 /** The Lease namespace the kubelet renews its heartbeat in. */
 const NODE_LEASE_NAMESPACE = 'kube-node-lease';
-/** `source.component` / `reportingComponent` of the events, as upstream's recorder. */
-export const NODE_CONTROLLER_COMPONENT = 'node-controller';
 const PRESSURE_CONDITIONS = ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'] as const;
 const UNREACHABLE_NO_EXECUTE: NodeTaint = { key: TAINT_NODE_UNREACHABLE, effect: 'NoExecute' };
 const NOT_READY_NO_EXECUTE: NodeTaint = { key: TAINT_NODE_NOT_READY, effect: 'NoExecute' };
-
-/** Options of {@link NodeLifecycleController}. */
-export interface NodeLifecycleControllerOptions {
-  /** Where Nodes, Leases, Pods and Events live. */
-  readonly store: ObjectStore;
-  /** Source of time and timers. */
-  readonly clock: Clock;
-  /** Logger. @default noopLogger */
-  readonly logger?: Logger;
-  /**
-   * How often Node heartbeats are checked (`--node-monitor-period`). Minimum: 1.
-   * @default 5000
-   */
-  readonly nodeMonitorPeriodMs?: number;
-  /**
-   * Time without a heartbeat (Ready `lastHeartbeatTime` or Lease `renewTime`) after which a
-   * Node's conditions go Unknown (`--node-monitor-grace-period`). Minimum: 0.
-   * @default 50000
-   */
-  readonly nodeMonitorGracePeriodMs?: number;
-  /**
-   * The same for a Node that never posted a Ready condition, counted from its creation
-   * (`--node-startup-grace-period`). Minimum: 0.
-   * @default 60000
-   */
-  readonly nodeStartupGracePeriodMs?: number;
-  /**
-   * Nodes per second per zone that get a NoExecute taint (`--node-eviction-rate`). Minimum: 0.
-   * @default 0.1
-   */
-  readonly nodeEvictionRate?: number;
-  /**
-   * The same in a partially disrupted zone larger than `largeClusterSizeThreshold`
-   * (`--secondary-node-eviction-rate`). Minimum: 0.
-   * @default 0.01
-   */
-  readonly secondaryNodeEvictionRate?: number;
-  /** `--large-cluster-size-threshold`. Minimum: 0. @default 50 */
-  readonly largeClusterSizeThreshold?: number;
-  /** `--unhealthy-zone-threshold`, a share in (0, 1]. @default 0.55 */
-  readonly unhealthyZoneThreshold?: number;
-}
 
 /** What the controller last saw of a Node (upstream `nodeHealthData`). */
 interface NodeHealth {
@@ -162,70 +106,12 @@ function statusCondition(status: Rec, type: string): NodeCondition | undefined {
   return (Array.isArray(conds) ? conds : []).find((c) => rec(c).type === type) as NodeCondition | undefined;
 }
 
-function check(name: string, value: number, min: number, max = Number.POSITIVE_INFINITY): number {
-  if (!Number.isFinite(value) || value < min || value > max) {
-    throw new InvalidOptionsError(
-      'NodeLifecycleController',
-      `${name} must be a finite number ${max === Number.POSITIVE_INFINITY ? `>= ${min}` : `in [${min}, ${max}]`}, got ${value}`,
-    );
-  }
-  return value;
-}
-
-/** The timing and rate settings of {@link NodeLifecycleController}, defaults applied. */
-export type NodeLifecycleSettings = Required<
-  Omit<NodeLifecycleControllerOptions, 'store' | 'clock' | 'logger'>
->;
-
-/**
- * Validates the settings of {@link NodeLifecycleController} and applies the defaults.
- * @throws InvalidOptionsError naming the option out of range
- */
-export function nodeLifecycleSettings(
-  o: Omit<NodeLifecycleControllerOptions, 'store' | 'clock' | 'logger'>,
-): NodeLifecycleSettings {
-  const unhealthy = o.unhealthyZoneThreshold ?? DEFAULT_UNHEALTHY_ZONE_THRESHOLD;
-  if (!(unhealthy > 0))
-    throw new InvalidOptionsError(
-      'NodeLifecycleController',
-      `unhealthyZoneThreshold must be in (0, 1], got ${unhealthy}`,
-    );
-  return {
-    nodeMonitorPeriodMs: check(
-      'nodeMonitorPeriodMs',
-      o.nodeMonitorPeriodMs ?? DEFAULT_NODE_MONITOR_PERIOD_MS,
-      1,
-    ),
-    nodeMonitorGracePeriodMs: check(
-      'nodeMonitorGracePeriodMs',
-      o.nodeMonitorGracePeriodMs ?? DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS,
-      0,
-    ),
-    nodeStartupGracePeriodMs: check(
-      'nodeStartupGracePeriodMs',
-      o.nodeStartupGracePeriodMs ?? DEFAULT_NODE_STARTUP_GRACE_PERIOD_MS,
-      0,
-    ),
-    nodeEvictionRate: check('nodeEvictionRate', o.nodeEvictionRate ?? DEFAULT_NODE_EVICTION_RATE, 0),
-    secondaryNodeEvictionRate: check(
-      'secondaryNodeEvictionRate',
-      o.secondaryNodeEvictionRate ?? DEFAULT_SECONDARY_NODE_EVICTION_RATE,
-      0,
-    ),
-    largeClusterSizeThreshold: check(
-      'largeClusterSizeThreshold',
-      o.largeClusterSizeThreshold ?? DEFAULT_LARGE_CLUSTER_SIZE_THRESHOLD,
-      0,
-    ),
-    unhealthyZoneThreshold: check('unhealthyZoneThreshold', unhealthy, 0, 1),
-  };
-}
-
 /** The node lifecycle controller; see the module documentation. */
 export class NodeLifecycleController {
   readonly #store: ObjectStore;
   readonly #clock: Clock;
   readonly #log: Logger;
+  readonly #records: NodeControllerRecorder;
   readonly #s: NodeLifecycleSettings;
   readonly #known = new Map<string, KubeObject>();
   readonly #health = new Map<string, NodeHealth>();
@@ -236,7 +122,6 @@ export class NodeLifecycleController {
   #timers: Timer[] = [];
   #unsubscribe: (() => void) | undefined;
   #pending = false;
-  #seq = 0;
   #waiters: Array<() => void> = [];
 
   /**
@@ -247,6 +132,7 @@ export class NodeLifecycleController {
     this.#store = options.store;
     this.#clock = options.clock;
     this.#log = options.logger ?? noopLogger;
+    this.#records = new NodeControllerRecorder(this.#store, this.#clock, this.#log);
     this.#s = nodeLifecycleSettings(options);
   }
 
@@ -356,7 +242,7 @@ export class NodeLifecycleController {
     const health = this.#health.get(nodeName);
     if (!health || !this.#store.tryGet('nodes', undefined, nodeName)) return;
     const ready = statusCondition(health.status, 'Ready');
-    if (ready && ready.status !== 'True') this.#markPodsNotReady([pod], nodeName);
+    if (ready && ready.status !== 'True') this.#records.markPodsNotReady([pod], nodeName);
   }
 
   /** One monitor pass (upstream `monitorNodeHealth`); runs every `nodeMonitorPeriodMs`. */
@@ -369,14 +255,14 @@ export class NodeLifecycleController {
         if (!this.#zoneStates.has(zoneKey(node))) this.#addZone(node);
         continue;
       }
-      this.#nodeEvent(node, 'RegisteredNode', `Registered Node ${name} in Controller`);
+      this.#records.nodeEvent(node, 'RegisteredNode', `Registered Node ${name} in Controller`);
       this.#known.set(name, node);
       this.#addZone(node);
       this.#markNodeAsReachable(name);
     }
     for (const [name, node] of this.#known) {
       if (names.has(name)) continue;
-      this.#nodeEvent(node, 'RemovingNode', `Removing Node ${name} from Controller`);
+      this.#records.nodeEvent(node, 'RemovingNode', `Removing Node ${name} from Controller`);
       this.#known.delete(name);
       // Upstream keeps the health data of a deleted Node; forgetting it gives a Node
       // registered again under the same name a fresh startup grace period.
@@ -401,9 +287,9 @@ export class NodeLifecycleController {
       if (current === undefined) continue;
       this.#processTaintBasedEviction(name, observed);
       if (current.status !== 'True' && observed.status === 'True') {
-        this.#nodeStatusEvent(node, 'NodeNotReady');
+        this.#records.nodeStatusChange(node, 'NodeNotReady');
         const pods = this.#store.list('pods').filter((p) => rec(p.spec).nodeName === name);
-        this.#markPodsNotReady(pods, name);
+        this.#records.markPodsNotReady(pods, name);
       }
     }
     this.#handleDisruption(zoneConditions, nodes);
@@ -656,91 +542,4 @@ export class NodeLifecycleController {
       return false;
     }
   }
-
-  /** Upstream `MarkPodsNotReady`: Ready=False on each pod of the Node, and a `NodeNotReady` event. */
-  #markPodsNotReady(pods: readonly KubeObject[], nodeName: string): void {
-    const now = isoSeconds(this.#clock.now());
-    for (const p of pods) {
-      if (rec(p.spec).nodeName !== nodeName) continue;
-      const pod = structuredClone(p);
-      const status = rec(pod.status);
-      const conds = Array.isArray(status.conditions) ? (status.conditions as Rec[]) : [];
-      const i = conds.findIndex((c) => rec(c).type === 'Ready');
-      const old = conds[i];
-      if (old === undefined || old.status === 'False') continue;
-      const next = [...conds];
-      next[i] = { ...old, status: 'False', lastTransitionTime: now };
-      pod.status = { ...status, conditions: next };
-      try {
-        this.#store.update('pods', pod, { subresource: 'status' });
-      } catch (err) {
-        this.#log.warn(
-          { err, pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` },
-          'pod not marked NotReady',
-        );
-        continue;
-      }
-      this.#event(
-        {
-          kind: 'Pod',
-          namespace: pod.metadata?.namespace,
-          name: pod.metadata?.name,
-          uid: pod.metadata?.uid,
-          apiVersion: 'v1',
-          resourceVersion: pod.metadata?.resourceVersion,
-        },
-        'Warning',
-        'NodeNotReady',
-        'Node is not ready',
-      );
-    }
-  }
-
-  /** Upstream `RecordNodeEvent`. */
-  #nodeEvent(node: KubeObject, reason: string, text: string): void {
-    const name = node.metadata?.name ?? '';
-    this.#event(nodeRef(node), 'Normal', reason, `Node ${name} event: ${text}`);
-  }
-
-  /** Upstream `RecordNodeStatusChange`. */
-  #nodeStatusEvent(node: KubeObject, newStatus: string): void {
-    this.#event(
-      nodeRef(node),
-      'Normal',
-      newStatus,
-      `Node ${node.metadata?.name} status is now: ${newStatus}`,
-    );
-  }
-
-  /** A core/v1 Event as client-go's legacy recorder makes it (source `node-controller`). */
-  #event(ref: Rec, type: string, reason: string, message: string): void {
-    const nowMs = this.#clock.now();
-    const t = isoSeconds(nowMs);
-    const namespace = typeof ref.namespace === 'string' && ref.namespace !== '' ? ref.namespace : 'default';
-    try {
-      this.#store.create('events', {
-        metadata: {
-          name: `${String(ref.name)}.${(BigInt(nowMs) * 1_000_000n + BigInt(this.#seq++ % 1_000_000)).toString(16)}`,
-          namespace,
-        },
-        involvedObject: ref,
-        reason,
-        message,
-        source: { component: NODE_CONTROLLER_COMPONENT },
-        firstTimestamp: t,
-        lastTimestamp: t,
-        count: 1,
-        type,
-        eventTime: null,
-        reportingComponent: NODE_CONTROLLER_COMPONENT,
-        reportingInstance: '',
-      });
-    } catch (err) {
-      this.#log.warn({ err }, 'mini-apiserver node lifecycle controller: event not recorded');
-    }
-  }
-}
-
-function nodeRef(node: KubeObject): Rec {
-  return { kind: 'Node', name: node.metadata?.name, uid: node.metadata?.uid, apiVersion: 'v1' };
 }

@@ -1,21 +1,21 @@
 // 5,000 probes (half httpGet, half tcpSocket, 1 s period) through the ProbeManager against
 // local servers in a child process, next to a bare loop measured in the same run: 5,000 timers
-// on the same schedule making the same requests (one request per connection without keep-alive or an Agent, reading the body;
-// a TCP connect then close). The loops alternate for PROBER_BENCH_ROUNDS rounds; prints the
+// on the same schedule making the same requests (the prober's request bytes written on a
+// connection of their own, the answer read until the server closes, only its status line looked
+// at; a TCP connect then close). The loops alternate for PROBER_BENCH_ROUNDS rounds; prints the
 // median CPU per probe and the p50/p99 lateness of probe starts against their ticks (first start
 // + k × period), with the event-loop delay (a 10 ms timer's lateness) and the GC pauses
 // (PerformanceObserver 'gc') of each loop's measured windows, so that a pause of the process
 // itself can be told from a machine-load spike. Asserts nothing about speed (targets: CPU
 // within 1.3× of the bare loop, p99 drift under 50 ms).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { request } from 'node:http';
-import { connect, type NetConnectOpts } from 'node:net';
+import { connect } from 'node:net';
 import { loadavg } from 'node:os';
 import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { V1PodStatus } from '@kubernetes/client-node';
 import { afterAll, beforeAll, it } from 'vitest';
-import { type ProbeAttempt, ProbeManager } from '../src/index.js';
+import { DEFAULT_USER_AGENT, type ProbeAttempt, ProbeManager } from '../src/index.js';
 import { benchPod } from './bench-pods.js';
 import { LoopStalls } from './loop-stalls.js';
 
@@ -204,32 +204,36 @@ async function bare(
 ): Promise<() => void> {
   let stopped = false;
   const timers: NodeJS.Timeout[] = [];
+  // The bytes the prober sends for these targets (Go's header order).
+  const requestOf = new Map<number, Buffer>();
+  for (const port of ports.http) {
+    requestOf.set(
+      port,
+      Buffer.from(
+        `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUser-Agent: ${DEFAULT_USER_AGENT}\r\nConnection: close\r\nAccept: */*\r\n\r\n`,
+      ),
+    );
+  }
   for (let i = 0; i < PROBES; i++) {
     const { kind, port } = target(i);
+    const bytes = requestOf.get(port);
     const key = String(i);
     let next = Date.now() + Math.floor(Math.random() * PERIOD_MS);
     const once = (): void => {
       const startedAt = Date.now();
       const done = (ok: boolean, why?: string) => onProbe(key, startedAt, ok, why);
       if (kind === 'http') {
-        const req = request(
-          {
-            host: '127.0.0.1',
-            port,
-            path: '/healthz',
-            // The cheapest way Node has to send one request on its own connection (no Agent
-            // built per request), as the prober does: the floor stays the floor.
-            createConnection: (o) => connect(o as NetConnectOpts),
-            headers: { 'User-Agent': 'kube-probe/1.36', Accept: '*/*' },
-          },
-          (res) => {
-            res.on('data', () => {});
-            res.on('end', () => done(res.statusCode === 200));
-          },
-        );
-        req.setTimeout(1000, () => req.destroy());
-        req.on('error', (e: NodeJS.ErrnoException) => done(false, e.code ?? e.message));
-        req.end();
+        // The floor of the same exchange: the prober's request bytes on a connection of its
+        // own, the response read until the server closes, only its status line looked at.
+        const s = connect({ host: '127.0.0.1', port });
+        let head = '';
+        s.setTimeout(1000, () => s.destroy());
+        s.once('connect', () => s.write(bytes as Buffer));
+        s.on('data', (d: Buffer) => {
+          if (head.length < 12) head += d.toString('latin1', 0, 12);
+        });
+        s.once('end', () => done(head.startsWith('HTTP/1.1 200')));
+        s.once('error', (e: NodeJS.ErrnoException) => done(false, e.code ?? e.message));
       } else {
         const s = connect({ host: '127.0.0.1', port });
         s.setTimeout(1000, () => s.destroy());

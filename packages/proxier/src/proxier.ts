@@ -33,6 +33,7 @@ import {
   FULL_SYNC_PERIOD_MS,
   type IPFamily,
   LABEL_TOPOLOGY_ZONE,
+  type ProxySnapshot,
   ProxyState,
   type ProxyStateError,
 } from '@nodeagent/proxy-state';
@@ -61,8 +62,15 @@ export interface ProxierOptions {
    * The data plane: `IptablesBackend` (`@nodeagent/iptables`), `NftablesBackend`
    * (`@nodeagent/nftables`), `IpvsBackend` (`@nodeagent/ipvs`) or your own; see
    * {@link loadBackendModule} to load one by mode name.
+   *
+   * Dual-stack as kube-proxy runs it: an array with one backend per IP family (primary family
+   * first), each configured for its family only. Each gets a sync loop and a runner of its own
+   * (kube-proxy's per-family proxiers behind its MetaProxier): a family syncs when its own
+   * Services or EndpointSlices changed, fails and retries on its own, and reports its own
+   * `ip_family`-labelled metrics; healthz is healthy only while every family is. One backend
+   * configured for both families also works (one loop syncs both together).
    */
-  readonly backend: DataPlaneBackend;
+  readonly backend: DataPlaneBackend | readonly DataPlaneBackend[];
   /**
    * An existing informer factory to share: the proxier takes its Services, EndpointSlices,
    * Node (`metadata.name=<nodeName>`) and ServiceCIDRs informers from it, so an agent that
@@ -138,6 +146,37 @@ export interface ProxierOptions {
   readonly logger?: Logger;
 }
 
+/** One family runner of a {@link Proxier}: a backend with its own sync loop and runner. */
+interface FamilyRunner {
+  readonly backend: DataPlaneBackend;
+  readonly loop: SyncLoop;
+  readonly runner: BoundedFrequencyRunner;
+}
+
+/**
+ * The backends of `option`, checked: at least one, and no family programmed by two.
+ * @throws TypeError naming the backends that share a family
+ */
+function backendsOf(option: DataPlaneBackend | readonly DataPlaneBackend[]): readonly DataPlaneBackend[] {
+  const list: readonly DataPlaneBackend[] = Array.isArray(option)
+    ? (option as readonly DataPlaneBackend[])
+    : [option as DataPlaneBackend];
+  if (list.length === 0) throw new TypeError('Proxier needs at least one backend');
+  const owner = new Map<IPFamily, string>();
+  for (const b of list) {
+    for (const f of b.families) {
+      const other = owner.get(f);
+      if (other !== undefined) {
+        throw new TypeError(
+          `Proxier backends ${other} and ${b.name} both program IPv${f}: give one backend per IP family`,
+        );
+      }
+      owner.set(f, b.name);
+    }
+  }
+  return list;
+}
+
 /** Events of a {@link Proxier} (eventemitter3, typed). */
 export interface ProxierEvents {
   /** A Service or EndpointSlice was skipped as invalid (its previous version withdrawn); others are still programmed. */
@@ -173,18 +212,25 @@ export interface ProxierEvents {
 export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
   /** The proxy-side state the informers feed. */
   readonly state: ProxyState;
-  /** The backend. */
+  /** The backend (the first of {@link backends}: the primary family's in dual-stack). */
   readonly backend: DataPlaneBackend;
+  /** Every backend, one per family runner (one unless dual-stack with a backend per family). */
+  readonly backends: readonly DataPlaneBackend[];
   /** The healthz server, unless disabled. */
   readonly healthz: ProxyHealthServer | undefined;
   /** The health-check node-port servers, unless disabled. */
   readonly healthCheckServer: ServiceHealthServer | undefined;
-  /** The sync runner (min/retry/max intervals). */
+  /** The sync runner (min/retry/max intervals) of the first backend. */
   readonly runner: BoundedFrequencyRunner;
+  /** One runner per backend (per family in dual-stack), in the order of {@link backends}. */
+  readonly runners: readonly BoundedFrequencyRunner[];
   readonly #options: ProxierOptions;
   readonly #clock: Clock;
   readonly #log: Logger;
-  readonly #loop: SyncLoop;
+  readonly #runners: readonly FamilyRunner[];
+  /** Each family's latest snapshot, for the shared health-check node ports. */
+  readonly #latest = new Map<IPFamily, ProxySnapshot>();
+  #lastResult: ProxierSyncResult | undefined;
   #metrics: ProxierMetrics = noopProxierMetrics;
   #factory: SharedInformerFactory | undefined;
   /** False when the factory was given (`informerFactory`): it is not ours to stop. */
@@ -207,9 +253,10 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
       throw new TypeError('Proxier needs informerFactory, kubeConfig or listerWatcherFor');
     }
     this.#options = options;
-    this.backend = options.backend;
+    this.backends = backendsOf(options.backend);
+    this.backend = this.backends[0]!;
     this.#clock = options.clock ?? realClock;
-    this.#log = (options.logger ?? noopLogger).child({ component: 'proxier', backend: options.backend.name });
+    this.#log = (options.logger ?? noopLogger).child({ component: 'proxier', backend: this.backend.name });
     const syncPeriodMs = options.syncPeriodMs ?? 30_000;
     this.state = new ProxyState({
       nodeName: options.nodeName,
@@ -242,35 +289,61 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
             onListenError: (svc, port, err) => this.emit('healthCheckError', err, svc, port),
             logger: this.#log,
           });
-    this.#loop = new SyncLoop({
-      state: this.state,
-      backend: this.backend,
-      clock: this.#clock,
-      logger: this.#log,
-      fullSyncPeriodMs: options.fullSyncPeriodMs ?? FULL_SYNC_PERIOD_MS,
-      healthz: this.healthz,
-      healthCheckServer: this.healthCheckServer,
-      conntrack: options.conntrack === false ? undefined : (options.conntrack ?? new SpawnConntrackCleaner()),
-      metrics: () => this.#metrics,
-      emit: (event, ...args) => (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args),
-      requestRun: () => this.runner.run(),
+    const conntrack =
+      options.conntrack === false ? undefined : (options.conntrack ?? new SpawnConntrackCleaner());
+    const dualRunners = this.backends.length > 1;
+    this.#runners = this.backends.map((backend) => {
+      const log = dualRunners ? this.#log.child({ ipFamily: backend.families.join(',') }) : this.#log;
+      let runner: BoundedFrequencyRunner | undefined;
+      const loop = new SyncLoop({
+        state: this.state,
+        backend,
+        clock: this.#clock,
+        logger: log,
+        fullSyncPeriodMs: options.fullSyncPeriodMs ?? FULL_SYNC_PERIOD_MS,
+        healthz: this.healthz,
+        healthCheckServer: this.healthCheckServer,
+        conntrack,
+        metrics: () => this.#metrics,
+        emit: (event, ...args) => {
+          if (event === 'synced') this.#lastResult = args[0] as ProxierSyncResult;
+          (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args);
+        },
+        requestRun: () => runner?.run(),
+        ...(dualRunners
+          ? {
+              healthCheckSnapshots: (own: readonly ProxySnapshot[]) => {
+                for (const snap of own) this.#latest.set(snap.ipFamily, snap);
+                return [...this.#latest.values()];
+              },
+            }
+          : {}),
+      });
+      runner = new BoundedFrequencyRunner({
+        name: 'sync-proxy-rules',
+        fn: () => loop.sync(),
+        minIntervalMs: options.minSyncPeriodMs ?? 1_000,
+        retryIntervalMs: syncPeriodMs,
+        maxIntervalMs: options.fullSyncPeriodMs ?? FULL_SYNC_PERIOD_MS,
+        clock: this.#clock,
+        logger: log,
+      });
+      return { backend, loop, runner };
     });
-    this.runner = new BoundedFrequencyRunner({
-      name: 'sync-proxy-rules',
-      fn: () => this.#loop.sync(),
-      minIntervalMs: options.minSyncPeriodMs ?? 1_000,
-      retryIntervalMs: syncPeriodMs,
-      maxIntervalMs: options.fullSyncPeriodMs ?? FULL_SYNC_PERIOD_MS,
-      clock: this.#clock,
-      logger: this.#log,
-    });
-    this.backend.attach?.({
-      requestFullSync: (reason) => {
-        this.#log.info({ reason }, 'backend requested a full sync');
-        this.#loop.requestFullSync();
-        if (this.#initialized && !this.#stopped) this.#queueSync();
-      },
-    });
+    this.runners = this.#runners.map((r) => r.runner);
+    this.runner = this.runners[0]!;
+    for (const fr of this.#runners) {
+      fr.backend.attach?.({
+        requestFullSync: (reason) => {
+          this.#log.info(
+            { reason, ipFamily: fr.backend.families.join(',') },
+            'backend requested a full sync',
+          );
+          fr.loop.requestFullSync();
+          if (this.#initialized && !this.#stopped) this.#queueSync([fr]);
+        },
+      });
+    }
   }
 
   /** True once the informers synced and the first sync was requested. */
@@ -280,12 +353,14 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
 
   /** Syncs run so far (successful or not). */
   get syncCount(): number {
-    return this.#loop.syncCount;
+    let n = 0;
+    for (const r of this.#runners) n += r.loop.syncCount;
+    return n;
   }
 
-  /** The result of the latest sync. */
+  /** The result of the latest sync (of any family runner). */
   get lastSyncResult(): ProxierSyncResult | undefined {
-    return this.#loop.lastResult;
+    return this.#lastResult;
   }
 
   /**
@@ -308,7 +383,7 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
     if (o.metrics) this.#metrics = createProxierMetrics(o.metrics);
     if (o.metrics && o.nfacct) registerNfacctCollectors(o.metrics, o.nfacct, this.#log);
     await this.healthz?.start(signal);
-    await this.runner.start();
+    for (const r of this.#runners) await r.runner.start();
     const factory =
       o.informerFactory ??
       new SharedInformerFactory({
@@ -376,7 +451,7 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
     if (this.#stopped) throw new Error('Proxier stopped before its informers synced');
     this.#watchServiceCIDRs(factory);
     this.#initialized = true;
-    this.#loop.initialized = true;
+    for (const r of this.#runners) r.loop.initialized = true;
     this.#log.info({ node: o.nodeName }, 'informers synced; first sync requested');
     this.#queueSync();
   }
@@ -385,20 +460,27 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
-    this.#loop.close();
+    for (const r of this.#runners) r.loop.close();
     this.#startAbort?.abort(new Error('Proxier stopped before its informers synced'));
     if (this.#ownsFactory) await this.#factory?.stop();
     else for (const r of this.#registrations) r.remove();
-    await this.runner.stop();
+    for (const r of this.#runners) await r.runner.stop();
     await this.healthz?.stop();
     await this.healthCheckServer?.close();
-    this.backend.close?.();
+    for (const r of this.#runners) r.backend.close?.();
   }
 
   #changed(result: { readonly pending: boolean; readonly error: ProxyStateError | null }): void {
     if (result.error) this.emit('objectError', result.error);
     this.#metrics.changes(this.state.changeCounts);
-    if (result.pending && this.#initialized) this.#queueSync();
+    if (!result.pending || !this.#initialized) return;
+    // Each family runner syncs only when its own families have something pending (kube-proxy's
+    // per-family proxiers each decide from their own change trackers).
+    this.#queueSync(
+      this.#runners.length === 1
+        ? this.#runners
+        : this.#runners.filter((r) => r.backend.families.some((f) => this.state.hasPending(f))),
+    );
   }
 
   #nodeChanged(node: V1Node): void {
@@ -410,25 +492,25 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
     this.#node = { zone, addresses };
     // A topology label change touches every service (kube-proxy: needFullSync + Sync).
     const zoneChanged = before.zone !== zone;
-    if (zoneChanged) this.#loop.requestFullSync();
+    if (zoneChanged) for (const r of this.#runners) r.loop.requestFullSync();
     const changed = zoneChanged || before.addresses !== addresses;
     if (this.#initialized && (result.pending || changed)) this.#queueSync();
   }
 
   #watchServiceCIDRs(factory: SharedInformerFactory): void {
-    const backend = this.backend;
-    if (this.#options.serviceCIDRs === false || backend.setServiceCIDRs === undefined) return;
+    const withCIDRs = this.#runners.filter((r) => r.backend.setServiceCIDRs !== undefined);
+    if (this.#options.serviceCIDRs === false || withCIDRs.length === 0) return;
     // Started after the others synced: the factory does not wait for it.
     const informer = factory.informerFor<V1ServiceCIDR & KubeObject>(SERVICE_CIDRS);
     informer.on('watchError', (err) => this.emit('informerError', err, 'servicecidrs'));
     const changed = () => {
       const all = informer.lister.list();
       const cidrs = [...collectServiceCIDRs(all, 4).cidrs, ...collectServiceCIDRs(all, 6).cidrs];
-      if (backend.setServiceCIDRs?.(cidrs)) {
-        this.#log.info({ cidrs }, 'service CIDRs changed');
-        this.#loop.requestFullSync();
-        if (!this.#stopped) this.#queueSync();
-      }
+      const rewrite = withCIDRs.filter((r) => r.backend.setServiceCIDRs?.(cidrs));
+      if (rewrite.length === 0) return;
+      this.#log.info({ cidrs }, 'service CIDRs changed');
+      for (const r of rewrite) r.loop.requestFullSync();
+      if (!this.#stopped) this.#queueSync(rewrite);
     };
     this.#registrations.push(
       informer.addEventHandler(
@@ -438,9 +520,10 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
     );
   }
 
-  #queueSync(): void {
-    for (const f of this.backend.families) this.healthz?.queuedUpdate(f);
+  #queueSync(runners: readonly FamilyRunner[] = this.#runners): void {
+    if (runners.length === 0) return;
+    for (const r of runners) for (const f of r.backend.families) this.healthz?.queuedUpdate(f);
     this.#metrics.lastQueuedTimestamp(this.#clock.now() / 1000);
-    this.runner.run();
+    for (const r of runners) r.runner.run();
   }
 }

@@ -1,6 +1,6 @@
 /**
  * One run of the proxier's loop (kube-proxy's `syncProxyRules` around a backend): check out
- * the state, decide full vs partial (the one place that decides: first sync, after a failure,
+ * the state of the backend's families (a dual-stack proxier runs one loop per family), decide full vs partial (the one place that decides: first sync, after a failure,
  * every `fullSyncPeriodMs`, a node topology or IP change, a backend's or the proxier's
  * request), sync the backend, then — per family that succeeded —
  * mark healthz updated, record metrics, clear stale UDP conntrack entries, and refresh the
@@ -54,6 +54,12 @@ export interface SyncLoopDeps {
   readonly metrics: () => ProxierMetrics;
   readonly emit: (event: string, ...args: unknown[]) => void;
   readonly requestRun: () => void;
+  /**
+   * The snapshots the health-check node ports are served from, given this loop's own: a
+   * dual-stack proxier's family loops share one health-check server, so each hands back every
+   * family's latest. @default this loop's snapshots
+   */
+  readonly healthCheckSnapshots?: (own: readonly ProxySnapshot[]) => readonly ProxySnapshot[];
 }
 
 /** The sync step the runner calls; not re-entrant (the runner never overlaps runs). */
@@ -105,7 +111,8 @@ export class SyncLoop {
     const d = this.#d;
     const metrics = d.metrics();
     const start = d.clock.now();
-    const checkout = d.state.checkout();
+    // Only this loop's families: another family's pending changes stay for its own runner.
+    const checkout = d.state.checkout(d.backend.families);
     metrics.changes(d.state.changeCounts);
     const full = this.#isFullSync(checkout, start);
     let result: BackendSyncResult;
@@ -218,7 +225,8 @@ export class SyncLoop {
   async #syncHealthChecks(checkout: ProxyCheckout): Promise<void> {
     const hc = this.#d.healthCheckServer;
     if (!hc) return;
-    const snaps = this.#d.backend.families.map((f) => (f === 4 ? checkout.v4 : checkout.v6));
+    const own = this.#d.backend.families.map((f) => (f === 4 ? checkout.v4 : checkout.v6));
+    const snaps = this.#d.healthCheckSnapshots?.(own) ?? own;
     const ports = healthCheckNodePorts(snaps);
     await hc.syncServices(ports);
     hc.syncEndpoints(localReadyEndpoints(snaps, ports));

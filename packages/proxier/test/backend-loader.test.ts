@@ -14,12 +14,14 @@ import { NftablesBackend } from '@nodeagent/nftables';
 import { describe, expect, it } from 'vitest';
 import { buildBackend, cleanupAllModes } from '../src/cli/run.js';
 import { parseRunCommandLine, type RunCommand } from '../src/cli/run-config.js';
+import { runProxyCli } from '../src/cli/run-proxy-cli.js';
 import {
   BACKEND_PACKAGES,
   BackendNotInstalledError,
   loadBackendModule,
   type ModuleLoader,
 } from '../src/index.js';
+import { BASE_ARGS, runCli } from './cli-fixtures.js';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
 
@@ -178,7 +180,128 @@ describe('the entry points load without any backend package', () => {
 
   it('the nodeagent-proxy bin (src/cli.ts) imports none statically either (run loads its mode’s)', () => {
     expect([...reachableBackendImports(resolve(SRC, 'cli.ts'))]).toEqual([]);
-    // The check itself sees static imports: the offline commands' modules do import them.
-    expect(reachableBackendImports(resolve(SRC, 'cli/trace.ts')).size).toBe(3);
+    // The check itself sees static imports: the doctor's checks parse iptables and nft output.
+    expect([...reachableBackendImports(resolve(SRC, 'cli/doctor-checks.ts')).keys()].sort()).toEqual([
+      '@nodeagent/iptables',
+      '@nodeagent/nftables',
+    ]);
+  });
+
+  it('render, trace and apply import no backend package statically (each loads its -b backend’s)', () => {
+    for (const file of [
+      'render-backend.ts',
+      'trace.ts',
+      'apply.ts',
+      'args.ts',
+      'doctor.ts',
+      'run-proxy-cli.ts',
+    ])
+      expect([...reachableBackendImports(resolve(SRC, 'cli', file))], file).toEqual([]);
+  });
+});
+
+describe('render, trace, apply and doctor with only their backend installed', () => {
+  const others = (mode: keyof typeof BACKEND_PACKAGES) =>
+    without(...Object.entries(BACKEND_PACKAGES).flatMap(([m, p]) => (m === mode ? [] : [p])));
+
+  it('render -b nftables works with only @nodeagent/nftables', async () => {
+    const r = await runCli(['render', '--backend', 'nftables', ...BASE_ARGS], { load: others('nftables') });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('add table ip kube-proxy');
+  });
+
+  it('render and trace -b iptables work with only @nodeagent/iptables (and --nfacct auto)', async () => {
+    const load = others('iptables');
+    const r = await runCli(['render', '--backend', 'iptables', ...BASE_ARGS], { load });
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toContain('-A KUBE-SERVICES');
+    const t = await runCli(
+      [
+        'trace',
+        '--backend',
+        'iptables',
+        ...BASE_ARGS,
+        '--src',
+        '10.0.0.99',
+        '--dst',
+        '172.30.0.10',
+        '--port',
+        '80',
+      ],
+      { load },
+    );
+    expect([t.code, t.stderr]).toEqual([0, '']);
+    expect(t.stdout).toContain('outcome:    endpoints');
+  });
+
+  it('trace -b nftables works with only @nodeagent/nftables', async () => {
+    const t = await runCli(
+      [
+        'trace',
+        '--backend',
+        'nftables',
+        ...BASE_ARGS,
+        '--src',
+        '10.0.0.99',
+        '--dst',
+        '172.30.0.10',
+        '--port',
+        '80',
+      ],
+      { load: others('nftables') },
+    );
+    expect([t.code, t.stderr]).toEqual([0, '']);
+    expect(t.stdout).toContain('outcome:    endpoints');
+  });
+
+  it('render and trace -b ipvs work with only @nodeagent/ipvs, its scheduler checked by it', async () => {
+    const load = others('ipvs');
+    const r = await runCli(['render', '--backend', 'ipvs', ...BASE_ARGS, '--ipvs-scheduler', 'rr'], { load });
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toContain('# --- ipvsadm-restore');
+    const bad = await runCli(['render', '--backend', 'ipvs', ...BASE_ARGS, '--ipvs-scheduler', 'nope'], {
+      load,
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('Scheduler');
+  });
+
+  it('a verb without its backend fails naming the package to install', async () => {
+    const r = await runCli(['render', '--backend', 'nftables', ...BASE_ARGS], {
+      load: without('@nodeagent/nftables'),
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      'nodeagent-proxy: error: --backend nftables needs @nodeagent/nftables: npm install @nodeagent/nftables\n',
+    );
+    const t = await runCli(
+      [
+        'trace',
+        '--backend',
+        'ipvs',
+        ...BASE_ARGS,
+        '--src',
+        '10.0.0.99',
+        '--dst',
+        '172.30.0.10',
+        '--port',
+        '80',
+      ],
+      { load: without('@nodeagent/ipvs') },
+    );
+    expect(t.stderr).toContain('--backend ipvs needs @nodeagent/ipvs: npm install @nodeagent/ipvs');
+  });
+
+  it('doctor needs the iptables and nftables parsers, not ipvs', async () => {
+    let stderr = '';
+    const code = await runProxyCli(['doctor', '--json'], {
+      stdout: { write: () => true },
+      stderr: { write: (t: string) => (stderr += t) },
+      env: {},
+      load: without('@nodeagent/nftables', '@nodeagent/ipvs'),
+    });
+    expect(code).toBe(1);
+    expect(stderr).toContain('(@nodeagent/nftables not installed): npm install @nodeagent/nftables');
   });
 });

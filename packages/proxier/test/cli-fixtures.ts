@@ -3,6 +3,7 @@ import { type NfacctClient, NfacctError } from '@nodeagent/iptables';
 import { type BuiltProxySnapshots, buildProxySnapshots } from '@nodeagent/proxy-state';
 import { parseManifests } from '../src/cli/parse-manifests.js';
 import { runProxyCli } from '../src/cli/run-proxy-cli.js';
+import type { ModuleLoader } from '../src/index.js';
 
 export const NODE = 'node-a';
 export const NODE_IP = '192.168.0.2';
@@ -147,6 +148,8 @@ export async function runCli(
     env?: NodeJS.ProcessEnv;
     stdin?: string;
     nfacct?: NfacctClient;
+    /** Imports backend packages (tests: one that fails for packages "not installed"). */
+    load?: ModuleLoader;
   } = {},
 ): Promise<CliRun> {
   let stdout = '';
@@ -157,6 +160,7 @@ export async function runCli(
     stderr: { write: (t: string) => (stderr += t) },
     env: opts.env ?? {},
     nfacct: () => opts.nfacct ?? NO_NFACCT,
+    ...(opts.load ? { load: opts.load } : {}),
     readFile: async (path) => {
       if (path === '-' && opts.stdin !== undefined) return opts.stdin;
       const text = files[path];

@@ -98,9 +98,10 @@ async function runWith(manifests: KubeObject[], waitForRules: boolean) {
       stderr: { write: (t: string) => logs.push(t) },
       env: {},
       stopSignal,
-      makeBackend: async (config, _family, _ips, log) =>
+      // Dual-stack here (nftables supports both families): the IPv6 side gets an executor of its own.
+      makeBackend: async (config, family, _ips, log) =>
         new NftablesBackend({
-          ipv4: { executor: nft },
+          [family === 6 ? 'ipv6' : 'ipv4']: { executor: family === 6 ? new FakeNftExecutor() : nft },
           render: { masqueradeBit: config.masqueradeBit },
           logger: log,
         }),

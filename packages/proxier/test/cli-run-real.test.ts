@@ -22,10 +22,16 @@ const NODE_IP = '10.102.1.1';
 const POD_A = '10.102.1.2';
 const POD_B = '10.102.1.3';
 const CLUSTER_IP = '172.29.0.10';
+// Dual-stack: IPv6 on the same veth, a second Service with a ClusterIP of each family.
+const NODE_IP6 = 'fd00:102::1';
+const POD_A6 = 'fd00:102::2';
+const DUAL_IP4 = '172.29.0.20';
+const DUAL_IP6 = 'fd00:29::20';
 const API_PORT = 16443;
 
 // Answers every TCP connection with the address it was reached on, then closes.
 const SERVER = `require('net').createServer(c=>c.end(c.localAddress)).listen(8080,'0.0.0.0',()=>console.log('ready'))`;
+const SERVER6 = `require('net').createServer(c=>c.end(c.localAddress)).listen({port:8080,host:'::',ipv6Only:true},()=>console.log('ready'))`;
 // One TCP connection attempt: prints the answer or the error code.
 const CLIENT = `const s=require('net').connect({host:process.argv[1],port:Number(process.argv[2]),timeout:2000});
 let d='';s.setEncoding('utf8');s.on('data',x=>d+=x);s.on('end',()=>console.log('ok:'+d));
@@ -45,9 +51,15 @@ console.log('api ready ' + server.url);
 process.on('SIGTERM', () => void server.stop().then(() => process.exit(0)));
 `;
 
+// The snippet is bundled from source; the backends' dynamic import would need built dist files,
+// so it hands run the same packages (from source) through its loader.
 const runCode = (args: readonly string[]) => `
 import { runProxyCli } from './packages/proxier/src/cli/run-proxy-cli.ts';
-process.exitCode = await runProxyCli(${JSON.stringify(args)}, { stdout: process.stdout, stderr: process.stderr, env: process.env });
+import * as iptables from '@nodeagent/iptables';
+import * as nftables from '@nodeagent/nftables';
+import * as ipvs from '@nodeagent/ipvs';
+const pkgs = { '@nodeagent/iptables': iptables, '@nodeagent/nftables': nftables, '@nodeagent/ipvs': ipvs };
+process.exitCode = await runProxyCli(${JSON.stringify(args)}, { stdout: process.stdout, stderr: process.stderr, env: process.env, load: async (s) => pkgs[s] });
 `;
 
 describeRealNode('nodeagent-proxy run in network namespaces', ['root', 'netns', 'nft', 'iptables'], () => {
@@ -69,14 +81,14 @@ describeRealNode('nodeagent-proxy run in network namespaces', ['root', 'netns', 
     const status = Number(out.split(' ')[0]);
     if (!(status >= 200 && status < 300)) throw new Error(`${method} ${path}: ${out}`);
   };
-  const connect = async () =>
-    (await nodeNs.execChecked([process.execPath, '-e', CLIENT, CLUSTER_IP, '80'])).trim();
+  const connect = async (ip = CLUSTER_IP) =>
+    (await nodeNs.execChecked([process.execPath, '-e', CLIENT, ip, '80'])).trim();
   const get = async (url: string) => (await nodeNs.execChecked([process.execPath, '-e', GET, url])).trim();
-  const slice = (ips: string[]) => ({
+  const slice = (ips: string[], svc = 'web', addressType = 'IPv4', name = `${svc}-1`) => ({
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
-    metadata: { name: 'web-1', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
-    addressType: 'IPv4',
+    metadata: { name, namespace: 'default', labels: { 'kubernetes.io/service-name': svc } },
+    addressType,
     ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
     endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
   });
@@ -111,7 +123,11 @@ describeRealNode('nodeagent-proxy run in network namespaces', ['root', 'netns', 
     dir = mkdtempSync(join(tmpdir(), 'nodeagent-proxy-run-'));
     nodeNs = await createNetns(PREFIX);
     podNs = await createNetns(PREFIX);
-    await createVethPair(nodeNs, podNs, { addressA: `${NODE_IP}/24`, addressB: `${POD_A}/24` });
+    const veth = await createVethPair(nodeNs, podNs, { addressA: `${NODE_IP}/24`, addressB: `${POD_A}/24` });
+    // IPv6 without duplicate address detection, so the addresses are usable at once.
+    await nodeNs.execChecked(['ip', '-6', 'addr', 'add', `${NODE_IP6}/64`, 'dev', veth.a.name, 'nodad']);
+    await podNs.execChecked(['ip', '-6', 'addr', 'add', `${POD_A6}/64`, 'dev', veth.b.name, 'nodad']);
+    await nodeNs.execChecked(['ip', '-6', 'route', 'add', 'fd00:29::/112', 'via', POD_A6]);
     await podNs.execChecked(['ip', 'addr', 'add', `${POD_B}/24`, 'dev', 'eth0']).catch(async () => {
       // The veth end's name is the helper's choice: add the address to whichever link holds POD_A.
       const link = (await podNs.execChecked(['ip', '-o', 'addr', 'show', 'to', `${POD_A}/32`])).split(
@@ -121,11 +137,13 @@ describeRealNode('nodeagent-proxy run in network namespaces', ['root', 'netns', 
     });
     await nodeNs.execChecked(['ip', 'route', 'add', '172.29.0.0/16', 'via', POD_A]);
     await nodeNs.execChecked(['ip', 'link', 'set', 'lo', 'up']);
-    const srv = podNs.spawn([process.execPath, '-e', SERVER]);
-    await new Promise<void>((resolve, reject) => {
-      srv.stdout?.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
-      srv.once('exit', (code) => reject(new Error(`server exited ${code}`)));
-    });
+    for (const code of [SERVER, SERVER6]) {
+      const srv = podNs.spawn([process.execPath, '-e', code]);
+      await new Promise<void>((resolve, reject) => {
+        srv.stdout?.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+        srv.once('exit', (c) => reject(new Error(`server exited ${c}`)));
+      });
+    }
     api = await startSnippet(apiServerCode(join(dir, 'kubeconfig')), {
       netns: nodeNs.name,
       name: 'proxy-run-api',
@@ -135,7 +153,12 @@ describeRealNode('nodeagent-proxy run in network namespaces', ['root', 'netns', 
       apiVersion: 'v1',
       kind: 'Node',
       metadata: { name: NODE },
-      status: { addresses: [{ type: 'InternalIP', address: NODE_IP }] },
+      status: {
+        addresses: [
+          { type: 'InternalIP', address: NODE_IP },
+          { type: 'InternalIP', address: NODE_IP6 },
+        ],
+      },
     });
   }, 90_000);
 
@@ -222,6 +245,66 @@ describeRealNode('nodeagent-proxy run in network namespaces', ['root', 'netns', 
       expect(await cleanup.exited(), cleanup.output()).toBe(0);
       expect((await nodeNs.exec(['nft', 'list', 'table', 'ip', 'kube-proxy'])).code).not.toBe(0);
       expect(await nodeNs.execChecked(['iptables-save', '-t', 'nat'])).not.toContain('KUBE-SERVICES');
+    }, 120_000);
+
+    it('dual-stack: a RequireDualStack Service answers on both ClusterIPs; --cleanup removes both families', async () => {
+      const proxy = await startRun(mode);
+      expect(proxy.output()).toContain('kube-proxy running in dual-stack mode');
+      await apiCall('POST', '/api/v1/namespaces/default/services', {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'dual', namespace: 'default' },
+        spec: {
+          type: 'ClusterIP',
+          clusterIP: DUAL_IP4,
+          clusterIPs: [DUAL_IP4, DUAL_IP6],
+          ipFamilies: ['IPv4', 'IPv6'],
+          ipFamilyPolicy: 'RequireDualStack',
+          ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }],
+        },
+      });
+      const slices = '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices';
+      await apiCall('POST', slices, slice([POD_A], 'dual', 'IPv4', 'dual-v4'));
+      await apiCall('POST', slices, slice([POD_A6], 'dual', 'IPv6', 'dual-v6'));
+      // Real connections over each family, each reaching the pod on its own family's address.
+      await eventually(async () => expect(await connect(DUAL_IP4)).toBe(`ok:${POD_A}`), 15_000);
+      await eventually(async () => expect(await connect(DUAL_IP6)).toBe(`ok:${POD_A6}`), 15_000);
+      // Each family's rules hold its own ClusterIP only.
+      if (mode === 'nftables') {
+        const v4 = await nodeNs.execChecked(['nft', 'list', 'table', 'ip', 'kube-proxy']);
+        const v6 = await nodeNs.execChecked(['nft', 'list', 'table', 'ip6', 'kube-proxy']);
+        expect(v4).toContain(DUAL_IP4);
+        expect(v4).not.toContain(DUAL_IP6);
+        expect(v6).toContain(DUAL_IP6);
+        expect(v6).not.toContain(DUAL_IP4);
+      } else {
+        const v4 = await nodeNs.execChecked(['iptables-save', '-t', 'nat']);
+        const v6 = await nodeNs.execChecked(['ip6tables-save', '-t', 'nat']);
+        expect(v4).toContain(`${DUAL_IP4}/32`);
+        expect(v6).toContain(`${DUAL_IP6}/128`);
+        expect(v6).not.toContain(DUAL_IP4);
+      }
+      // Both families report to healthz.
+      const health = await get('http://127.0.0.1:10256/healthz');
+      expect(health).toMatch(/^200 /);
+      expect(health).toContain('"IPv4"');
+      expect(health).toContain('"IPv6"');
+      await apiCall('DELETE', '/api/v1/namespaces/default/services/dual');
+      await apiCall('DELETE', `${slices}/dual-v4`);
+      await apiCall('DELETE', `${slices}/dual-v6`);
+      await eventually(async () => expect(await connect(DUAL_IP6)).toMatch(/^err:/), 15_000);
+      process.kill(proxy.pid, 'SIGTERM');
+      expect(await proxy.exited()).toBe(0);
+      const cleanup = await startSnippet(runCode(['run', '--cleanup']), {
+        netns: nodeNs.name,
+        name: 'proxy-cleanup',
+      });
+      procs.push(cleanup);
+      expect(await cleanup.exited(), cleanup.output()).toBe(0);
+      expect((await nodeNs.exec(['nft', 'list', 'table', 'ip', 'kube-proxy'])).code).not.toBe(0);
+      expect((await nodeNs.exec(['nft', 'list', 'table', 'ip6', 'kube-proxy'])).code).not.toBe(0);
+      expect(await nodeNs.execChecked(['iptables-save', '-t', 'nat'])).not.toContain('KUBE-SERVICES');
+      expect(await nodeNs.execChecked(['ip6tables-save', '-t', 'nat'])).not.toContain('KUBE-SERVICES');
     }, 120_000);
   });
 });

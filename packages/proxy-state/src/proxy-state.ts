@@ -87,9 +87,12 @@ interface FamilyState {
   node: NodeInfo;
   fullSyncRequired: boolean;
   readonly memo: CategorizeMemo;
+  /** The snapshot of this family's latest checkout. */
+  last: ProxySnapshot | undefined;
 }
 
 const EMPTY_PORTS: ServicePortMap = new Map();
+const BOTH_FAMILIES: readonly IPFamily[] = [4, 6];
 const NO_ENDPOINTS: readonly Endpoint[] = Object.freeze([]);
 
 /**
@@ -143,6 +146,7 @@ export class ProxyState {
       node: this.#nodeInfo(f),
       fullSyncRequired: true,
       memo: new WeakMap(),
+      last: undefined,
     });
     this.#families = { 4: family(4), 6: family(6) };
   }
@@ -216,17 +220,48 @@ export class ProxyState {
   }
 
   /**
-   * Applies every pending change and returns one snapshot per family. Each snapshot's
-   * `changedServices` lists the namespaced names whose service ports or endpoints of that
-   * family differ from the previous checkout.
+   * Applies every pending change of `families` and returns one snapshot per family. Each
+   * checked-out snapshot's `changedServices` lists the namespaced names whose service ports or
+   * endpoints of that family differ from the family's previous checkout. A family left out
+   * keeps its pending changes (for its own runner: a dual-stack proxier syncs each family on
+   * its own, as kube-proxy's per-family proxiers do) and is returned as of its latest
+   * checkout (empty before the first).
+   * @param families - the families to check out. @default both
    */
-  checkout(): ProxyCheckout {
+  checkout(families: readonly IPFamily[] = BOTH_FAMILIES): ProxyCheckout {
     this.#generation++;
     const triggers = new Map<string, string[]>();
-    const snap = (fam: FamilyState): ProxySnapshot => this.#checkoutFamily(fam, triggers);
+    const snap = (fam: FamilyState): ProxySnapshot =>
+      families.includes(fam.family) ? this.#checkoutFamily(fam, triggers) : this.#lastSnapshot(fam);
     const v4 = snap(this.#families[4]);
     const v6 = snap(this.#families[6]);
     return { v4, v6, lastChangeTriggerTimes: triggers };
+  }
+
+  /**
+   * Whether `family` has a pending Service or EndpointSlice change (what a dual-stack proxier's
+   * family runner asks before queueing a sync, as each of kube-proxy's per-family proxiers does).
+   */
+  hasPending(family: IPFamily): boolean {
+    const fam = this.#families[family];
+    return fam.tracker.pendingCount > 0 || fam.cache.pendingServices > 0 || fam.fullSyncRequired;
+  }
+
+  /** A family left out of a checkout: its latest snapshot, or an empty one before its first checkout. */
+  #lastSnapshot(fam: FamilyState): ProxySnapshot {
+    fam.last ??= createProxySnapshot({
+      ipFamily: fam.family,
+      generation: 0,
+      node: fam.node,
+      services: new Map(),
+      endpoints: new Map(),
+      totalEndpoints: 0,
+      changedServices: new Set(),
+      fullSyncRequired: false,
+      memo: fam.memo,
+      options: { preferSameTrafficDistribution: this.#preferSameNode },
+    });
+    return fam.last;
   }
 
   #checkoutFamily(fam: FamilyState, triggers: Map<string, string[]>): ProxySnapshot {
@@ -273,6 +308,7 @@ export class ProxyState {
       options: { preferSameTrafficDistribution: this.#preferSameNode },
     });
     fam.fullSyncRequired = false;
+    fam.last = snapshot;
     return snapshot;
   }
 

@@ -8,7 +8,7 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
-const PACKAGES = ['core', 'proxy-state', 'iptables', 'nftables', 'ipvs', 'proxier'];
+const PACKAGES = ['core', 'proxy-state', 'iptables', 'nftables', 'ipvs', 'proxier', 'prober'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

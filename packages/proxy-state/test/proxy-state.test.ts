@@ -140,6 +140,48 @@ describe('ProxyState', () => {
     expect([...second.v6.changedServices]).toEqual(['ns/dual']);
   });
 
+  it('checks out one family at a time, leaving the other family pending (one runner per family)', () => {
+    const state = newState();
+    expect(state.hasPending(4)).toBe(true); // first checkout is owed (full sync)
+    state.checkout();
+    expect(state.hasPending(4)).toBe(false);
+    expect(state.hasPending(6)).toBe(false);
+    state.onServiceAdd(
+      service('ns', 'dual', { clusterIPs: ['10.0.0.10', 'fd00::10'], ports: [{ name: 'http', port: 80 }] }),
+    );
+    state.onEndpointSliceAdd(
+      slice('ns', 'dual-v6', 'dual', {
+        addressType: 'IPv6',
+        ports: [{ name: 'http', port: 8080 }],
+        endpoints: [{ addresses: ['fd00:1::1'] }],
+      }),
+    );
+    expect(state.hasPending(4)).toBe(true);
+    expect(state.hasPending(6)).toBe(true);
+    const v4Only = state.checkout([4]);
+    expect([...v4Only.v4.changedServices]).toEqual(['ns/dual']);
+    expect(v4Only.v4.services.get('ns/dual:http')!.clusterIP).toBe('10.0.0.10');
+    // IPv6 was not checked out: still as of its last checkout, its change still pending.
+    expect(v4Only.v6.services.size).toBe(0);
+    expect(state.hasPending(4)).toBe(false);
+    expect(state.hasPending(6)).toBe(true);
+    const v6Only = state.checkout([6]);
+    expect([...v6Only.v6.changedServices]).toEqual(['ns/dual']);
+    expect(v6Only.v6.endpoints.get('ns/dual:http')!.map((e) => e.endpoint)).toEqual(['[fd00:1::1]:8080']);
+    expect(v6Only.v4).toBe(v4Only.v4);
+    expect(state.hasPending(6)).toBe(false);
+  });
+
+  it('returns an empty snapshot for a family never checked out', () => {
+    const state = newState();
+    state.onServiceAdd(svc1);
+    const c = state.checkout([6]);
+    expect(c.v4.services.size).toBe(0);
+    expect(c.v4.ipFamily).toBe(4);
+    expect(state.hasPending(4)).toBe(true);
+    expect(state.checkout([4]).v4.services.size).toBe(1);
+  });
+
   it('ignores headless and ExternalName services and FQDN slices', () => {
     const state = newState();
     state.onServiceAdd(service('ns', 'headless', { clusterIP: 'None', ports: [{ port: 80 }] }));

@@ -6,7 +6,7 @@
  * @module
  */
 import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import { formatGoDuration } from '@nodeagent/core';
+import { formatGoDuration, joinHostPort } from '@nodeagent/core';
 import {
   decodeHealthCheckResponse,
   encodeHealthCheckRequest,
@@ -14,7 +14,6 @@ import {
   servingStatusName,
 } from './grpc-health.js';
 import type { ProbeRun } from './probe-run.js';
-import { joinHostPort } from './resolve-port.js';
 
 /** Runs one health check of `service` at `host:port`. */
 export async function grpcProbe(

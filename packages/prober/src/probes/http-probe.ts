@@ -6,20 +6,14 @@
  *
  * @module
  */
-import {
-  type ClientRequest,
-  type ClientRequestArgs,
-  type RequestOptions as HttpRequestOptions,
-  request as httpRequest,
-  type IncomingMessage,
-} from 'node:http';
-import { type RequestOptions as HttpsRequestOptions, request as httpsRequest } from 'node:https';
-import { createConnection, isIP, type NetConnectOpts, type Socket } from 'node:net';
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { ipFamilyOf, joinHostPort } from '@nodeagent/core';
 import { dialErrorText, isDialError } from './go-net-errors.js';
 import type { HTTPProbeRequest } from './http-request.js';
+import { HTTPTransportError, http1Get, http1Request, type ProbeHTTPResponse } from './http1-exchange.js';
 import { type Cancellable, ProbeCancel } from './probe-cancel.js';
 import { errored, MAX_PROBE_OUTPUT_BYTES, type ProbeRun } from './probe-run.js';
-import { joinHostPort } from './resolve-port.js';
 
 const REDIRECT_CODES = new Set([301, 302, 303, 307, 308]);
 /** Go's default redirect limit, which the kubelet's redirect checker keeps. */
@@ -119,7 +113,7 @@ async function probe(req: HTTPProbeRequest, abort: Deadline): Promise<ProbeRun> 
   const first: Target = req;
   let target: Target = first;
   for (let redirects = 0; ; redirects++) {
-    let response: IncomingMessage;
+    let response: ProbeHTTPResponse;
     try {
       response = await send(target, req.headers, abort);
     } catch (error) {
@@ -128,8 +122,8 @@ async function probe(req: HTTPProbeRequest, abort: Deadline): Promise<ProbeRun> 
         output: `Get ${JSON.stringify(target.url)}: ${requestErrorText(target, error)}`,
       };
     }
-    const status = response.statusCode ?? 0;
-    const location = response.headers.location;
+    const status = response.statusCode;
+    const location = response.location;
     if (REDIRECT_CODES.has(status) && location !== undefined) {
       let next: URL;
       try {
@@ -145,7 +139,7 @@ async function probe(req: HTTPProbeRequest, abort: Deadline): Promise<ProbeRun> 
         };
       }
       const nextHost = next.hostname.replace(/^\[|\]$/g, '');
-      if (nextHost !== first.host) return classify(status, await readBody(response, abort).catch(() => ''));
+      if (nextHost !== first.host) return classify(status, await response.readBody().catch(() => ''));
       response.destroy();
       // Go's checker sees the requests made so far: the 10th redirect is not followed.
       if (redirects + 1 >= MAX_REDIRECTS) {
@@ -165,7 +159,7 @@ async function probe(req: HTTPProbeRequest, abort: Deadline): Promise<ProbeRun> 
     }
     let body: string;
     try {
-      body = await readBody(response, abort);
+      body = await response.readBody();
     } catch (error) {
       const message =
         error instanceof TimeoutSignal
@@ -193,29 +187,70 @@ function send(
   target: Target,
   headers: Readonly<Record<string, readonly string[]>>,
   deadline: Deadline,
-): Promise<IncomingMessage> {
+): Promise<ProbeHTTPResponse> {
   if (target.scheme !== 'http' && target.scheme !== 'https') {
     return Promise.reject(new Error(`unsupported protocol scheme ${JSON.stringify(target.scheme)}`));
   }
   if (deadline.expired) return Promise.reject(TIMED_OUT);
-  return new Promise<IncomingMessage>((resolve, reject) => {
+  let request: Buffer;
+  try {
+    request = requestBytes(target, headers);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  if (target.scheme === 'http') {
+    return http1Get(target.host, target.port, request, deadline, MAX_PROBE_OUTPUT_BYTES, TIMED_OUT);
+  }
+  return sendTLS(target, headers, deadline);
+}
+
+/**
+ * The request bytes of `target` (also the check of its headers, for both schemes: Go checks
+ * them before dialling), kept per prepared request: a worker sends the same request every
+ * period.
+ */
+const requestOf = new WeakMap<Target, Buffer>();
+
+function requestBytes(target: Target, headers: Readonly<Record<string, readonly string[]>>): Buffer {
+  const known = requestOf.get(target);
+  if (known !== undefined) return known;
+  // Go's client sends the URL's host as is, port included (`10.0.0.1:80`), unless the probe
+  // sets its own `Host`.
+  const bytes = http1Request(
+    target.path,
+    target.hostHeader ?? joinHostPort(target.host, target.port),
+    headers,
+  );
+  requestOf.set(target, bytes);
+  return bytes;
+}
+
+/** HTTPS through `node:https` with verification off; its response read as a plain one is. */
+function sendTLS(
+  target: Target,
+  headers: Readonly<Record<string, readonly string[]>>,
+  deadline: Deadline,
+): Promise<ProbeHTTPResponse> {
+  return new Promise<ProbeHTTPResponse>((resolve, reject) => {
     let req: ClientRequest;
     const onAbort = (): void => {
       req?.destroy(TIMED_OUT);
     };
     try {
-      req =
-        target.scheme === 'https'
-          ? httpsRequest(requestOptions(target, headers, 'https'))
-          : httpRequest(requestOptions(target, headers, 'http'));
+      req = httpsRequest(tlsOptions(target, headers));
     } catch (error) {
       reject(error);
       return;
     }
     deadline.onExpire = onAbort;
-    req.once('response', (res) => {
+    req.once('response', (res: IncomingMessage) => {
       deadline.onExpire = undefined;
-      resolve(res);
+      resolve({
+        statusCode: res.statusCode ?? 0,
+        location: res.headers.location,
+        readBody: () => readBody(res, deadline),
+        destroy: () => res.destroy(),
+      });
     });
     req.once('error', (error) => {
       deadline.onExpire = undefined;
@@ -225,49 +260,29 @@ function send(
   });
 }
 
-type RequestOptions = HttpRequestOptions & HttpsRequestOptions;
+const tlsOptionsOf = new WeakMap<Target, RequestOptions>();
 
-/**
- * A new connection per request, closed after it (`Connection: close`), as with `agent: false`
- * but without building an `Agent` for every request: Node sends the same bytes.
- */
-function connectionFor(options: ClientRequestArgs): Socket {
-  // ClientRequest passes its own options: host and port as given above.
-  return createConnection(options as NetConnectOpts);
-}
-
-/**
- * The `node:http(s)` options of `target` (Node copies them and does not change them), kept per
- * prepared request: a worker sends the same request every period.
- */
-const optionsOf = new WeakMap<Target, RequestOptions>();
-
-function requestOptions(
-  target: Target,
-  headers: Readonly<Record<string, readonly string[]>>,
-  scheme: 'http' | 'https',
-): RequestOptions {
-  const known = optionsOf.get(target);
+function tlsOptions(target: Target, headers: Readonly<Record<string, readonly string[]>>): RequestOptions {
+  const known = tlsOptionsOf.get(target);
   if (known !== undefined) return known;
   const outgoing: Record<string, string | string[]> = {};
   for (const name in headers) {
     const values = headers[name] as readonly string[];
     outgoing[name] = values.length === 1 ? (values[0] as string) : [...values];
   }
-  // Go's client sends the URL's host as is, port included (`10.0.0.1:80`); Node would drop a
-  // default port, so the header is set here unless the probe sets its own.
   outgoing.Host = target.hostHeader ?? joinHostPort(target.host, target.port);
-  const base = { host: target.host, port: target.port, path: target.path, method: 'GET', headers: outgoing };
-  const options: RequestOptions =
-    scheme === 'https'
-      ? {
-          ...base,
-          agent: false,
-          rejectUnauthorized: false,
-          ...(isIP(target.host) === 0 && target.host !== '' ? { servername: target.host } : {}),
-        }
-      : { ...base, defaultPort: 80, createConnection: connectionFor };
-  optionsOf.set(target, options);
+  const options: RequestOptions = {
+    host: target.host,
+    port: target.port,
+    path: target.path,
+    method: 'GET',
+    headers: outgoing,
+    agent: false,
+    rejectUnauthorized: false,
+    // SNI names a host, never an IP address.
+    ...(ipFamilyOf(target.host) === null && target.host !== '' ? { servername: target.host } : {}),
+  };
+  tlsOptionsOf.set(target, options);
   return options;
 }
 
@@ -307,6 +322,7 @@ function readBody(res: IncomingMessage, deadline: Deadline): Promise<string> {
 function requestErrorText(target: Target, error: unknown): string {
   if (error instanceof TimeoutSignal)
     return 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)';
+  if (error instanceof HTTPTransportError) return error.message;
   const code = (error as { code?: unknown } | undefined)?.code;
   if (code === 'ERR_INVALID_CHAR' || code === 'ERR_INVALID_HTTP_TOKEN') {
     return `net/http: invalid header field ${code === 'ERR_INVALID_CHAR' ? 'value' : 'name'}`;

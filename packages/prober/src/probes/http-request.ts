@@ -6,7 +6,8 @@
  * @module
  */
 import type { V1Container, V1HTTPGetAction } from '@kubernetes/client-node';
-import { joinHostPort, resolveContainerPort } from './resolve-port.js';
+import { joinHostPort } from '@nodeagent/core';
+import { resolveContainerPort } from './resolve-port.js';
 
 /** A prepared probe request. */
 export interface HTTPProbeRequest {

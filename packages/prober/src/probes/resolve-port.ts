@@ -31,8 +31,3 @@ function atoi(text: string): number {
     throw new Error(`strconv.Atoi: parsing ${JSON.stringify(text)}: value out of range`);
   return n;
 }
-
-/** Go's `net.JoinHostPort`: IPv6 literals in brackets. */
-export function joinHostPort(host: string, port: number): string {
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-}

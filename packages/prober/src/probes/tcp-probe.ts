@@ -4,10 +4,10 @@
  * @module
  */
 import { connect, type Socket } from 'node:net';
+import { joinHostPort } from '@nodeagent/core';
 import { dialErrorText } from './go-net-errors.js';
 import { type Cancellable, ProbeCancel } from './probe-cancel.js';
 import { errored, type ProbeRun } from './probe-run.js';
-import { joinHostPort } from './resolve-port.js';
 
 const CONNECTED: ProbeRun = Object.freeze({ outcome: 'success', output: '' });
 

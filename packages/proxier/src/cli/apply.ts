@@ -6,30 +6,12 @@
  * @module
  */
 import { existsSync } from 'node:fs';
-import {
-  IptablesCommandError,
-  IptablesSyncer,
-  snapshotRenderOptions as iptablesSnapshotOptions,
-  SpawnIptablesExecutor,
-} from '@nodeagent/iptables';
-import {
-  IpvsCommandError,
-  IpvsReconciler,
-  IpvsUnavailableError,
-  ipvsJumpRules,
-  ProcSysctl,
-  prepareIpvsNode,
-  renderResidualIptables,
-  SpawnIpvsExecutor,
-  SysctlError,
-} from '@nodeagent/ipvs';
-import {
-  NftCommandError,
-  NftSyncer,
-  snapshotRenderOptions as nftSnapshotOptions,
-  SpawnNftExecutor,
-} from '@nodeagent/nftables';
+import { CommandError } from '@nodeagent/core';
+// Types only: the backend's package is loaded on use (an nftables apply needs only nftables).
+import type { IpvsUnavailableError } from '@nodeagent/ipvs';
+import type { BackendModules, ModuleLoader } from '../backend-loader.js';
 import type { BackendArgs } from './args.js';
+import { offlineBackendModule } from './backend-modules.js';
 import { CliFailure, oneLine } from './errors.js';
 import type { IpvsArgs } from './kube-proxy-flags.js';
 import type { LoadedInput } from './load-input.js';
@@ -37,10 +19,11 @@ import type { BackendRules } from './render-backend.js';
 
 const MAX_TOOL_LINES = 20;
 
-type ToolError = IptablesCommandError | NftCommandError | IpvsCommandError;
+/** A failed tool run: iptables', nftables' and ipvs' command errors all extend core's `CommandError`. */
+type ToolError = CommandError;
 
 function isToolError(e: unknown): e is ToolError {
-  return e instanceof IptablesCommandError || e instanceof NftCommandError || e instanceof IpvsCommandError;
+  return e instanceof CommandError;
 }
 
 /** The tool's stderr as indented, sanitised lines (at most {@link MAX_TOOL_LINES}). */
@@ -77,7 +60,9 @@ async function applyIptables(
   rules: Extract<BackendRules, { backend: 'iptables' }>,
   input: LoadedInput,
   netns: string,
+  ipt: BackendModules['iptables'],
 ): Promise<string> {
+  const { IptablesSyncer, snapshotRenderOptions: iptablesSnapshotOptions, SpawnIptablesExecutor } = ipt;
   const executor = new SpawnIptablesExecutor({ netns, family: input.family === 6 ? 'IPv6' : 'IPv4' });
   const syncer = new IptablesSyncer({
     executor,
@@ -99,7 +84,9 @@ async function applyNftables(
   rules: Extract<BackendRules, { backend: 'nftables' }>,
   input: LoadedInput,
   netns: string,
+  nft: BackendModules['nftables'],
 ): Promise<string> {
+  const { NftSyncer, snapshotRenderOptions: nftSnapshotOptions, SpawnNftExecutor } = nft;
   const syncer = new NftSyncer({
     executor: new SpawnNftExecutor({ netns }),
     render: nftSnapshotOptions(input.snapshot, rules.options),
@@ -117,10 +104,14 @@ async function applyNftables(
 const NO_IPVS = /Protocol not available|Can't initialize ipvs|IP Virtual Server/i;
 
 /** The failure of kube-proxy's IPVS start-up, explained; nothing has been changed yet then. */
-function startupFailure(e: IpvsUnavailableError, netns: string): CliFailure | ToolError {
+function startupFailure(
+  e: IpvsUnavailableError,
+  netns: string,
+  ipvs: BackendModules['ipvs'],
+): CliFailure | ToolError {
   const cause = e.cause;
   if (isToolError(cause) && cause.exitCode === undefined) return cause;
-  if (e.reason === 'kernel' && cause instanceof IpvsCommandError && NO_IPVS.test(cause.stderr)) {
+  if (e.reason === 'kernel' && cause instanceof ipvs.IpvsCommandError && NO_IPVS.test(cause.stderr)) {
     return new CliFailure(
       `ipvs: this kernel has no IPVS support (CONFIG_IP_VS is not set or the ip_vs module is not loaded); ` +
         `nothing was changed in netns ${netns}`,
@@ -138,7 +129,20 @@ async function applyIpvs(
   input: LoadedInput,
   netns: string,
   args: IpvsArgs,
+  ipvs: BackendModules['ipvs'],
+  ipt: BackendModules['iptables'],
 ): Promise<string> {
+  const {
+    IpvsCommandError,
+    IpvsReconciler,
+    IpvsUnavailableError,
+    ipvsJumpRules,
+    ProcSysctl,
+    prepareIpvsNode,
+    renderResidualIptables,
+    SpawnIpvsExecutor,
+    SysctlError,
+  } = ipvs;
   const executor = new SpawnIpvsExecutor({ netns });
   try {
     // kube-proxy's start-up in the namespace: checks first (nothing changed if they fail),
@@ -151,7 +155,7 @@ async function applyIpvs(
       timeouts: { tcpMs: args.tcpTimeoutMs, tcpFinMs: args.tcpFinTimeoutMs, udpMs: args.udpTimeoutMs },
     });
   } catch (e) {
-    if (e instanceof IpvsUnavailableError) throw startupFailure(e, netns);
+    if (e instanceof IpvsUnavailableError) throw startupFailure(e, netns, ipvs);
     if (e instanceof SysctlError) throw new CliFailure(`ipvs: ${oneLine(e.message)}`);
     throw e;
   }
@@ -175,9 +179,9 @@ async function applyIpvs(
   } finally {
     reconciler.close();
   }
-  const ipt = new SpawnIptablesExecutor({ netns, family: input.family === 6 ? 'IPv6' : 'IPv4' });
-  await ipt.ensureJumps(ipvsJumpRules());
-  await ipt.restore(renderResidualIptables(rules.plan.iptables));
+  const residual = new ipt.SpawnIptablesExecutor({ netns, family: input.family === 6 ? 'IPv6' : 'IPv4' });
+  await residual.ensureJumps(ipvsJumpRules());
+  await residual.restore(renderResidualIptables(rules.plan.iptables));
   return (
     `ipvs: applied ${rules.programmedPorts} service port(s) to netns ${netns}: ${operations} IPVS/ipset/address ` +
     `operation(s), residual iptables rules restored`
@@ -185,14 +189,16 @@ async function applyIpvs(
 }
 
 /**
- * Applies `rules` to the network namespace `netns` and returns a one-line summary.
- * @throws CliFailure with an explanation when the namespace is missing or a tool fails.
+ * Applies `rules` to the network namespace `netns` and returns a one-line summary, loading only
+ * the backend's package (`ipvs` with `@nodeagent/iptables` for its residual rules).
+ * @throws CliFailure with an explanation when the namespace is missing, the backend's package is not installed, or a tool fails.
  */
 export async function applyRules(
   rules: BackendRules,
   input: LoadedInput,
   netns: string,
   backend: BackendArgs,
+  load?: ModuleLoader,
 ): Promise<string> {
   if (!existsSync(`/run/netns/${netns}`)) {
     throw new CliFailure(
@@ -202,11 +208,28 @@ export async function applyRules(
   try {
     switch (rules.backend) {
       case 'iptables':
-        return await applyIptables(rules, input, netns);
+        return await applyIptables(
+          rules,
+          input,
+          netns,
+          await offlineBackendModule('iptables', 'iptables', load),
+        );
       case 'nftables':
-        return await applyNftables(rules, input, netns);
+        return await applyNftables(
+          rules,
+          input,
+          netns,
+          await offlineBackendModule('nftables', 'nftables', load),
+        );
       case 'ipvs':
-        return await applyIpvs(rules, input, netns, backend.ipvs);
+        return await applyIpvs(
+          rules,
+          input,
+          netns,
+          backend.ipvs,
+          await offlineBackendModule('ipvs', 'ipvs', load),
+          await offlineBackendModule('iptables', 'ipvs', load),
+        );
     }
   } catch (e) {
     if (isToolError(e)) throw toolFailure(`${rules.backend}: applying to netns ${netns} failed`, e);

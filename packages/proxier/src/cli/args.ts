@@ -6,7 +6,6 @@
  */
 import { parseArgs } from 'node:util';
 import { parseCIDR, parseIP } from '@nodeagent/core';
-import { ipvsSchedulerProblem } from '@nodeagent/ipvs';
 import type { NftLayout } from '@nodeagent/nftables';
 import type { IPFamily } from '@nodeagent/proxy-state';
 import { CliUsageError, oneLine } from './errors.js';
@@ -190,7 +189,7 @@ function ipArg(text: string, option: string, command: CommandName): { ip: string
   return p;
 }
 
-function parseBackend(values: Values, command: CommandName): BackendArgs {
+function parseBackend(values: Values, command: CommandName, schedulerProblem: SchedulerCheck): BackendArgs {
   const backend = str(values, 'backend') ?? 'iptables';
   if (backend !== 'iptables' && backend !== 'nftables' && backend !== 'ipvs') {
     throw new CliUsageError(
@@ -216,7 +215,7 @@ function parseBackend(values: Values, command: CommandName): BackendArgs {
     localhostNodePorts: values['no-localhost-nodeports'] !== true,
     nftablesLayout: layout,
     nodePortAddresses: parseNodePortAddresses(list(values, 'nodeport-addresses'), command),
-    ipvs: parseIpvsArgs(values, command, ipvsSchedulerProblem),
+    ipvs: parseIpvsArgs(values, command, schedulerProblem),
   };
 }
 
@@ -294,10 +293,21 @@ function parsePacket(values: Values): PacketArgs {
 }
 
 /**
+ * Checks an `--ipvs-scheduler` value: `@nodeagent/ipvs`' `ipvsSchedulerProblem` (the caller
+ * loads that package only when a scheduler was given).
+ */
+export type SchedulerCheck = (scheduler: string) => string | undefined;
+
+/**
  * Parses `argv` (without the node and script paths).
+ * @param schedulerProblem - checks `--ipvs-scheduler`; `@nodeagent/ipvs`' `ipvsSchedulerProblem`. @default accepts any (the caller checks with the ipvs package when a scheduler is given)
  * @throws CliUsageError for anything that cannot be used.
  */
-export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): ParsedCommand {
+export function parseCommandLine(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  schedulerProblem: SchedulerCheck = () => undefined,
+): ParsedCommand {
   const [first, ...rest] = argv;
   if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
     const topic = first === 'help' ? rest[0] : undefined;
@@ -325,7 +335,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     throw new CliUsageError(oneLine((e as Error).message), command);
   }
   if (values.help === true) return { command: 'help', topic: command };
-  const backend = parseBackend(values, command);
+  const backend = parseBackend(values, command, schedulerProblem);
   const input = parseInput(values, env, command);
   if (command === 'render') return { command, input, backend };
   if (command === 'trace') {

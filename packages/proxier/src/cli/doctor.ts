@@ -6,19 +6,15 @@
  */
 import { parseArgs } from 'node:util';
 import { parseIP } from '@nodeagent/core';
-import { type ParsedCommand, parseCommandLine } from './args.js';
 import {
-  type DetectedMode,
-  driftFindings,
-  type Finding,
-  prerequisiteFindings,
-  presenceFindings,
-  type ServiceQuery,
-  type ServiceTrace,
-  staleChainFindings,
-  traceService,
-  viewNode,
-} from './doctor-checks.js';
+  BackendNotInstalledError,
+  loadBackendModule,
+  type ModuleLoader,
+  missingBackendPackage,
+} from '../backend-loader.js';
+import { type ParsedCommand, parseCommandLine } from './args.js';
+// Types only: the checks (and the backend parsers they use) are loaded when the doctor runs.
+import type { DetectedMode, Finding, NodeView, ServiceQuery, ServiceTrace } from './doctor-checks.js';
 import { type DoctorRunner, readNode, spawnDoctorRunner } from './doctor-read.js';
 import { CliFailure, CliUsageError, oneLine } from './errors.js';
 import { loadInput, type ReadManifest } from './load-input.js';
@@ -60,6 +56,41 @@ export interface DoctorIo {
    * `--kubeconfig` / in-cluster). @default `@kubernetes/client-node` with the kubeconfig
    */
   readonly listFromApi?: (kubeconfig: string | undefined) => Promise<string>;
+  /** Imports a backend package by name. @default (specifier) => import(specifier) */
+  readonly load?: ModuleLoader;
+}
+
+/**
+ * The doctor's checks. Whatever mode runs, they parse `iptables-save` output and `nft list`
+ * listings (to find every mode's rules, mixed modes and stale chains), so they need
+ * `@nodeagent/iptables` and `@nodeagent/nftables`; `@nodeagent/ipvs` only for `-b ipvs` drift.
+ * @throws CliFailure naming the missing packages
+ */
+async function loadChecks(load: ModuleLoader | undefined) {
+  const missing: string[] = [];
+  // An injected loader says what is installed; otherwise the checks' own import does.
+  if (load) {
+    for (const pkg of ['iptables', 'nftables'] as const) {
+      try {
+        await loadBackendModule(pkg, { load });
+      } catch (e) {
+        if (!(e instanceof BackendNotInstalledError)) throw e;
+        missing.push(e.packageName);
+      }
+    }
+  }
+  if (missing.length === 0) {
+    try {
+      return await import('./doctor-checks.js');
+    } catch (e) {
+      const pkg = missingBackendPackage(e);
+      if (pkg === undefined) throw e;
+      missing.push(pkg);
+    }
+  }
+  throw new CliFailure(
+    `doctor reads iptables and nftables rules whatever the mode, so it needs @nodeagent/iptables and @nodeagent/nftables (${missing.join(', ')} not installed): npm install ${missing.join(' ')}`,
+  );
 }
 
 /** Usage of `doctor`. */
@@ -216,6 +247,8 @@ export async function runDoctor(cmd: DoctorCommand, io: DoctorIo): Promise<Docto
       );
     }
   }
+  const checks = await loadChecks(io.load);
+  const { prerequisiteFindings, presenceFindings, staleChainFindings, traceService, viewNode } = checks;
   const runner = io.runner ?? spawnDoctorRunner(cmd.netns);
   const readings = await readNode(runner);
   const view = viewNode(readings);
@@ -224,7 +257,8 @@ export async function runDoctor(cmd: DoctorCommand, io: DoctorIo): Promise<Docto
     ...staleChainFindings(view),
     ...prerequisiteFindings(readings, view),
   ];
-  if (cmd.objects.from !== 'none') findings.push(...(await drift(cmd, io, view, readings)));
+  if (cmd.objects.from !== 'none')
+    findings.push(...(await drift(cmd, io, view, readings, checks.driftFindings)));
   let traces: ServiceTrace[] = [];
   if (cmd.service !== undefined) {
     const nodeIPs = nodeIPArgs(cmd.renderArgv);
@@ -272,8 +306,9 @@ function nodeIPArgs(argv: readonly string[]): string[] {
 async function drift(
   cmd: DoctorCommand,
   io: DoctorIo,
-  view: ReturnType<typeof viewNode>,
+  view: NodeView,
   readings: Awaited<ReturnType<typeof readNode>>,
+  driftFindings: typeof import('./doctor-checks.js')['driftFindings'],
 ): Promise<Finding[]> {
   const mode = cmd.backend ?? (view.modes.length === 1 ? view.modes[0] : undefined);
   if (mode === undefined) {
@@ -316,7 +351,7 @@ async function drift(
   }
   if (parsed.command !== 'render') throw new DoctorUsageError('unexpected --help', 'doctor');
   const input = await loadInput(parsed.input, read, 'render');
-  const rules = await renderBackend(parsed.backend, input);
+  const rules = await renderBackend(parsed.backend, input, undefined, io.load);
   const problems = [...input.problems, ...rules.problems].map(
     (p): Finding => ({
       id: 'invalid-object',

@@ -6,33 +6,18 @@
  */
 
 import { definedFields } from '@nodeagent/core';
-import {
-  detectNfacct,
-  ensureNfacctCounters,
-  type IptablesRenderOptions,
-  type IptablesRuleset,
-  KUBE_PROXY_NFACCT_COUNTERS,
-  type NfacctAvailability,
-  type NfacctClient,
-  renderIptablesSnapshot,
-  restoreText,
+// Types only: each backend package is loaded on use, for the backend chosen (-b).
+import type {
+  IptablesRenderOptions,
+  IptablesRuleset,
+  NfacctAvailability,
+  NfacctClient,
 } from '@nodeagent/iptables';
-import {
-  type IpvsPlan,
-  type IpvsPlanOptions,
-  planIpvs,
-  renderIpsetRestore,
-  renderIpvsadmRestore,
-  renderResidualIptables,
-  SpawnIpvsExecutor,
-} from '@nodeagent/ipvs';
-import {
-  type NftRenderOptions,
-  type NftRuleset,
-  NftSyncPlanner,
-  renderNftablesRuleset,
-} from '@nodeagent/nftables';
+import type { IpvsPlan, IpvsPlanOptions } from '@nodeagent/ipvs';
+import type { NftRenderOptions, NftRuleset } from '@nodeagent/nftables';
+import type { BackendModules, ModuleLoader } from '../backend-loader.js';
 import type { BackendArgs } from './args.js';
+import { offlineBackendModule } from './backend-modules.js';
 import { CliFailure, oneLine } from './errors.js';
 import { nodePortAddressesContainIPv4Loopback, resolveNodePortIPs } from './kube-proxy-flags.js';
 import type { LoadedInput } from './load-input.js';
@@ -99,7 +84,8 @@ function iptablesLocalhostNodePorts(b: BackendArgs, input: LoadedInput): boolean
 }
 
 /** The ipvs sections, each under a `# --- <what> ---` header. */
-async function ipvsText(plan: IpvsPlan): Promise<string> {
+async function ipvsText(plan: IpvsPlan, ipvs: BackendModules['ipvs']): Promise<string> {
+  const { renderIpsetRestore, renderIpvsadmRestore, renderResidualIptables, SpawnIpvsExecutor } = ipvs;
   const binds = plan.boundAddresses.map((address) => ({ kind: 'bind-address' as const, address }));
   // The executor's own rendering of `ip -batch` input; planning address changes runs nothing.
   const calls = binds.length > 0 ? await new SpawnIpvsExecutor().plan(binds) : [];
@@ -126,15 +112,18 @@ async function ipvsText(plan: IpvsPlan): Promise<string> {
 export async function resolveNfacct(
   b: BackendArgs,
   netns: string | undefined,
-  client: (netns: string | undefined) => NfacctClient,
+  client: (netns: string | undefined, iptables: BackendModules['iptables']) => NfacctClient,
+  load?: ModuleLoader,
 ): Promise<NfacctAvailability | undefined> {
   if (b.backend !== 'iptables' || b.nfacct === 'off') return undefined;
+  const ipt = await offlineBackendModule('iptables', b.backend, load);
+  const { detectNfacct, ensureNfacctCounters, KUBE_PROXY_NFACCT_COUNTERS } = ipt;
   if (netns === undefined) {
-    if (b.nfacct === 'on' || (await detectNfacct(client(undefined))))
+    if (b.nfacct === 'on' || (await detectNfacct(client(undefined, ipt))))
       return { ctStateInvalid: true, localhostNodePorts: true };
     return undefined;
   }
-  const got = await ensureNfacctCounters(client(netns));
+  const got = await ensureNfacctCounters(client(netns, ipt));
   if (b.nfacct === 'on' && !(got.ctStateInvalid && got.localhostNodePorts)) {
     throw new CliFailure(
       `--nfacct on: cannot create the nfacct counters ${KUBE_PROXY_NFACCT_COUNTERS.join(', ')} in netns ${netns} (is the nfacct tool installed and nfnetlink_acct in the kernel?)`,
@@ -143,17 +132,23 @@ export async function resolveNfacct(
   return got;
 }
 
-/** Renders the input's snapshot with the chosen backend's library renderer. */
+/**
+ * Renders the input's snapshot with the chosen backend's library renderer, loading only that
+ * backend's package.
+ * @throws CliFailure when the backend's package is not installed
+ */
 export async function renderBackend(
   b: BackendArgs,
   input: LoadedInput,
   nfacct?: NfacctAvailability,
+  load?: ModuleLoader,
 ): Promise<BackendRules> {
   const common = commonOptions(b, input);
   const nodePortIPs = resolveInputNodePortIPs(b, input);
   const snapshot = input.snapshot;
   switch (b.backend) {
     case 'iptables': {
+      const { renderIptablesSnapshot, restoreText } = await offlineBackendModule('iptables', b.backend, load);
       const options: IptablesRenderOptions = {
         ...common,
         localhostNodePorts: iptablesLocalhostNodePorts(b, input),
@@ -170,6 +165,11 @@ export async function renderBackend(
       };
     }
     case 'nftables': {
+      const { renderNftablesRuleset, NftSyncPlanner } = await offlineBackendModule(
+        'nftables',
+        b.backend,
+        load,
+      );
       const options: NftRenderOptions = {
         ...common,
         layout: b.nftablesLayout,
@@ -188,16 +188,17 @@ export async function renderBackend(
       };
     }
     case 'ipvs': {
+      const ipvs = await offlineBackendModule('ipvs', b.backend, load);
       const options: IpvsPlanOptions = {
         ...common,
         ...definedFields({ nodePortIPs, scheduler: b.ipvs.scheduler || undefined }),
       };
-      const plan = planIpvs(snapshot, options);
+      const plan = ipvs.planIpvs(snapshot, options);
       return {
         backend: 'ipvs',
         options,
         plan,
-        text: await ipvsText(plan),
+        text: await ipvsText(plan, ipvs),
         problems: plan.errors.map((e) => oneLine(e.message)),
         programmedPorts: new Set(plan.virtualServers.map((v) => v.servicePort)).size,
       };

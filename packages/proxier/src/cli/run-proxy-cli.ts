@@ -10,8 +10,9 @@
 import { readFile as readFileText0 } from 'node:fs/promises';
 import { definedFields } from '@nodeagent/core';
 import type { NfacctClient } from '@nodeagent/iptables';
-import { BACKEND_PACKAGES, missingBackendPackage } from '../backend-loader.js';
+import type { ModuleLoader } from '../backend-loader.js';
 import type { ParsedCommand } from './args.js';
+import { offlineBackendModule } from './backend-modules.js';
 import { CliFailure, CliUsageError, oneLine } from './errors.js';
 import { defaultReadManifest, type LoadedInput, loadInput, type ReadManifest } from './load-input.js';
 import { runProxy } from './run.js';
@@ -49,45 +50,52 @@ export interface ProxyCliIo {
    * @default the `nfacct` tool, in `netns` when given
    */
   readonly nfacct?: (netns: string | undefined) => NfacctClient;
+  /**
+   * Imports a backend package by name (`@nodeagent/nftables`, …), for every command: `run`
+   * loads its mode's, the others the ones they need.
+   * @default (specifier) => import(specifier)
+   */
+  readonly load?: ModuleLoader;
 }
 
 /**
- * The modules of `render`, `trace`, `apply` and `doctor`, loaded on first use: they render,
- * trace and inspect every mode, so they need all three backend packages (optional installs of
- * `@nodeagent/proxier`), while `run` needs only its mode's.
- * @throws CliFailure naming the packages when one is not installed
+ * The modules of `render`, `trace`, `apply` and `doctor`, loaded on first use. They import no
+ * backend package themselves: each command loads the package of the backend it was given
+ * (`-b`; `doctor` those of the modes it finds), so one backend package installed is enough.
  */
 async function offlineCommands() {
-  try {
-    const [args, apply, doctor, render, trace, iptables, ipvs] = await Promise.all([
-      import('./args.js'),
-      import('./apply.js'),
-      import('./doctor.js'),
-      import('./render-backend.js'),
-      import('./trace.js'),
-      import('@nodeagent/iptables'),
-      import('@nodeagent/ipvs'),
-    ]);
-    return {
-      parseCommandLine: args.parseCommandLine,
-      applyRules: apply.applyRules,
-      runDoctorCli: doctor.runDoctorCli,
-      renderBackend: render.renderBackend,
-      resolveNfacct: render.resolveNfacct,
-      traceRules: trace.traceRules,
-      formatTrace: trace.formatTrace,
-      formatTraceJson: trace.formatTraceJson,
-      SpawnNfacctClient: iptables.SpawnNfacctClient,
-      IPVS_DEPRECATION_MESSAGE: ipvs.IPVS_DEPRECATION_MESSAGE,
-    };
-  } catch (e) {
-    const missing = missingBackendPackage(e);
-    if (missing === undefined) throw e;
-    const all = Object.values(BACKEND_PACKAGES).join(' ');
-    throw new CliFailure(
-      `render, trace, apply and doctor need ${Object.values(BACKEND_PACKAGES).join(', ')} (${missing} is not installed): npm install ${all}`,
-    );
-  }
+  const [args, apply, doctor, render, trace] = await Promise.all([
+    import('./args.js'),
+    import('./apply.js'),
+    import('./doctor.js'),
+    import('./render-backend.js'),
+    import('./trace.js'),
+  ]);
+  return {
+    parseCommandLine: args.parseCommandLine,
+    applyRules: apply.applyRules,
+    runDoctorCli: doctor.runDoctorCli,
+    renderBackend: render.renderBackend,
+    resolveNfacct: render.resolveNfacct,
+    traceRules: trace.traceRules,
+    formatTrace: trace.formatTrace,
+    formatTraceJson: trace.formatTraceJson,
+  };
+}
+
+/**
+ * Parses an offline command line; an `--ipvs-scheduler` value is checked with `@nodeagent/ipvs`
+ * (loaded only then, as kube-proxy checks it).
+ */
+async function parseOffline(m: OfflineCommands, argv: readonly string[], io: ProxyCliIo) {
+  let scheduler = false;
+  const cmd = m.parseCommandLine(argv, io.env, (s) => {
+    if (s !== '') scheduler = true;
+    return undefined;
+  });
+  if (!scheduler || cmd.command === 'help') return cmd;
+  const ipvs = await offlineBackendModule('ipvs', cmd.backend.backend, io.load);
+  return m.parseCommandLine(argv, io.env, ipvs.ipvsSchedulerProblem);
 }
 
 type OfflineCommands = Awaited<ReturnType<typeof offlineCommands>>;
@@ -127,7 +135,7 @@ function shortUsage(command: string | undefined): string {
   return `${head}\nRun '${more}' for the options.\n`;
 }
 
-function notesFor(cmd: Exclude<ParsedCommand, { command: 'help' }>, m: OfflineCommands): string[] {
+async function notesFor(cmd: Exclude<ParsedCommand, { command: 'help' }>, io: ProxyCliIo): Promise<string[]> {
   const b = cmd.backend;
   const notes: string[] = [];
   if (!b.localhostNodePorts && b.backend !== 'iptables') {
@@ -148,7 +156,8 @@ function notesFor(cmd: Exclude<ParsedCommand, { command: 'help' }>, m: OfflineCo
   if (ipvsFlags.length > 0 && b.backend !== 'ipvs') {
     notes.push(`${ipvsFlags.join(', ')} only apply to ipvs; ignored for ${b.backend}`);
   }
-  if (b.backend === 'ipvs' && cmd.command === 'apply') notes.push(m.IPVS_DEPRECATION_MESSAGE);
+  if (b.backend === 'ipvs' && cmd.command === 'apply')
+    notes.push((await offlineBackendModule('ipvs', 'ipvs', io.load)).IPVS_DEPRECATION_MESSAGE);
   return notes;
 }
 
@@ -169,11 +178,12 @@ async function run(
   const nfacct = await m.resolveNfacct(
     cmd.backend,
     cmd.command === 'apply' ? cmd.netns : undefined,
-    io.nfacct ?? ((netns) => new m.SpawnNfacctClient(definedFields({ netns }))),
+    io.nfacct ?? ((netns, ipt) => new ipt.SpawnNfacctClient(definedFields({ netns }))),
+    io.load,
   );
-  const rules = await m.renderBackend(cmd.backend, input, nfacct);
+  const rules = await m.renderBackend(cmd.backend, input, nfacct, io.load);
   const problems = [...input.problems, ...rules.problems];
-  for (const n of [...notesFor(cmd, m), ...input.notes]) err(`note: ${n}`);
+  for (const n of [...(await notesFor(cmd, io)), ...input.notes]) err(`note: ${n}`);
   for (const p of problems) err(`error: ${p}`);
   if (problems.length > 0) {
     if (cmd.input.strict) {
@@ -195,14 +205,14 @@ async function run(
       io.stdout.write(rules.text);
       return EXIT_CODES.ok;
     case 'trace': {
-      const result = m.traceRules(rules, cmd.packet, input.nodeIPs);
+      const result = await m.traceRules(rules, cmd.packet, input.nodeIPs, io.load);
       io.stdout.write(
         cmd.json ? m.formatTraceJson(result, cmd.input.verbose) : m.formatTrace(result, cmd.input.verbose),
       );
       return EXIT_CODES.ok;
     }
     case 'apply':
-      io.stdout.write(`${await m.applyRules(rules, input, cmd.netns, cmd.backend)}\n`);
+      io.stdout.write(`${await m.applyRules(rules, input, cmd.netns, cmd.backend, io.load)}\n`);
       return EXIT_CODES.ok;
   }
 }
@@ -246,10 +256,11 @@ export async function runProxyCli(argv: readonly string[], io: ProxyCliIo): Prom
         stderr: io.stderr,
         env: io.env,
         stopSignal: io.stopSignal ?? processStopSignal(),
+        ...(io.load ? { load: io.load } : {}),
       });
     }
     const m = await offlineCommands();
-    const cmd = m.parseCommandLine(argv, io.env);
+    const cmd = await parseOffline(m, argv, io);
     if (cmd.command === 'help') {
       io.stdout.write(USAGE[cmd.topic ?? '']);
       return EXIT_CODES.ok;

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { hostname } from 'node:os';
 import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
@@ -52,6 +53,12 @@ export interface RunIo {
     nodeIPs: readonly string[],
     log: Logger,
   ) => Promise<DataPlaneBackend>;
+  /**
+   * Which IP families this host supports (kube-proxy's `platformCheckSupported`; tests: a
+   * host without ip6tables).
+   * @default {@link platformCheckSupported}: iptables/ipvs need `iptables`/`ip6tables` to work, nftables assumes both; no `/proc/net/if_inet6` disables IPv6
+   */
+  readonly platform?: (config: RunConfig, log: Logger) => Promise<PlatformSupport>;
   /**
    * iptables mode: the nfacct counters the `kubeproxy_iptables_*_packets_total` metrics read.
    * @default the `nfacct` tool
@@ -121,6 +128,78 @@ export function nodeIPsOf(node: V1Node): string[] {
   return [];
 }
 
+/** The IP families a host supports for a mode (kube-proxy's `platformCheckSupported`). */
+export interface PlatformSupport {
+  /** IPv4 can be programmed. */
+  readonly ipv4: boolean;
+  /** IPv6 can be programmed. */
+  readonly ipv6: boolean;
+}
+
+/**
+ * kube-proxy's `platformCheckSupported` (`cmd/kube-proxy/app/server_linux.go`): iptables and
+ * ipvs modes support a family when its `iptables`/`ip6tables` works (`-t nat -L POSTROUTING`,
+ * what `utiliptables.Present` asks), nftables supports both; a kernel without
+ * `/proc/net/if_inet6` has no IPv6. Dual-stack when both are supported.
+ * @throws CliFailure "iptables is not available on this host" when neither iptables works
+ */
+export async function platformCheckSupported(
+  config: RunConfig,
+  log: Logger,
+  load?: ModuleLoader,
+): Promise<PlatformSupport> {
+  let ipv4 = true;
+  let ipv6 = true;
+  if (config.mode === 'iptables' || config.mode === 'ipvs') {
+    const ipt = await loadFor('iptables', config.mode, load);
+    const present = async (family: 'IPv4' | 'IPv6'): Promise<string | undefined> => {
+      try {
+        const ok = await new ipt.SpawnIptablesExecutor({ family }).chainExists('nat', 'POSTROUTING');
+        return ok ? undefined : `${family === 'IPv6' ? 'ip6tables' : 'iptables'} cannot list the nat table`;
+      } catch (e) {
+        return oneLine((e as Error).message);
+      }
+    };
+    const [errv4, errv6] = await Promise.all([present('IPv4'), present('IPv6')]);
+    ipv4 = errv4 === undefined;
+    ipv6 = errv6 === undefined;
+    if (!ipv4 && !ipv6) throw new CliFailure(`iptables is not available on this host : ${errv4}`);
+    if (!ipv4) log.info({ ipFamily: 'IPv4', error: errv4 }, 'No iptables support for family');
+    else if (!ipv6) log.info({ ipFamily: 'IPv6', error: errv6 }, 'No iptables support for family');
+  }
+  if (!existsSync('/proc/net/if_inet6')) {
+    log.info({ ipFamily: 'IPv6' }, 'No kernel support for family');
+    ipv6 = false;
+  }
+  return { ipv4, ipv6 };
+}
+
+/**
+ * kube-proxy's `detectNodeIPs`: the primary family is the first node IP's (or `--bind-address`'s
+ * when it is a specific IP, which then replaces that family's IP); a family without a known IP
+ * gets the loopback address.
+ */
+export function detectNodeIPs(
+  rawNodeIPs: readonly string[],
+  bindAddress: string,
+): { primary: IPFamily; nodeIPs: Record<IPFamily, string> } {
+  let primary: IPFamily = 4;
+  const nodeIPs: Record<IPFamily, string> = { 4: '127.0.0.1', 6: '::1' };
+  const parsed = rawNodeIPs.map((ip) => parseIP(ip)).filter((p) => p !== null);
+  if (parsed.length > 0) {
+    primary = parsed[0]!.family;
+    nodeIPs[primary] = parsed[0]!.ip;
+    const second = parsed[1];
+    if (second && second.family !== primary) nodeIPs[second.family] = second.ip;
+  }
+  const bind = parseIP(bindAddress);
+  if (bind && bind.ip !== '0.0.0.0' && bind.ip !== '::') {
+    primary = bind.family;
+    nodeIPs[primary] = bind.ip;
+  }
+  return { primary, nodeIPs };
+}
+
 /** Reads this node's Node object, retrying as kube-proxy does while it does not exist yet. */
 async function fetchNode(
   kc: KubeConfig,
@@ -178,8 +257,8 @@ async function loadFor<M extends ProxyMode>(
 }
 
 /**
- * Builds the chosen mode's backend with the real executors, for the primary family. Only the
- * mode's package is imported (`@nodeagent/iptables`, `@nodeagent/nftables`, or
+ * Builds the chosen mode's backend with the real executors for one IP family (`run` builds one
+ * per family it runs, as kube-proxy builds one proxier per family). Only the mode's package is imported (`@nodeagent/iptables`, `@nodeagent/nftables`, or
  * `@nodeagent/ipvs` with `@nodeagent/iptables`).
  * @throws CliFailure when the mode's package is not installed ("--proxy-mode nftables needs @nodeagent/nftables: …")
  */
@@ -265,6 +344,26 @@ export async function buildBackend(
       });
     }
   }
+}
+
+/**
+ * kube-proxy's `checkBadIPConfig` for `--cluster-cidr`: CIDRs of the other family only are an
+ * error, fatal when the local-traffic detector needs them (`ClusterCIDR` mode) on a single-stack
+ * node, logged otherwise.
+ */
+function badClusterCIDRs(
+  config: RunConfig,
+  primary: IPFamily,
+  dualStack: boolean,
+): { message: string; fatal: boolean } | undefined {
+  const bad: IPFamily = primary === 4 ? 6 : 4;
+  const cidrs = config.clusterCIDRs;
+  if (cidrs.length === 0 || !cidrs.every((c) => parseCIDR(c)?.family === bad)) return undefined;
+  const clusterType = dualStack ? `IPv${primary}-primary` : `IPv${primary}-only`;
+  return {
+    message: `cluster is ${clusterType} but clusterCIDRs contains only IPv${bad} addresses`,
+    fatal: (config.detectLocalMode === 'ClusterCIDR' || config.detectLocalMode === '') && !dualStack,
+  };
 }
 
 /** Splits `host:port` (IPv6 in brackets). */
@@ -379,10 +478,15 @@ export async function cleanupAllModes(log: Logger, load?: ModuleLoader): Promise
       async () => {
         const ipvs = await loadBackendModule('ipvs', opts);
         const ipt = await loadBackendModule('iptables', { ...opts, forMode: 'ipvs' });
+        // Both families: IPv6 virtual servers and the ip6tables residual rules too.
         return new ipvs.IpvsBackend({
           ipv4: {
             executor: new ipvs.SpawnIpvsExecutor(),
             iptables: new ipt.SpawnIptablesExecutor({ family: 'IPv4' }),
+          },
+          ipv6: {
+            executor: new ipvs.SpawnIpvsExecutor(),
+            iptables: new ipt.SpawnIptablesExecutor({ family: 'IPv6' }),
           },
         });
       },
@@ -434,27 +538,33 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
   }
   const nodeName = config.hostnameOverride !== '' ? config.hostnameOverride : hostname().toLowerCase();
   const kc = loadRunKubeConfig(config, io.env, log);
-  // kube-proxy's node IPs: --bind-address when it is a specific IP, else the Node's addresses.
-  let nodeIPs: string[] = [];
-  const bind = parseIP(config.bindAddress);
   const node = await fetchNode(kc, nodeName, log, io.stopSignal);
-  if (bind && bind.ip !== '0.0.0.0' && bind.ip !== '::') nodeIPs = [bind.ip];
-  else if (node) nodeIPs = nodeIPsOf(node);
-  if (nodeIPs.length === 0) {
-    log.warn(
+  // kube-proxy's detectNodeIPs: the Node's addresses, --bind-address overriding the primary one.
+  const { primary, nodeIPs: ipByFamily } = detectNodeIPs(node ? nodeIPsOf(node) : [], config.bindAddress);
+  if (ipByFamily[primary] === '127.0.0.1' || ipByFamily[primary] === '::1') {
+    log.info(
       { node: nodeName },
       "Can't determine this node's IP, assuming loopback; if this is incorrect, please set the --bind-address flag",
     );
-    nodeIPs = [bind?.family === 6 ? '::1' : '127.0.0.1'];
   }
-  const family = parseIP(nodeIPs[0]!)!.family;
-  log.info({ node: nodeName, nodeIPs, mode: config.mode, ipFamily: family }, 'using this node');
-  const backend = await (io.makeBackend ?? ((c, f, ips, l) => buildBackend(c, f, ips, l, io.load)))(
-    config,
-    family,
-    nodeIPs,
-    log,
-  );
+  const secondary: IPFamily = primary === 4 ? 6 : 4;
+  const support = await (io.platform ?? ((c, l) => platformCheckSupported(c, l, io.load)))(config, log);
+  const supported = (f: IPFamily) => (f === 4 ? support.ipv4 : support.ipv6);
+  if (!supported(primary)) throw new CliFailure(`no support for primary IP family "IPv${primary}"`);
+  const dualStack = supported(secondary);
+  const families: IPFamily[] = dualStack ? [primary, secondary] : [primary];
+  const nodeIPs = families.map((f) => ipByFamily[f]);
+  if (dualStack) log.info({ primaryIpFamily: `IPv${primary}` }, 'kube-proxy running in dual-stack mode');
+  else log.info({ ipFamily: `IPv${primary}` }, 'kube-proxy running in single-stack mode');
+  const badCIDRs = badClusterCIDRs(config, primary, dualStack);
+  if (badCIDRs?.fatal) throw new CliFailure(`kube-proxy configuration is incorrect: ${badCIDRs.message}`);
+  if (badCIDRs)
+    log.error({ err: badCIDRs.message }, 'Kube-proxy configuration may be incomplete or incorrect');
+  log.info({ node: nodeName, nodeIPs, mode: config.mode }, 'using this node');
+  const make = io.makeBackend ?? ((c, f, ips, l) => buildBackend(c, f, ips, l, io.load));
+  // One backend per family, primary first: each gets its own sync loop and runner in the Proxier.
+  const backends: DataPlaneBackend[] = [];
+  for (const f of families) backends.push(await make(config, f, nodeIPs, log.child({ ipFamily: `IPv${f}` })));
   // iptables mode: the nfacct metrics read the counters on scrape (only when this node has them).
   let nfacct: NfacctClient | undefined;
   if (config.mode === 'iptables') {
@@ -468,7 +578,7 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
     kubeConfig: kc,
     nodeName,
     nodeIPs,
-    backend,
+    backend: backends,
     syncPeriodMs: config.syncPeriodMs,
     minSyncPeriodMs: config.minSyncPeriodMs,
     healthz: config.healthzBindAddress === '' ? false : { bindAddress: config.healthzBindAddress },

@@ -5,11 +5,10 @@
  * @module
  */
 import { joinHostPort } from '@nodeagent/core';
-import { tracePacket as traceIptables } from '@nodeagent/iptables';
-import { traceIpvs } from '@nodeagent/ipvs';
-import { tracePacket as traceNftables } from '@nodeagent/nftables';
 import type { TraceOutcome } from '@nodeagent/proxy-state';
+import type { ModuleLoader } from '../backend-loader.js';
 import type { Backend, PacketArgs } from './args.js';
+import { offlineBackendModule } from './backend-modules.js';
 import { oneLine } from './errors.js';
 import type { BackendRules } from './render-backend.js';
 
@@ -29,23 +28,30 @@ export interface CliTraceResult {
   readonly matchedRules?: readonly string[];
 }
 
-/** Traces `packet` through `rules` with the backend's own tracer. */
-export function traceRules(
+/**
+ * Traces `packet` through `rules` with the backend's own tracer (its package loaded on use).
+ * @throws CliFailure when the backend's package is not installed
+ */
+export async function traceRules(
   rules: BackendRules,
   packet: PacketArgs,
   nodeIPs: readonly string[],
-): CliTraceResult {
+  load?: ModuleLoader,
+): Promise<CliTraceResult> {
   const pkt = { ...packet, nodeIPs };
   switch (rules.backend) {
     case 'iptables': {
-      const r = traceIptables(rules.text, pkt);
+      const { tracePacket } = await offlineBackendModule('iptables', 'iptables', load);
+      const r = tracePacket(rules.text, pkt);
       return { backend: 'iptables', packet, ...pick(r), matchedRules: r.matchedRules };
     }
     case 'nftables': {
-      const r = traceNftables(rules.text, pkt, rules.ruleset.family);
+      const { tracePacket } = await offlineBackendModule('nftables', 'nftables', load);
+      const r = tracePacket(rules.text, pkt, rules.ruleset.family);
       return { backend: 'nftables', packet, ...pick(r) };
     }
     case 'ipvs': {
+      const { traceIpvs } = await offlineBackendModule('ipvs', 'ipvs', load);
       const r = traceIpvs(rules.plan, pkt);
       return { backend: 'ipvs', packet, ...pick(r), matchedRules: r.matchedRules };
     }
