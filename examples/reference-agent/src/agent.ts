@@ -775,6 +775,8 @@ async function start(
       settings: proxySettings,
       nodeName,
       nodeIPs: nodeIps.length > 0 ? nodeIps : [machine.internalIp],
+      // kube-proxy's NodeCIDR detection reads the Node's spec.podCIDRs; --pod-cidr when unset.
+      podCIDRs: nodePodCidrs(nodeRef?.(), options.podCidr),
       informers,
       metrics,
       metricsText: agentMetrics.text,
@@ -823,4 +825,11 @@ async function start(
     proxy,
     stop,
   };
+}
+
+/** The node's pod CIDRs as kube-proxy reads them: the Node's `spec.podCIDRs` (or `podCIDR`), else `--pod-cidr`. */
+function nodePodCidrs(node: V1Node | undefined, podCidr: string | undefined): readonly string[] {
+  const fromNode = node?.spec?.podCIDRs ?? (node?.spec?.podCIDR ? [node.spec.podCIDR] : []);
+  if (fromNode.length > 0) return fromNode;
+  return podCidr !== undefined ? [podCidr] : [];
 }

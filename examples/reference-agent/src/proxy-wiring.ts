@@ -64,6 +64,18 @@ export interface ProxySettings {
   readonly netns?: string | undefined;
   /** kube-proxy's `--cluster-cidr` (comma-separated in the flag): local traffic detection. @default none */
   readonly clusterCIDRs?: readonly string[] | undefined;
+  /**
+   * kube-proxy's `--detect-local-mode`: how traffic from this node's pods is told apart.
+   * `ClusterCIDR` (any pod of the cluster, `--cluster-cidr`), `NodeCIDR` (this node's pod CIDR:
+   * the Node's `spec.podCIDRs`, else `--pod-cidr`), `BridgeInterface` (`--pod-bridge-interface`),
+   * `InterfaceNamePrefix` (`--pod-interface-name-prefix`).
+   * @default ClusterCIDR when a cluster CIDR is given, else no detection
+   */
+  readonly detectLocalMode?: DetectLocalMode | undefined;
+  /** kube-proxy's `--pod-bridge-interface` (with `--detect-local-mode BridgeInterface`). */
+  readonly podBridgeInterface?: string | undefined;
+  /** kube-proxy's `--pod-interface-name-prefix` (with `--detect-local-mode InterfaceNamePrefix`). */
+  readonly podInterfaceNamePrefix?: string | undefined;
   /** kube-proxy's `--nodeport-addresses`: CIDRs or `primary`. @default every node IP */
   readonly nodePortAddresses?: readonly string[] | undefined;
   /** kube-proxy's `--masquerade-all`. @default false */
@@ -77,6 +89,16 @@ export interface ProxySettings {
   /** kube-proxy's `--iptables-sync-period`, ms. @default 30000 */
   readonly syncPeriodMs?: number | undefined;
 }
+
+/** kube-proxy's `--detect-local-mode` values. */
+export const DETECT_LOCAL_MODES = [
+  'ClusterCIDR',
+  'NodeCIDR',
+  'BridgeInterface',
+  'InterfaceNamePrefix',
+] as const;
+/** A `--detect-local-mode` value. */
+export type DetectLocalMode = (typeof DETECT_LOCAL_MODES)[number];
 
 /** kube-proxy's `--healthz-bind-address` default. */
 export const DEFAULT_PROXY_HEALTHZ_BIND_ADDRESS = '0.0.0.0:10256';
@@ -94,6 +116,9 @@ export const PROXY_FLAG_OPTIONS = {
   'proxy-render-only': { type: 'string' },
   'proxy-netns': { type: 'string' },
   'cluster-cidr': { type: 'string' },
+  'detect-local-mode': { type: 'string' },
+  'pod-bridge-interface': { type: 'string' },
+  'pod-interface-name-prefix': { type: 'string' },
   'nodeport-addresses': { type: 'string' },
   'masquerade-all': { type: 'string' },
   'proxy-healthz-bind-address': { type: 'string' },
@@ -109,6 +134,10 @@ export const PROXY_USAGE = `  --proxy-mode iptables|nftables|ipvs|none   kube-pr
   --proxy-render-only true|false        render the rules in memory, never apply them (default true on the embedded runtime)
   --proxy-netns NAME                    program the rules inside network namespace NAME
   --cluster-cidr CIDR[,CIDR]            kube-proxy's: pod traffic from these is local (default none)
+  --detect-local-mode MODE              kube-proxy's: ClusterCIDR|NodeCIDR|BridgeInterface|InterfaceNamePrefix
+                                        (default ClusterCIDR with --cluster-cidr; NodeCIDR: this node's pod CIDR)
+  --pod-bridge-interface NAME           kube-proxy's: the pods' bridge, for BridgeInterface
+  --pod-interface-name-prefix PREFIX    kube-proxy's: the pods' interface prefix, for InterfaceNamePrefix
   --nodeport-addresses CIDR|primary,... kube-proxy's: node IPs NodePorts answer on (default all)
   --masquerade-all[=BOOL]               kube-proxy's: SNAT all service traffic
   --proxy-healthz-bind-address ADDR     kube-proxy's --healthz-bind-address (default 0.0.0.0:10256; '' off)
@@ -140,6 +169,24 @@ export function parseProxyFlags(values: Readonly<Record<string, unknown>>): Prox
   for (const c of clusterCIDRs) {
     if (parseCIDR(c) === null) throw new ProxyConfigError(`--cluster-cidr: "${c}" is not a CIDR`);
   }
+  const detectLocalMode = str('detect-local-mode');
+  if (detectLocalMode !== undefined && !(DETECT_LOCAL_MODES as readonly string[]).includes(detectLocalMode)) {
+    throw new ProxyConfigError(
+      `--detect-local-mode: Unsupported value: "${detectLocalMode}": supported values: ${DETECT_LOCAL_MODES.map((m) => `"${m}"`).join(', ')}`,
+    );
+  }
+  const podBridgeInterface = str('pod-bridge-interface');
+  const podInterfaceNamePrefix = str('pod-interface-name-prefix');
+  if (detectLocalMode === 'BridgeInterface' && !podBridgeInterface) {
+    throw new ProxyConfigError(
+      '--pod-bridge-interface: Required value: must not be empty with --detect-local-mode BridgeInterface',
+    );
+  }
+  if (detectLocalMode === 'InterfaceNamePrefix' && !podInterfaceNamePrefix) {
+    throw new ProxyConfigError(
+      '--pod-interface-name-prefix: Required value: must not be empty with --detect-local-mode InterfaceNamePrefix',
+    );
+  }
   const nodePortAddresses = list('nodeport-addresses');
   for (const c of nodePortAddresses) {
     if (c !== 'primary' && parseCIDR(c) === null)
@@ -163,6 +210,9 @@ export function parseProxyFlags(values: Readonly<Record<string, unknown>>): Prox
     renderOnly: renderText === undefined ? undefined : renderText === 'true',
     netns,
     clusterCIDRs,
+    detectLocalMode: detectLocalMode as DetectLocalMode | undefined,
+    podBridgeInterface,
+    podInterfaceNamePrefix,
     nodePortAddresses,
     masqueradeAll: masq === 'true',
     healthzBindAddress: str('proxy-healthz-bind-address'),
@@ -204,6 +254,8 @@ export interface AgentProxyOptions {
   readonly nodeName: string;
   /** This node's IPs, primary first (else taken from the Node object). */
   readonly nodeIPs: readonly string[];
+  /** This node's pod CIDRs (the Node's `spec.podCIDRs`, else `--pod-cidr`), for `--detect-local-mode NodeCIDR`. @default none */
+  readonly podCIDRs?: readonly string[] | undefined;
   /** The agent's informer factory (started by the agent). */
   readonly informers: SharedInformerFactory;
   /** The agent's `/metrics` registry. */
@@ -364,6 +416,43 @@ interface RenderCommon {
   readonly nodePortIPs?: readonly string[];
 }
 
+/**
+ * The local-traffic detector of `--detect-local-mode` for `family`, as kube-proxy's
+ * `getLocalDetectors`: `ClusterCIDR` (the default) from `--cluster-cidr`, `NodeCIDR` from this
+ * node's pod CIDR of that family; no CIDR of the family means no detection for it (logged for
+ * `NodeCIDR`, as kube-proxy does).
+ */
+export function localTrafficDetector(
+  settings: Pick<
+    ProxySettings,
+    'detectLocalMode' | 'clusterCIDRs' | 'podBridgeInterface' | 'podInterfaceNamePrefix'
+  >,
+  family: IPFamily,
+  podCIDRs: readonly string[],
+  log?: Logger,
+): LocalTrafficDetector {
+  const ofFamily = (cidrs: readonly string[]) => cidrs.find((c) => parseCIDR(c)?.family === family);
+  switch (settings.detectLocalMode ?? 'ClusterCIDR') {
+    case 'NodeCIDR': {
+      const cidr = ofFamily(podCIDRs);
+      if (cidr !== undefined) return { mode: 'NodeCIDR', cidr };
+      log?.info(
+        { ipFamily: `IPv${family}` },
+        'Detect-local-mode set to NodeCIDR, but no PodCIDR defined at node for family',
+      );
+      return { mode: 'None' };
+    }
+    case 'BridgeInterface':
+      return { mode: 'BridgeInterface', interfaceName: settings.podBridgeInterface ?? '' };
+    case 'InterfaceNamePrefix':
+      return { mode: 'InterfaceNamePrefix', interfacePrefix: settings.podInterfaceNamePrefix ?? '' };
+    default: {
+      const cidr = ofFamily(settings.clusterCIDRs ?? []);
+      return cidr !== undefined ? { mode: 'ClusterCIDR', cidr } : { mode: 'None' };
+    }
+  }
+}
+
 /** The node IPs of `family` inside `--nodeport-addresses` (`primary`: the primary node IP). */
 function nodePortIPs(
   addresses: readonly string[],
@@ -448,11 +537,10 @@ export async function startAgentProxy(options: AgentProxyOptions): Promise<Agent
   else log.info({ ipFamily: `IPv${primary}` }, 'kube-proxy running in single-stack mode');
   const perFamily: BuiltBackend[] = [];
   for (const family of families) {
-    const cidr = (settings.clusterCIDRs ?? []).find((c) => parseCIDR(c)?.family === family);
     const ports = nodePortIPs(settings.nodePortAddresses ?? [], options.nodeIPs, family);
     const render: RenderCommon = {
       masqueradeAll: settings.masqueradeAll ?? false,
-      localDetector: cidr !== undefined ? { mode: 'ClusterCIDR', cidr } : { mode: 'None' },
+      localDetector: localTrafficDetector(settings, family, options.podCIDRs ?? [], log),
       ...(ports !== undefined ? { nodePortIPs: ports } : {}),
     };
     const flog = log.child({ ipFamily: `IPv${family}` });

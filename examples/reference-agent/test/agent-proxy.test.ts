@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
 import { parseFlags } from '../src/flags.js';
+import { localTrafficDetector } from '../src/proxy-wiring.js';
 import {
   embeddedStore,
   FAST_AGENT_TIMINGS,
@@ -188,5 +189,51 @@ describe('proxy flags', () => {
     expect(() => parseFlags(['--proxy-render-only', 'yes'])).toThrow('--proxy-render-only');
     expect(parseFlags(['--masquerade-all=false']).proxy?.masqueradeAll).toBe(false);
     expect(() => parseFlags(['--masquerade-all=maybe'])).toThrow('--masquerade-all: expected true|false');
+  });
+});
+
+describe('--detect-local-mode (kube-proxy local traffic detection)', () => {
+  it('parses the modes with their interface flags, and rejects what kube-proxy rejects', () => {
+    expect(parseFlags(['--proxy-mode', 'iptables', '--detect-local-mode', 'NodeCIDR']).proxy).toMatchObject({
+      detectLocalMode: 'NodeCIDR',
+    });
+    expect(
+      parseFlags(['--detect-local-mode', 'BridgeInterface', '--pod-bridge-interface', 'cni0']).proxy,
+    ).toMatchObject({ detectLocalMode: 'BridgeInterface', podBridgeInterface: 'cni0' });
+    expect(() => parseFlags(['--detect-local-mode', 'PodCIDR'])).toThrow(
+      '--detect-local-mode: Unsupported value: "PodCIDR": supported values: "ClusterCIDR", "NodeCIDR", "BridgeInterface", "InterfaceNamePrefix"',
+    );
+    expect(() => parseFlags(['--detect-local-mode', 'BridgeInterface'])).toThrow(
+      '--pod-bridge-interface: Required value',
+    );
+    expect(() => parseFlags(['--detect-local-mode', 'InterfaceNamePrefix'])).toThrow(
+      '--pod-interface-name-prefix: Required value',
+    );
+  });
+
+  it('picks the CIDR of the family: the cluster CIDR by default, the node pod CIDR for NodeCIDR', () => {
+    const clusterCIDRs = ['fd00:10::/56', '10.244.0.0/16'];
+    expect(localTrafficDetector({ clusterCIDRs }, 4, ['10.244.3.0/24'])).toEqual({
+      mode: 'ClusterCIDR',
+      cidr: '10.244.0.0/16',
+    });
+    expect(localTrafficDetector({}, 4, ['10.244.3.0/24'])).toEqual({ mode: 'None' });
+    expect(
+      localTrafficDetector({ detectLocalMode: 'NodeCIDR', clusterCIDRs }, 4, [
+        'fd00:10:0:3::/64',
+        '10.244.3.0/24',
+      ]),
+    ).toEqual({ mode: 'NodeCIDR', cidr: '10.244.3.0/24' });
+    expect(
+      localTrafficDetector({ detectLocalMode: 'InterfaceNamePrefix', podInterfaceNamePrefix: 'veth' }, 4, []),
+    ).toEqual({ mode: 'InterfaceNamePrefix', interfacePrefix: 'veth' });
+    // No pod CIDR of the family: no detection for it (kube-proxy logs it and goes on).
+    expect(localTrafficDetector({ detectLocalMode: 'NodeCIDR' }, 4, ['fd00:10:0:3::/64'])).toEqual({
+      mode: 'None',
+    });
+    expect(localTrafficDetector({ detectLocalMode: 'NodeCIDR' }, 6, ['fd00:10:0:3::/64'])).toEqual({
+      mode: 'NodeCIDR',
+      cidr: 'fd00:10:0:3::/64',
+    });
   });
 });

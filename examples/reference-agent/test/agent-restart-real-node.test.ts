@@ -12,35 +12,23 @@
 //   turns on @nodeagent/pod-workers' `remainingGraceOnAdoption` for it. The container ignores
 //   SIGTERM, so it dies when its grace ends: around deletionTimestamp, not a grace after the
 //   restart.
-// The agent is bundled from src with esbuild (workspace packages from their src too) and run
-// with `node`, so it can be SIGKILLed.
+// The agent is bundled from src with esbuild (agent-process.ts) and run with `node`, so it can
+// be SIGKILLed.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, rm } from 'node:fs/promises';
-import net from 'node:net';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createTestCgroupRoot, type TestCgroupRoot } from '@nodeagent/cgroups/testing';
 import { ContainerState, type CriClient, createCriClient, PodSandboxState } from '@nodeagent/cri';
 import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
 import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
 import { describeRealNode } from '@nodeagent/test-support/real-node';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { bundleAgent, freePort, repoRoot } from './agent-process.js';
 import { makePod, shContainer, waitFor } from './helpers.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const repoRoot = resolve(here, '../../..');
 const NODE = 'restart-node';
 const GRACE = 5;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 describeRealNode(
   'the agent process on a real containerd: SIGTERM leaves pods running, kill -9 and restart adopt them',
@@ -51,6 +39,7 @@ describeRealNode(
     let cri: CriClient;
     let cgroupRoot: TestCgroupRoot;
     let bundleDir: string;
+    let bundle: string;
     let child: ChildProcess | undefined;
     let output = '';
     let args: string[];
@@ -60,7 +49,7 @@ describeRealNode(
     const startAgent = async () => {
       // Each agent's own output: the "is running" line of an earlier agent must not count.
       output = '';
-      const proc = spawn(process.execPath, [join(bundleDir, 'main.mjs'), ...args], {
+      const proc = spawn(process.execPath, [bundle, ...args], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       proc.stdout?.on('data', (c: Buffer) => (output += c.toString()));
@@ -87,30 +76,7 @@ describeRealNode(
       api = await startMiniApiServer({ kubeconfigPath: join(node.rootDir, 'kubeconfig') });
       cgroupRoot = await createTestCgroupRoot();
       bundleDir = join(repoRoot, 'node_modules', '.cache', `nodeagent-restart-test-${process.pid}`);
-      await mkdir(bundleDir, { recursive: true });
-      await build({
-        entryPoints: [join(here, '../src/main.ts')],
-        outfile: join(bundleDir, 'main.mjs'),
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: 'node20',
-        conditions: ['@nodeagent/source'],
-        logLevel: 'error',
-        plugins: [
-          {
-            name: 'third-party-external',
-            setup(b) {
-              // Workspace packages are bundled from src; npm dependencies stay imports.
-              b.onResolve({ filter: /^[^./]/ }, (r) =>
-                r.path.startsWith('@nodeagent/') || r.path.startsWith('node:')
-                  ? undefined
-                  : { external: true },
-              );
-            },
-          },
-        ],
-      });
+      bundle = await bundleAgent(bundleDir);
       args = [
         '--kubeconfig',
         join(node.rootDir, 'kubeconfig'),

@@ -61,7 +61,11 @@ export interface LoadBackendOptions {
 
 const defaultLoader: ModuleLoader = (specifier) => import(specifier);
 
-/** True when `err` says the package `name` itself (not something it imports) could not be found. */
+/**
+ * True when `err` says the package `name` itself (not something it imports) could not be found.
+ * A file inside the package not found (`…/node_modules/<name>/dist/index.js`: installed, but
+ * not built or damaged) is not a missing package.
+ */
 function isMissingPackage(err: unknown, name: string): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
@@ -69,7 +73,7 @@ function isMissingPackage(err: unknown, name: string): boolean {
     code === 'ERR_MODULE_NOT_FOUND' ||
     code === 'MODULE_NOT_FOUND' ||
     /Cannot find (package|module)|Failed to (load|resolve)/.test(err.message);
-  return notFound && err.message.includes(name);
+  return notFound && err.message.includes(name) && !err.message.includes(`${name}/`);
 }
 
 /** The backend package `err` says is missing (an import of it or of a module importing it failed), if any. */

@@ -86,6 +86,16 @@ describe('loadBackendModule', () => {
     });
     await expect(loadBackendModule('nftables', { load: () => Promise.reject(transitive) })).rejects.toBe(
       transitive,
+    ); // The package is installed but its entry file is missing (a workspace not built yet): node's
+    // error names the file, which is what the user needs, not "npm install".
+    const unbuilt = Object.assign(
+      new Error(
+        "Cannot find module '/app/node_modules/@nodeagent/iptables/dist/index.js' imported from /app/node_modules/@nodeagent/proxier/dist/index.js",
+      ),
+      { code: 'ERR_MODULE_NOT_FOUND' },
+    );
+    await expect(loadBackendModule('iptables', { load: () => Promise.reject(unbuilt) })).rejects.toBe(
+      unbuilt,
     );
   });
 });
