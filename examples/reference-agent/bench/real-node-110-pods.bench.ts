@@ -18,7 +18,7 @@
 // dist); skipped (loudly) without root/containerd, fails under CI=true.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +38,11 @@ import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-sup
 import { afterAll, beforeAll, it } from 'vitest';
 
 const PODS = Number(process.env.AGENT_BENCH_PODS ?? 110);
+// Profiling aids: node flags for the agent child (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`),
+// its log level (default warn) and a file for its stderr (default: this process's stderr).
+const AGENT_NODE_ARGS = (process.env.AGENT_BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+const AGENT_LOG_LEVEL = process.env.AGENT_BENCH_LOG_LEVEL ?? 'warn';
+const AGENT_LOG_FILE = process.env.AGENT_BENCH_AGENT_LOG;
 const WINDOW_MS = Number(process.env.AGENT_BENCH_WINDOW_MS ?? 60_000);
 const NODE = 'agent110';
 const here = dirname(fileURLToPath(import.meta.url));
@@ -139,6 +144,9 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
       const bareLoad = [loadavg()];
       const bareMs: number[] = [];
       const bareIds: string[] = [];
+      const bareToSandboxCreated: number[] = [];
+      const bareSandboxToContainerCreated: number[] = [];
+      const bareContainerCreatedToStarted: number[] = [];
       for (let i = 0; i < PODS; i++) {
         const name = `bare-${i}`;
         const uid = randomUUID();
@@ -204,6 +212,16 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
         await cri.runtime.startContainer({ containerId });
         bareMs.push(performance.now() - t0);
         bareIds.push(podSandboxId);
+        // The same breakdown as the agent's below, from containerd's own timestamps.
+        const t0EpochMs = performance.timeOrigin + t0;
+        const cs = (await cri.runtime.containerStatus({ containerId })).status;
+        const ss = (await cri.runtime.podSandboxStatus({ podSandboxId })).status;
+        const sandboxAt = Number(ss?.createdAt ?? 0n) / 1e6;
+        const createdAt = Number(cs?.createdAt ?? 0n) / 1e6;
+        const startedAt = Number(cs?.startedAt ?? 0n) / 1e6;
+        bareToSandboxCreated.push(sandboxAt - t0EpochMs);
+        bareSandboxToContainerCreated.push(createdAt - sandboxAt);
+        bareContainerCreatedToStarted.push(startedAt - createdAt);
       }
       bareLoad.push(loadavg());
       for (const id of bareIds) {
@@ -215,9 +233,11 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
       const kubeconfigPath = join(node.rootDir, 'kubeconfig');
       const server = await startMiniApiServer({ kubeconfigPath });
       api = server;
+      const agentStderr = AGENT_LOG_FILE === undefined ? 'inherit' : openSync(AGENT_LOG_FILE, 'w');
       const child = spawn(
         process.execPath,
         [
+          ...AGENT_NODE_ARGS,
           agentBin,
           `--kubeconfig=${kubeconfigPath}`,
           `--container-runtime-endpoint=${node.criEndpoint}`,
@@ -228,10 +248,11 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
           '--address=127.0.0.1',
           '--port=0',
           '--healthz-port=0',
-          '--log-level=warn',
+          `--log-level=${AGENT_LOG_LEVEL}`,
         ],
-        { stdio: ['ignore', 'ignore', 'inherit'] },
+        { stdio: ['ignore', 'ignore', agentStderr] },
       );
+      if (typeof agentStderr === 'number') closeSync(agentStderr);
       agent = child;
       agentExited = new Promise((resolve) => child.once('exit', () => resolve()));
       const agentPid = child.pid;
@@ -343,6 +364,9 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
           ]),
           '  where ADD → Running goes (per pod; runtime times as containerd recorded them):',
           ...table([
+            { label: 'bare: call → sandbox created (containerd createdAt)', ms: bareToSandboxCreated },
+            { label: 'bare: sandbox created → container created', ms: bareSandboxToContainerCreated },
+            { label: 'bare: container created → started', ms: bareContainerCreatedToStarted },
             { label: 'ADD → first status (Pending) in the API', ms: toFirstStatus },
             { label: 'ADD → sandbox created (containerd createdAt)', ms: toSandboxCreated },
             { label: 'sandbox created → container created', ms: sandboxToContainerCreated },
