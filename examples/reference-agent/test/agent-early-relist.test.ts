@@ -2,7 +2,6 @@
 // test: a pod still reaches Running in the API, and a deleted pod still goes, because the sync
 // that started (or killed) its containers relists that pod at once instead of waiting for the
 // next periodic relist (a difference from upstream's generic PLEG, see pod-syncer.ts).
-import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
