@@ -114,6 +114,15 @@ export class PodConfig {
     return maps.flatMap((m) => [...m.values()]);
   }
 
+  /** The pod with this UID as last merged, from whichever source has it (no list is built). */
+  pod(uid: string): V1Pod | undefined {
+    for (const pods of this.#pods.values()) {
+      const pod = pods.get(uid);
+      if (pod !== undefined) return pod;
+    }
+    return undefined;
+  }
+
   /** Merges one update of `source` and sends the resulting notifications. */
   merge(source: string, update: SourceUpdate): void {
     const seenBefore = this.#seen.has(source);

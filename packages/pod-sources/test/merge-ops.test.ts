@@ -58,6 +58,8 @@ describe('PodConfig merge', () => {
     api.send({ op: 'SET', pods: [a, b2] });
     expect(drain(config)).toEqual([{ op: 'UPDATE', source: 'api', names: ['b'] }]);
     expect(config.pods('api').find((p) => p.metadata?.uid === 'uid-a')).toBe(storedA);
+    expect(config.pod('uid-a')).toBe(storedA);
+    expect(config.pod('uid-none')).toBeUndefined();
     // a goes away and comes back as the same object: a new ADD, not the stale stored pod.
     api.send({ op: 'SET', pods: [b2] });
     api.send({ op: 'SET', pods: [a, b2] });
