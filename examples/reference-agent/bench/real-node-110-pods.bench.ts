@@ -18,7 +18,7 @@
 // dist); skipped (loudly) without root/containerd, fails under CI=true.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +38,11 @@ import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-sup
 import { afterAll, beforeAll, it } from 'vitest';
 
 const PODS = Number(process.env.AGENT_BENCH_PODS ?? 110);
+// Profiling aids: node flags for the agent child (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`),
+// its log level (default warn) and a file for its stderr (default: this process's stderr).
+const AGENT_NODE_ARGS = (process.env.AGENT_BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+const AGENT_LOG_LEVEL = process.env.AGENT_BENCH_LOG_LEVEL ?? 'warn';
+const AGENT_LOG_FILE = process.env.AGENT_BENCH_AGENT_LOG;
 const WINDOW_MS = Number(process.env.AGENT_BENCH_WINDOW_MS ?? 60_000);
 const NODE = 'agent110';
 const here = dirname(fileURLToPath(import.meta.url));
@@ -139,6 +144,9 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
       const bareLoad = [loadavg()];
       const bareMs: number[] = [];
       const bareIds: string[] = [];
+      const bareToSandboxCreated: number[] = [];
+      const bareSandboxToContainerCreated: number[] = [];
+      const bareContainerCreatedToStarted: number[] = [];
       for (let i = 0; i < PODS; i++) {
         const name = `bare-${i}`;
         const uid = randomUUID();
@@ -204,6 +212,16 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
         await cri.runtime.startContainer({ containerId });
         bareMs.push(performance.now() - t0);
         bareIds.push(podSandboxId);
+        // The same breakdown as the agent's below, from containerd's own timestamps.
+        const t0EpochMs = performance.timeOrigin + t0;
+        const cs = (await cri.runtime.containerStatus({ containerId })).status;
+        const ss = (await cri.runtime.podSandboxStatus({ podSandboxId })).status;
+        const sandboxAt = Number(ss?.createdAt ?? 0n) / 1e6;
+        const createdAt = Number(cs?.createdAt ?? 0n) / 1e6;
+        const startedAt = Number(cs?.startedAt ?? 0n) / 1e6;
+        bareToSandboxCreated.push(sandboxAt - t0EpochMs);
+        bareSandboxToContainerCreated.push(createdAt - sandboxAt);
+        bareContainerCreatedToStarted.push(startedAt - createdAt);
       }
       bareLoad.push(loadavg());
       for (const id of bareIds) {
@@ -215,9 +233,11 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
       const kubeconfigPath = join(node.rootDir, 'kubeconfig');
       const server = await startMiniApiServer({ kubeconfigPath });
       api = server;
+      const agentStderr = AGENT_LOG_FILE === undefined ? 'inherit' : openSync(AGENT_LOG_FILE, 'w');
       const child = spawn(
         process.execPath,
         [
+          ...AGENT_NODE_ARGS,
           agentBin,
           `--kubeconfig=${kubeconfigPath}`,
           `--container-runtime-endpoint=${node.criEndpoint}`,
@@ -228,20 +248,26 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
           '--address=127.0.0.1',
           '--port=0',
           '--healthz-port=0',
-          '--log-level=warn',
+          `--log-level=${AGENT_LOG_LEVEL}`,
         ],
-        { stdio: ['ignore', 'ignore', 'inherit'] },
+        { stdio: ['ignore', 'ignore', agentStderr] },
       );
+      if (typeof agentStderr === 'number') closeSync(agentStderr);
       agent = child;
       agentExited = new Promise((resolve) => child.once('exit', () => resolve()));
       const agentPid = child.pid;
       if (agentPid === undefined) throw new Error('the agent did not start');
       const running = new Map<string, number>();
+      // The first status the agent wrote (phase Pending): watch delivery, admission, the worker's
+      // first sync start and the status manager's write, before any runtime work.
+      const firstStatus = new Map<string, number>();
       const unsubscribe = server.store.onChange((change) => {
         if (change.type.resource !== 'pods') return;
         const p = change.object() as unknown as V1Pod;
         const name = p.metadata?.name ?? '';
-        if (p.status?.phase === 'Running' && !running.has(name)) running.set(name, performance.now());
+        const now = performance.now();
+        if (p.status?.phase !== undefined && !firstStatus.has(name)) firstStatus.set(name, now);
+        if (p.status?.phase === 'Running' && !running.has(name)) running.set(name, now);
       });
       const waitFor = async (what: string, fn: () => boolean, timeoutMs: number) => {
         const deadline = Date.now() + timeoutMs;
@@ -266,6 +292,12 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
       const cpuBeforeAdds = processCpuMs(agentPid);
       const toRunning: number[] = [];
       const toStarted: number[] = [];
+      // Where ADD → Running goes, per pod (runtime times as containerd recorded them).
+      const toFirstStatus: number[] = [];
+      const toSandboxCreated: number[] = [];
+      const sandboxToContainerCreated: number[] = [];
+      const containerCreatedToStarted: number[] = [];
+      const startedToRunning: number[] = [];
       for (let i = 0; i < PODS; i++) {
         const name = `p-${i}`;
         const p = pod(name);
@@ -283,7 +315,18 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
         const id = containers[0]?.id;
         if (id === undefined) throw new Error(`${name}: no container in the runtime`);
         const status = (await cri.runtime.containerStatus({ containerId: id })).status;
-        toStarted.push(Number(status?.startedAt ?? 0n) / 1e6 - addEpochMs);
+        const startedEpochMs = Number(status?.startedAt ?? 0n) / 1e6;
+        const containerCreatedEpochMs = Number(status?.createdAt ?? 0n) / 1e6;
+        const sandbox = (
+          await cri.runtime.podSandboxStatus({ podSandboxId: containers[0]?.podSandboxId ?? '' })
+        ).status;
+        const sandboxCreatedEpochMs = Number(sandbox?.createdAt ?? 0n) / 1e6;
+        toStarted.push(startedEpochMs - addEpochMs);
+        toFirstStatus.push((firstStatus.get(name) ?? Number.NaN) - t0);
+        toSandboxCreated.push(sandboxCreatedEpochMs - addEpochMs);
+        sandboxToContainerCreated.push(containerCreatedEpochMs - sandboxCreatedEpochMs);
+        containerCreatedToStarted.push(startedEpochMs - containerCreatedEpochMs);
+        startedToRunning.push(performance.timeOrigin + (running.get(name) as number) - startedEpochMs);
       }
       const rampCpuMs = processCpuMs(agentPid) - cpuBeforeAdds;
       const rampRss = statusMiB(agentPid, 'VmRSS');
@@ -318,6 +361,17 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
             { label: 'bare CRI: RunPodSandbox + CreateContainer + StartContainer', ms: bareMs },
             { label: 'agent: ADD → container started (containerd startedAt)', ms: toStarted },
             { label: 'agent: ADD → status.phase Running in the API', ms: toRunning },
+          ]),
+          '  where ADD → Running goes (per pod; runtime times as containerd recorded them):',
+          ...table([
+            { label: 'bare: call → sandbox created (containerd createdAt)', ms: bareToSandboxCreated },
+            { label: 'bare: sandbox created → container created', ms: bareSandboxToContainerCreated },
+            { label: 'bare: container created → started', ms: bareContainerCreatedToStarted },
+            { label: 'ADD → first status (Pending) in the API', ms: toFirstStatus },
+            { label: 'ADD → sandbox created (containerd createdAt)', ms: toSandboxCreated },
+            { label: 'sandbox created → container created', ms: sandboxToContainerCreated },
+            { label: 'container created → started', ms: containerCreatedToStarted },
+            { label: 'container started → Running in the API', ms: startedToRunning },
           ]),
           `  ADD → started vs bare: p50 ${ratio(50)} %, p99 ${ratio(99)} %; ADD → Running vs bare: p50 ${ratioRunning(50)} %, p99 ${ratioRunning(99)} % (target: within 15 %)`,
           `  SLO (p99 ADD → Running ≤ 5 s, no image pulls): p99 ${(percentile(toRunning, 99) / 1000).toFixed(2)} s — ${percentile(toRunning, 99) <= 5000 ? 'met' : 'NOT met'}`,

@@ -656,6 +656,9 @@ async function start(
       envSources,
       // cgroups: the pod cgroup goes after the volumes, before the API object may be deleted.
       afterVolumesUnmounted: (pod) => podCgroups.destroyPodCgroup(pod),
+      // A sync that started or killed containers relists that pod at once: its new state reaches
+      // the status without waiting for the next PLEG relist (a difference from upstream's generic PLEG).
+      relistPod: (uid) => pleg.relistPod(uid, lifetime.signal),
       logger: log,
     }),
   );
@@ -664,7 +667,8 @@ async function start(
   const podSyncer = new CgroupPodSyncer(syncer, podCgroups, isTerminationRequested, recordPodEvent);
   workers = new PodWorkers<CachedPodStatus>({
     syncer: podSyncer,
-    statusProvider: pleg.cache,
+    // The PLEG's cache; a worker that would wait for the next relist relists its pod at once.
+    statusProvider: pleg,
     workQueue: queue,
     metrics,
     clock,

@@ -109,7 +109,8 @@ export function startPodSources(o: PodSourcesOptions): PodSources {
       .find((m) => podFullName(m) === podFullName(staticPod) && isMirrorPodOf(m, staticPod));
   const mirrorPodTranslator: MirrorPodTranslator = {
     mirrorPodUid: (staticUid) => {
-      const pod = config.pods().find((p) => p.metadata?.uid === staticUid);
+      // Asked for every cached status on each status pass: a lookup, not a scan of every pod.
+      const pod = config.pod(staticUid);
       if (pod === undefined || !isStaticPod(pod)) return undefined;
       return mirrorOf(pod)?.metadata?.uid ?? null;
     },

@@ -8,7 +8,7 @@
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { definedFields, type Logger, noopLogger } from '@nodeagent/core';
 import type { PodStatus } from '@nodeagent/kubecontainer';
-import type { KubeRuntimeManager } from '@nodeagent/kuberuntime';
+import type { KubeRuntimeManager, PodSyncResult } from '@nodeagent/kuberuntime';
 import type { CachedPodStatus } from '@nodeagent/pleg';
 import type {
   PodStatusFunc,
@@ -64,12 +64,36 @@ export interface AgentPodSyncerDeps {
    * (upstream's SyncTerminatedPod removes the pod cgroup there). @default none
    */
   readonly afterVolumesUnmounted?: (pod: V1Pod) => Promise<void>;
+  /**
+   * Relists one pod in the PLEG at once (`GenericPLEG.relistPod`), called without waiting
+   * right after a sync or kill changed the pod's containers or sandbox, so the new state
+   * reaches the cache, the pod lifecycle events and so the status without waiting up to a
+   * relist period. A difference from upstream's generic PLEG, which only sees the change at its
+   * next periodic relist (its evented PLEG gets it from CRI container events, which containerd
+   * < 1.7 does not send). @default none (the next periodic relist sees the change)
+   */
+  readonly relistPod?: (uid: string) => Promise<void>;
   /** @default noopLogger */
   readonly logger?: Logger;
 }
 
 function podRef(pod: V1Pod): string {
   return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+}
+
+/** Back-off reasons: the step was skipped, nothing changed in the runtime. */
+const BACK_OFF_REASONS: ReadonlySet<string> = new Set(['CrashLoopBackOff', 'ImagePullBackOff']);
+
+/**
+ * Whether a sync or kill may have changed the pod's containers or sandbox in the runtime: a
+ * start, kill or sandbox step that ran (succeeded, or failed other than by a back-off, e.g. a
+ * container created whose start failed). `ConfigPodSandbox` changes nothing.
+ */
+export function runtimeChanged(result: PodSyncResult): boolean {
+  return result.results.some(
+    (r) =>
+      r.action !== 'ConfigPodSandbox' && (r.error === undefined || !BACK_OFF_REASONS.has(r.error.reason)),
+  );
 }
 
 function isTerminalPhase(status: V1PodStatus): boolean {
@@ -86,6 +110,16 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
   constructor(deps: AgentPodSyncerDeps) {
     this.#deps = deps;
     this.#log = (deps.logger ?? noopLogger).child({ component: 'pod-syncer' });
+  }
+
+  /** Relists `pod` in the PLEG now, without waiting (see {@link AgentPodSyncerDeps.relistPod}). */
+  #relist(pod: V1Pod): void {
+    const relistPod = this.#deps.relistPod;
+    if (relistPod === undefined) return;
+    relistPod(pod.metadata?.uid ?? '').catch((err: unknown) => {
+      // The periodic relist still sees the change.
+      this.#log.debug({ pod: podRef(pod), err: String(err) }, 'PLEG relist of the pod failed');
+    });
   }
 
   #apiStatus(pod: V1Pod, status: PodStatus, podIsTerminal = false): V1PodStatus {
@@ -114,6 +148,7 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     this.#deps.prober?.addPod(pod);
     await this.#deps.envSources?.refresh(pod, ctx.signal);
     const result = await this.#deps.runtime.syncPod(pod, cached.status);
+    if (runtimeChanged(result)) this.#relist(pod);
     // A start that failed (CrashLoopBackOff, ImagePullBackOff, CreateContainerConfigError, …) is
     // in the reason cache now: show it at once, not only on the next sync when the back-off
     // has already run out, so the container reads `waiting: CrashLoopBackOff` for the whole wait.
@@ -141,6 +176,7 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     statuses.setPodStatus(pod, before);
     this.#log.info({ pod: podRef(pod), ...definedFields({ gracePeriodSeconds }) }, 'Killing pod');
     const result = await runtime.killPod(pod, cached.status, gracePeriodSeconds);
+    if (runtimeChanged(result)) this.#relist(pod);
     const err = result.error();
     if (err !== undefined) throw err;
     prober?.removePod(pod);

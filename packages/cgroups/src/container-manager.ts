@@ -376,10 +376,12 @@ export class ContainerManager implements PodCgroups {
           continue;
         }
         for (const e of entries) {
-          if (!this.#fs.isDirectory(join(dir, e))) continue;
           const internal = parseCgroupPath(join(qosPath, e), this.#driver);
           const base = internal[internal.length - 1] ?? '';
           if (!base.includes(POD_CGROUP_PREFIX)) continue;
+          // Only names that can be pods are stat'ed: the control files (cpu.shares, tasks, …)
+          // never carry the prefix, and a v1 hierarchy has dozens of them per directory.
+          if (!this.#fs.isDirectory(join(dir, e))) continue;
           const parts = base.split(POD_CGROUP_PREFIX);
           if (parts.length !== 2) {
             this.#log.info(

@@ -33,6 +33,11 @@ export interface Prefetched {
   readonly imageId: Promise<string | undefined> | undefined;
   /** The node-side preparation, under way. */
   readonly prepared: Promise<PreparedContainer>;
+  /**
+   * The image's user, looked up once `imageId` named a present image; used only when the image
+   * the container starts with is that one. @default none (looked up before CreateContainer)
+   */
+  readonly imageUser?: Promise<{ readonly imageRef: string; readonly user: ImageUser } | undefined>;
 }
 
 /** The node-side preparation of one container instance. */
@@ -106,6 +111,24 @@ export class ContainerStarter {
     return { restartCount, terminationFileId };
   }
 
+  /**
+   * Starts the image user lookup ({@link ContainerStarter.start} makes it before CreateContainer)
+   * as soon as `imageId` resolves to a present image, e.g. while the sandbox is being created.
+   * Failures resolve to undefined so the lookup runs again in `start`.
+   */
+  prefetchImageUser(
+    imageId: Promise<string | undefined> | undefined,
+  ): Promise<{ readonly imageRef: string; readonly user: ImageUser } | undefined> | undefined {
+    if (imageId === undefined) return undefined;
+    return imageId
+      .then(async (imageRef) =>
+        imageRef === undefined || imageRef === ''
+          ? undefined
+          : { imageRef, user: await this.#imageUser(imageRef) },
+      )
+      .catch(() => undefined);
+  }
+
   /** The image's user from the runtime's ImageStatus (upstream `getImageUser`); none named is root. */
   async #imageUser(imageRef: string): Promise<ImageUser> {
     const { image } = await this.#deps.options.cri.image.imageStatus({ image: { image: imageRef } });
@@ -151,7 +174,8 @@ export class ContainerStarter {
     }
     let generated: ReturnType<typeof generateContainerConfig>;
     try {
-      const imageUser = await this.#imageUser(imageRef);
+      const early = await prefetched?.imageUser;
+      const imageUser = early?.imageRef === imageRef ? early.user : await this.#imageUser(imageRef);
       verifyRunAsNonRoot(pod, container, imageUser);
       generated = generateContainerConfig(pod, container, prepared.restartCount, imageRef, {
         imageUser,

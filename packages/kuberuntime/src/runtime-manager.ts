@@ -265,7 +265,10 @@ export class KubeRuntimeManager {
       for (const c of starting) {
         const prepared = this.#starter.prepare(pod, c, podStatus);
         prepared.catch(() => {}); // consumed (and reported) when the container is started
-        prefetched.set(c.name, { imageId: images.get(c.image ?? ''), prepared });
+        const imageId = images.get(c.image ?? '');
+        // The image user too (ImageStatus, as upstream's getImageUser): it needs no sandbox either.
+        const imageUser = this.#starter.prefetchImageUser(imageId);
+        prefetched.set(c.name, { imageId, prepared, ...(imageUser === undefined ? {} : { imageUser }) });
       }
       const step = result.add('CreatePodSandbox', formatPod(pod));
       const created = await this.#createPodSandbox(pod, actions.attempt).catch(

@@ -20,7 +20,7 @@ import { computePodEvents } from './compute-events.js';
 import type { PlegHealth, PodLifecycleEvent } from './events.js';
 import { mapLimit } from './map-limit.js';
 import { createPlegMetricsRecorder, type PlegMetricsOptions, type PlegMetricsRecorder } from './metrics.js';
-import { PodStatusCache } from './pod-status-cache.js';
+import { type CachedPodStatus, PodStatusCache } from './pod-status-cache.js';
 import { withPreservedPodIps } from './preserved-pod-ips.js';
 
 /** The kubelet's `plegChannelCapacity`: events buffered before new ones are dropped. */
@@ -301,6 +301,33 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> implemen
       const result = await this.#inspect(plan.pod, uid, signal);
       this.#finish(plan, result, this.#podsToReinspect, signal);
     });
+  }
+
+  /**
+   * The cache's `getNewerThan` for a pod worker that would otherwise wait for the next relist:
+   * when the cached entry is not newer than `minTimeMs`, the pod is relisted at once
+   * ({@link GenericPLEG.relistPod}) and the reader is released by that write. A difference from
+   * upstream's generic PLEG, whose workers wait up to a relist period (an update that arrives
+   * while or right after the pod synced: a deletion, a spec change); no CRI call is made when
+   * the cache is already newer. Pass the PLEG itself as `PodWorkers`' `statusProvider`.
+   */
+  getNewerThan(uid: string, minTimeMs: number, signal?: AbortSignal): Promise<CachedPodStatus> {
+    const reader = this.cache.getNewerThan(uid, minTimeMs, signal);
+    if (!this.#cacheNewerThan(uid, minTimeMs) && this.#relistTime !== undefined) {
+      this.relistPod(uid, signal).catch((error: unknown) => {
+        // The periodic relist still releases the reader.
+        if (!signal?.aborted)
+          this.#log.debug({ err: error, podUid: uid }, 'GenericPLEG: relist of one pod failed');
+      });
+    }
+    return reader;
+  }
+
+  #cacheNewerThan(uid: string, minTimeMs: number): boolean {
+    const global = this.cache.timestamp;
+    if (global !== undefined && global > minTimeMs) return true;
+    const modified = this.cache.modifiedAt(uid);
+    return modified !== undefined && modified > minTimeMs;
   }
 
   /** Flags a pod for inspection at the next relist, which then sends it a `PodSync` (master's `RequestReinspect`). */

@@ -16,6 +16,15 @@ function drain(pleg: GenericPLEG): string[] {
   return out;
 }
 
+/** Polls (real time) until `fn` is true; the fake clock's timers run their callbacks asynchronously. */
+async function waitUntil(fn: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 let names = new Map<string, string>();
 function describeEvent(e: PodLifecycleEvent): string {
   return `${e.type}:${names.get(e.data) ?? e.data}`;
@@ -282,6 +291,55 @@ describe('GenericPLEG over the fake runtime', () => {
     // The full relist still reports pod "one" (the on-demand relist did not consume its change).
     await pleg.relist();
     expect(drain(pleg)).toEqual(['ContainerStarted:one/app']);
+  });
+
+  it('relistPod on a running loop: the event and the fresh cache come before the next period (fake time)', async () => {
+    const pod = await runPod('early');
+    const relists: RelistResult[] = [];
+    pleg.on('relist', (r) => relists.push(r));
+    await pleg.start();
+    await h.clock.advance(0);
+    await waitUntil(() => relists.length === 1);
+    drain(pleg);
+    const syncStart = h.clock.now();
+    const app = await createContainer(pod.id, 'early', 'app');
+    // The pod worker's next sync waits for a cache entry newer than its last sync.
+    const fresh = pleg.cache.getNewerThan(pod.uid, syncStart);
+    await h.clock.advance(10); // well within the 1 s period: no periodic relist runs
+    await pleg.relistPod(pod.uid);
+    expect(drain(pleg)).toEqual(['ContainerStarted:early/app']);
+    await expect(fresh).resolves.toMatchObject({
+      status: { containerStatuses: [{ id: app, state: 'running' }] },
+    });
+    expect(relists).toHaveLength(1);
+    // The next periodic relist does not send the same event again.
+    await h.clock.advance(1_000);
+    await waitUntil(() => relists.length === 2);
+    expect(drain(pleg)).toEqual([]);
+  });
+
+  it('getNewerThan relists the pod at once when the cache is not newer, and makes no call when it is (fake time)', async () => {
+    const pod = await runPod('waiter');
+    const relists: RelistResult[] = [];
+    pleg.on('relist', (r) => relists.push(r));
+    await pleg.start();
+    await h.clock.advance(0);
+    await waitUntil(() => relists.length === 1);
+    drain(pleg);
+    // Already newer (a worker's first sync): answered from the cache, no CRI call.
+    h.fake.clearCalls();
+    await expect(pleg.getNewerThan(pod.uid, 0)).resolves.toMatchObject({ status: { id: pod.uid } });
+    expect(h.fake.calls('ListPodSandbox')).toHaveLength(0);
+    // A worker whose last sync started after the relist: the pod is relisted now, not in 1 s.
+    await h.clock.advance(10);
+    const lastSync = h.clock.now();
+    const app = await createContainer(pod.id, 'waiter', 'app');
+    await h.clock.advance(10);
+    await expect(pleg.getNewerThan(pod.uid, lastSync)).resolves.toMatchObject({
+      status: { containerStatuses: [{ id: app, state: 'running' }] },
+    });
+    expect(relists).toHaveLength(1);
+    expect(drain(pleg)).toEqual(['ContainerStarted:waiter/app']);
   });
 
   it('an on-demand relist overtaken by a full relist is skipped', async () => {

@@ -71,6 +71,14 @@ export class PodConfig {
   /** Merged notifications, in order; never blocks a source. */
   readonly updates = new Channel<PodUpdate>();
   readonly #pods = new Map<string, Map<string, V1Pod>>();
+  /**
+   * Per source and pod UID, the object last merged and the stored pod it led to: the API
+   * source sends every pod on every change (as upstream's), and an object the source sends again
+   * unchanged (the informer store's same reference) is not cloned and compared again.
+   */
+  readonly #lastIncoming = new Map<string, Map<string, { raw: V1Pod; stored: V1Pod }>>();
+  /** {@link semanticKey} of stored pods, computed once per stored object. */
+  readonly #keys = new WeakMap<V1Pod, string>();
   readonly #seen = new Set<string>();
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -104,6 +112,15 @@ export class PodConfig {
   pods(source?: string): V1Pod[] {
     const maps = source === undefined ? [...this.#pods.values()] : [this.#pods.get(source) ?? new Map()];
     return maps.flatMap((m) => [...m.values()]);
+  }
+
+  /** The pod with this UID as last merged, from whichever source has it (no list is built). */
+  pod(uid: string): V1Pod | undefined {
+    for (const pods of this.#pods.values()) {
+      const pod = pods.get(uid);
+      if (pod !== undefined) return pod;
+    }
+    return undefined;
   }
 
   /** Merges one update of `source` and sends the resulting notifications. */
@@ -167,6 +184,12 @@ export class PodConfig {
     changes: Changes,
   ): void {
     const names = new Set<string>();
+    let last = this.#lastIncoming.get(source);
+    if (last === undefined) {
+      last = new Map();
+      this.#lastIncoming.set(source, last);
+    }
+    const seenUids = new Set<string>();
     for (const raw of incoming) {
       const fullName = podFullName(raw);
       if (names.has(fullName)) {
@@ -181,56 +204,82 @@ export class PodConfig {
         continue;
       }
       names.add(fullName);
-      const ref = structuredClone(raw);
-      ref.metadata ??= {};
-      const meta = ref.metadata;
-      meta.annotations = { ...(meta.annotations ?? {}), [CONFIG_SOURCE_ANNOTATION]: source };
-      const uid = uidOf(ref);
-      const existing = old.get(uid);
-      if (existing === undefined) {
-        meta.annotations[CONFIG_SEEN_ANNOTATION] = new Date(this.#clock.now()).toISOString();
-        into.set(uid, ref);
-        changes.adds.push(ref);
+      const rawUid = uidOf(raw);
+      seenUids.add(rawUid);
+      const previous = last.get(rawUid);
+      // The very object merged last time, and its result still stored: nothing changed.
+      if (previous !== undefined && previous.raw === raw && old.get(rawUid) === previous.stored) {
+        into.set(rawUid, previous.stored);
         continue;
       }
-      if (semanticKey(existing) === semanticKey(ref)) {
-        if (JSON.stringify(existing.status ?? null) === JSON.stringify(ref.status ?? null)) {
-          into.set(uid, existing);
-        } else {
-          const reconciled = { ...existing, status: ref.status ?? {} };
-          into.set(uid, reconciled);
-          changes.reconciles.push(reconciled);
-        }
-        continue;
-      }
-      // Copy what changed onto the stored pod; the agent's own annotations stay.
-      const local: Record<string, string> = {};
-      for (const k of LOCAL_ANNOTATIONS) {
-        const v = existing.metadata?.annotations?.[k];
-        if (v !== undefined) local[k] = v;
-      }
-      const metadata: Record<string, unknown> = {
-        ...existing.metadata,
-        annotations: { ...nonLocalAnnotations(ref), ...local },
-      };
-      for (const key of [
-        'labels',
-        'deletionTimestamp',
-        'deletionGracePeriodSeconds',
-        'generation',
-      ] as const) {
-        if (meta[key] === undefined) delete metadata[key];
-        else metadata[key] = meta[key];
-      }
-      const merged: V1Pod = {
-        ...existing,
-        metadata: metadata as V1ObjectMeta,
-        ...definedFields({ spec: ref.spec, status: ref.status }),
-      };
-      into.set(uid, merged);
-      if (meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null)
-        changes.deletes.push(merged);
-      else changes.updates.push(merged);
+      const stored = this.#upsertOne(source, raw, old, into, changes);
+      last.set(rawUid, { raw, stored });
     }
+    // A full snapshot replaces the source's pods: forget the objects of pods it no longer has.
+    if (into !== old) for (const uid of last.keys()) if (!seenUids.has(uid)) last.delete(uid);
+  }
+
+  #semanticKey(pod: V1Pod): string {
+    let key = this.#keys.get(pod);
+    if (key === undefined) {
+      key = semanticKey(pod);
+      this.#keys.set(pod, key);
+    }
+    return key;
+  }
+
+  /** Merges one incoming pod; returns the pod now stored for its UID. */
+  #upsertOne(
+    source: string,
+    raw: V1Pod,
+    old: Map<string, V1Pod>,
+    into: Map<string, V1Pod>,
+    changes: Changes,
+  ): V1Pod {
+    const ref = structuredClone(raw);
+    ref.metadata ??= {};
+    const meta = ref.metadata;
+    meta.annotations = { ...(meta.annotations ?? {}), [CONFIG_SOURCE_ANNOTATION]: source };
+    const uid = uidOf(ref);
+    const existing = old.get(uid);
+    if (existing === undefined) {
+      meta.annotations[CONFIG_SEEN_ANNOTATION] = new Date(this.#clock.now()).toISOString();
+      into.set(uid, ref);
+      changes.adds.push(ref);
+      return ref;
+    }
+    if (this.#semanticKey(existing) === semanticKey(ref)) {
+      if (JSON.stringify(existing.status ?? null) === JSON.stringify(ref.status ?? null)) {
+        into.set(uid, existing);
+        return existing;
+      }
+      const reconciled = { ...existing, status: ref.status ?? {} };
+      into.set(uid, reconciled);
+      changes.reconciles.push(reconciled);
+      return reconciled;
+    }
+    // Copy what changed onto the stored pod; the agent's own annotations stay.
+    const local: Record<string, string> = {};
+    for (const k of LOCAL_ANNOTATIONS) {
+      const v = existing.metadata?.annotations?.[k];
+      if (v !== undefined) local[k] = v;
+    }
+    const metadata: Record<string, unknown> = {
+      ...existing.metadata,
+      annotations: { ...nonLocalAnnotations(ref), ...local },
+    };
+    for (const key of ['labels', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
+      if (meta[key] === undefined) delete metadata[key];
+      else metadata[key] = meta[key];
+    }
+    const merged: V1Pod = {
+      ...existing,
+      metadata: metadata as V1ObjectMeta,
+      ...definedFields({ spec: ref.spec, status: ref.status }),
+    };
+    into.set(uid, merged);
+    if (meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null) changes.deletes.push(merged);
+    else changes.updates.push(merged);
+    return merged;
   }
 }

@@ -44,6 +44,37 @@ describe('PodConfig merge', () => {
     expect(drain(config)).toEqual([]);
   });
 
+  it('the same objects sent again (as an informer store re-lists them) are taken as they were stored', () => {
+    const config = new PodConfig();
+    const api = config.channel('api');
+    const a = apiPod('a', 'uid-a');
+    const b = apiPod('b', 'uid-b');
+    api.send({ op: 'SET', pods: [a, b] });
+    drain(config);
+    const storedA = config.pods('api').find((p) => p.metadata?.uid === 'uid-a');
+    // b changes (a new object), a is the very same object: only b is reported, a is kept as stored.
+    const b2 = apiPod('b', 'uid-b');
+    b2.metadata = { ...b2.metadata, labels: { tier: 'web' } };
+    api.send({ op: 'SET', pods: [a, b2] });
+    expect(drain(config)).toEqual([{ op: 'UPDATE', source: 'api', names: ['b'] }]);
+    expect(config.pods('api').find((p) => p.metadata?.uid === 'uid-a')).toBe(storedA);
+    expect(config.pod('uid-a')).toBe(storedA);
+    expect(config.pod('uid-none')).toBeUndefined();
+    // a goes away and comes back as the same object: a new ADD, not the stale stored pod.
+    api.send({ op: 'SET', pods: [b2] });
+    api.send({ op: 'SET', pods: [a, b2] });
+    expect(drain(config)).toEqual([
+      { op: 'REMOVE', source: 'api', names: ['a'] },
+      { op: 'ADD', source: 'api', names: ['a'] },
+    ]);
+    expect(config.pods('api').find((p) => p.metadata?.uid === 'uid-a')).not.toBe(storedA);
+    // A status-only change of the same pod (a new object) is still a RECONCILE.
+    const a2 = apiPod('a', 'uid-a');
+    a2.status = { phase: 'Running' };
+    api.send({ op: 'SET', pods: [a2, b2] });
+    expect(drain(config)).toEqual([{ op: 'RECONCILE', source: 'api', names: ['a'] }]);
+  });
+
   it('orders REMOVE, ADD, UPDATE, DELETE, RECONCILE within one snapshot', () => {
     const config = new PodConfig();
     const api = config.channel('api');
