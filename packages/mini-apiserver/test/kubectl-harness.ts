@@ -68,3 +68,26 @@ export function useKubectlServer(prefix: string, options: MiniApiServerOptions =
       }),
   };
 }
+
+/** What a kubectl run ended with: its exit code and its output (stdout then stderr, trimmed). */
+export interface KubectlOutcome {
+  readonly code: number;
+  readonly out: string;
+}
+
+/**
+ * A kubectl runner with the kubeconfig at `<dir>/kubeconfig` and HOME `dir`, resolving with
+ * the outcome (it never rejects: a refusal is an outcome to assert on).
+ */
+export function kubectlIn(dir: string): (...args: string[]) => Promise<KubectlOutcome> {
+  const env = { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir };
+  return (...args) =>
+    new Promise((resolve) => {
+      execFile('kubectl', args, { env }, (err, stdout, stderr) =>
+        resolve({
+          code: err ? ((err as { code?: number }).code ?? 1) : 0,
+          out: (stdout + stderr).trim(),
+        }),
+      );
+    });
+}
