@@ -2,7 +2,7 @@
 // Compatibility suite: the real kubectl (1.32) through the kubectl cheat sheet commands on the
 // kinds served, with the outputs kubectl prints against kube-apiserver. Needs kubectl: fails
 // under CI=true when missing, skips loudly otherwise.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -52,27 +52,8 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
       }
     });
 
-    function run(
-      args: string[],
-      extraEnv: NodeJS.ProcessEnv = {},
-    ): Promise<{ code: number; stdout: string; stderr: string }> {
-      return new Promise((resolve) => {
-        execFile(
-          'kubectl',
-          [...args, `--cache-dir=${join(h.dir, 'cache')}`],
-          { env: { ...h.env, ...extraEnv }, timeout: 20_000 },
-          (err, stdout, stderr) => {
-            const code = err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0;
-            resolve({ code, stdout, stderr });
-          },
-        );
-      });
-    }
-    async function kubectl(...args: string[]): Promise<string> {
-      const r = await run(args);
-      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr}`);
-      return r.stdout;
-    }
+    const run = h.run;
+    const kubectl = h.kubectl;
 
     test('apply, get -o jsonpath with API defaults and allocation', async () => {
       await writeFile(join(h.dir, 'app.yaml'), APP);

@@ -23,8 +23,20 @@ export interface KubectlServer {
   readonly dir: string;
   /** kubectl's environment (KUBECONFIG, HOME), for spawning it directly. */
   readonly env: NodeJS.ProcessEnv;
-  /** Runs kubectl against the server; resolves with stdout. */
+  /** Runs kubectl against the server; resolves with stdout, rejects with stderr. */
   kubectl(...args: string[]): Promise<string>;
+  /**
+   * Runs kubectl against the server (with `extraEnv` on top of {@link KubectlServer.env});
+   * resolves with its exit code and output, whatever the outcome.
+   */
+  run(args: string[], extraEnv?: NodeJS.ProcessEnv): Promise<KubectlRun>;
+}
+
+/** What {@link KubectlServer.run} resolves with. */
+export interface KubectlRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
 }
 
 /**
@@ -44,6 +56,18 @@ export function useKubectlServer(prefix: string, options: MiniApiServerOptions =
     await h.server?.stop();
     if (h.dir) await rm(h.dir, { recursive: true, force: true });
   });
+  const run = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
+    new Promise<KubectlRun & { error: string }>((resolve) => {
+      execFile(
+        'kubectl',
+        [...args, `--cache-dir=${join(h.dir, 'cache')}`],
+        { env: { ...h.env, ...extraEnv }, timeout: 20_000 },
+        (err, stdout, stderr) => {
+          const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+          resolve({ code, stdout, stderr, error: err?.message ?? '' });
+        },
+      );
+    });
   return {
     get server() {
       return h.server;
@@ -54,18 +78,12 @@ export function useKubectlServer(prefix: string, options: MiniApiServerOptions =
     get env() {
       return h.env;
     },
-    kubectl: (...args) =>
-      new Promise((resolve, reject) => {
-        execFile(
-          'kubectl',
-          [...args, `--cache-dir=${join(h.dir, 'cache')}`],
-          { env: h.env, timeout: 20_000 },
-          (err, stdout, stderr) => {
-            if (err) reject(new Error(`kubectl ${args.join(' ')} failed: ${stderr || err.message}`));
-            else resolve(stdout);
-          },
-        );
-      }),
+    kubectl: async (...args) => {
+      const r = await run(args);
+      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr || r.error}`);
+      return r.stdout;
+    },
+    run,
   };
 }
 
