@@ -2,7 +2,6 @@
 // Compatibility suite: the real kubectl (1.32) through the kubectl cheat sheet commands on the
 // kinds served, with the outputs kubectl prints against kube-apiserver. Needs kubectl: fails
 // under CI=true when missing, skips loudly otherwise.
-import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -199,30 +198,14 @@ spec:
       const waited = await waiting;
       expect(waited.stdout).toBe('pod/web condition met\n');
 
-      const child = spawn(
-        'kubectl',
-        [
-          'get',
-          'pod',
-          'web',
-          '-w',
-          '-o',
-          'jsonpath={.metadata.labels.color}{"\\n"}',
-          `--cache-dir=${join(h.dir, 'cache')}`,
-        ],
-        { env: h.env },
-      );
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-      });
+      const watch = h.watch('get', 'pod', 'web', '-w', '-o', 'jsonpath={.metadata.labels.color}{"\\n"}');
       try {
-        for (let i = 0; i < 200 && !out.includes('\n'); i++) await new Promise((r) => setTimeout(r, 25));
+        await watch.until('\n', 5_000);
         h.server.store.patch('pods', 'default', 'web', 'merge', { metadata: { labels: { color: 'blue' } } });
-        for (let i = 0; i < 200 && !out.includes('blue'); i++) await new Promise((r) => setTimeout(r, 25));
-        expect(out).toBe('\nblue\n');
+        await watch.until('blue', 5_000);
+        expect(watch.out).toBe('\nblue\n');
       } finally {
-        child.kill();
+        watch.stop();
       }
     });
 

@@ -3,7 +3,7 @@
  * HOME and cache in a temp dir, `kubectl(...)` resolving with stdout or rejecting with stderr.
  * Under CI=true a missing kubectl fails the block; elsewhere the caller skips it.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +30,21 @@ export interface KubectlServer {
    * resolves with its exit code and output, whatever the outcome.
    */
   run(args: string[], extraEnv?: NodeJS.ProcessEnv): Promise<KubectlRun>;
+  /** Starts a long-running kubectl (`get -w`) against the server, collecting its stdout. */
+  watch(...args: string[]): KubectlWatch;
+}
+
+/** A long-running kubectl started by {@link KubectlServer.watch}. */
+export interface KubectlWatch {
+  /** What it printed on stdout so far. */
+  readonly out: string;
+  /**
+   * Resolves once the output contains `text`, or after `timeoutMs` without it (assert on
+   * {@link KubectlWatch.out} then).
+   */
+  until(text: string, timeoutMs?: number): Promise<void>;
+  /** Kills it. */
+  stop(): void;
 }
 
 /** What {@link KubectlServer.run} resolves with. */
@@ -84,6 +99,23 @@ export function useKubectlServer(prefix: string, options: MiniApiServerOptions =
       return r.stdout;
     },
     run,
+    watch: (...args) => {
+      const child = spawn('kubectl', [...args, `--cache-dir=${join(h.dir, 'cache')}`], { env: h.env });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
+      return {
+        get out() {
+          return out;
+        },
+        async until(text, timeoutMs = 10_000) {
+          const deadline = Date.now() + timeoutMs;
+          while (!out.includes(text) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+        },
+        stop: () => child.kill(),
+      };
+    },
   };
 }
 

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -61,29 +60,20 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl against th
     expect(await kubectl('get', 'svc', 'web', '-o', 'jsonpath={.spec.ports[0].port}')).toBe('80');
 
     // get -w: a label change shows up as a new line.
-    const child = spawn(
-      'kubectl',
-      [
-        'get',
-        'pods',
-        '-w',
-        '-o',
-        'custom-columns=NAME:.metadata.name,COLOR:.metadata.labels.color',
-        `--cache-dir=${join(h.dir, 'cache')}`,
-      ],
-      { env: h.env },
+    const watch = h.watch(
+      'get',
+      'pods',
+      '-w',
+      '-o',
+      'custom-columns=NAME:.metadata.name,COLOR:.metadata.labels.color',
     );
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
     try {
-      for (let i = 0; i < 200 && !out.includes('web'); i++) await new Promise((r) => setTimeout(r, 50));
+      await watch.until('web');
       h.server.store.patch('pods', 'default', 'web', 'merge', { metadata: { labels: { color: 'blue' } } });
-      for (let i = 0; i < 200 && !out.includes('blue'); i++) await new Promise((r) => setTimeout(r, 50));
-      expect(out).toMatch(/web\s+blue/);
+      await watch.until('blue');
+      expect(watch.out).toMatch(/web\s+blue/);
     } finally {
-      child.kill();
+      watch.stop();
     }
 
     expect(await kubectl('delete', '-f', join(h.dir, 'app.yaml'))).toBe(
