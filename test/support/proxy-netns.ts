@@ -56,3 +56,71 @@ export async function createProxyNetns(prefix: string): Promise<ProxyNetns> {
     throw err;
   }
 }
+
+/** The node name of the topology's node in the proxy's state (pod1's endpoints are on it). */
+export const PROXY_NODE_NAME = 'test-node';
+
+/** An endpoint of {@link proxyKernelServices}: pod1 on this node, pod2 on another. */
+export interface ProxyKernelEndpoint {
+  ip: string;
+  node: string;
+}
+
+/** One Service of {@link proxyKernelServices}; its endpoints serve port `http` on 8080. */
+export interface ProxyKernelService {
+  name: string;
+  spec: {
+    type?: 'NodePort';
+    clusterIP: string;
+    externalTrafficPolicy?: 'Local';
+    sessionAffinity?: 'ClientIP';
+    ports: { name: string; port: number; targetPort?: number; nodePort?: number }[];
+  };
+  /** No EndpointSlice when empty. */
+  endpoints: ProxyKernelEndpoint[];
+}
+
+/**
+ * The Services of the backends' real-kernel tests, in namespace `ns`: `web` (ClusterIP
+ * 172.30.0.10:80 → 8080 on both pods), `np-local` (NodePort 30080, externalTrafficPolicy
+ * Local), `sticky` (ClientIP affinity), `none` (no endpoints) and `np` (NodePort 30081, pod2
+ * only).
+ */
+export function proxyKernelServices(): ProxyKernelService[] {
+  const both = (): ProxyKernelEndpoint[] => [
+    { ip: '10.100.1.2', node: PROXY_NODE_NAME },
+    { ip: '10.100.2.2', node: 'other' },
+  ];
+  return [
+    {
+      name: 'web',
+      spec: { clusterIP: '172.30.0.10', ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+      endpoints: both(),
+    },
+    {
+      name: 'np-local',
+      spec: {
+        type: 'NodePort',
+        clusterIP: '172.30.0.11',
+        externalTrafficPolicy: 'Local',
+        ports: [{ name: 'http', port: 80, nodePort: 30080 }],
+      },
+      endpoints: both(),
+    },
+    {
+      name: 'sticky',
+      spec: { clusterIP: '172.30.0.12', sessionAffinity: 'ClientIP', ports: [{ name: 'http', port: 80 }] },
+      endpoints: both(),
+    },
+    { name: 'none', spec: { clusterIP: '172.30.0.13', ports: [{ name: 'http', port: 80 }] }, endpoints: [] },
+    {
+      name: 'np',
+      spec: {
+        type: 'NodePort',
+        clusterIP: '172.30.0.14',
+        ports: [{ name: 'http', port: 80, nodePort: 30081 }],
+      },
+      endpoints: [{ ip: '10.100.2.2', node: 'other' }],
+    },
+  ];
+}

@@ -13,6 +13,7 @@ import {
   createProxyNetns,
   PROXY_NODE_IP as NODE_IP,
   PROXY_POD_CIDR as POD_CIDR,
+  proxyKernelServices,
 } from '@nodeagent/test-support/proxy-netns';
 import { describeRealNode } from '@nodeagent/test-support/real-node';
 import fc from 'fast-check';
@@ -157,24 +158,7 @@ describeRealNode('nftables rules in a real kernel (network namespaces)', ['root'
     beforeAll(async () => {
       await node.exec(['nft', 'delete', 'table', 'ip', 'kube-proxy']);
       state = new ProxyState({ nodeName: 'test-node', nodeIPs: [NODE_IP] });
-      add('web', { clusterIP: '172.30.0.10', ports: [{ name: 'http', port: 80, targetPort: 8080 }] });
-      add('np-local', {
-        type: 'NodePort',
-        clusterIP: '172.30.0.11',
-        externalTrafficPolicy: 'Local',
-        ports: [{ name: 'http', port: 80, nodePort: 30080 }],
-      });
-      add('sticky', {
-        clusterIP: '172.30.0.12',
-        sessionAffinity: 'ClientIP',
-        ports: [{ name: 'http', port: 80 }],
-      });
-      add('none', { clusterIP: '172.30.0.13', ports: [{ name: 'http', port: 80 }] }, []);
-      add(
-        'np',
-        { type: 'NodePort', clusterIP: '172.30.0.14', ports: [{ name: 'http', port: 80, nodePort: 30081 }] },
-        [{ ip: '10.100.2.2', node: 'other' }],
-      );
+      for (const s of proxyKernelServices()) add(s.name, s.spec, s.endpoints);
       syncer = new NftSyncer({ executor: new SpawnNftExecutor({ netns: node.name }), render });
       const r = await syncer.sync(state.checkout().v4);
       expect(r.full).toBe(true);
