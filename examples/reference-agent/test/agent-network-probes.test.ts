@@ -5,43 +5,24 @@
 // liveness endpoint starts failing is restarted with restartCount +1 (and listens again); a grpc
 // readiness probe passes only while the health service answers SERVING.
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningAgent, runAgent } from '../src/agent.js';
+import { describe, expect, it } from 'vitest';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
-import {
-  embeddedStore,
-  FAST_AGENT_TIMINGS,
-  makePod,
-  podCondition,
-  podNamed,
-  shContainer,
-  testLogger,
-  waitFor,
-} from './helpers.js';
+import { makePod, podCondition, shContainer, useEmbeddedAgent, waitFor } from './helpers.js';
 
 const NODE = 'net-probe-node';
 const IMAGE = EMBEDDED_BUSYBOX_IMAGE;
 
 describe('reference agent network probes (embedded defaults)', () => {
-  let agent: RunningAgent;
-  const store = () => embeddedStore(agent);
-  const getPod = (name: string) => podNamed(agent, name);
+  const h = useEmbeddedAgent({
+    nodeName: NODE,
+    nodeIp: '192.0.2.12',
+  });
+  const store = h.store;
+  const getPod = h.pod;
   const condition = podCondition;
 
-  beforeAll(async () => {
-    agent = await runAgent({
-      nodeName: NODE,
-      nodeIp: '192.0.2.12',
-      ...FAST_AGENT_TIMINGS,
-      logger: testLogger(),
-    });
-  });
-  afterAll(async () => {
-    await agent?.stop();
-  });
-
   it('pods get loopback IPs from 127.88.0.0/16 by default, and listen on their container ports', async () => {
-    await agent.api.create(
+    await h.agent.api.create(
       '/api/v1/namespaces/default/pods',
       makePod('listener', NODE, [
         {
@@ -62,7 +43,7 @@ describe('reference agent network probes (embedded defaults)', () => {
   });
 
   it('httpGet readiness: Ready once the endpoint answers 200, then the EndpointSlice endpoint is ready', async () => {
-    await agent.api.create('/api/v1/namespaces/default/services', {
+    await h.agent.api.create('/api/v1/namespaces/default/services', {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: 'http-ready', namespace: 'default' },
@@ -81,7 +62,7 @@ describe('reference agent network probes (embedded defaults)', () => {
       },
     ]);
     pod.metadata = { ...pod.metadata, labels: { app: 'http-ready' } };
-    await agent.api.create('/api/v1/namespaces/default/pods', pod);
+    await h.agent.api.create('/api/v1/namespaces/default/pods', pod);
 
     const unready = await waitFor('http-ready running, not ready', () => {
       const p = getPod('http-ready');
@@ -108,7 +89,7 @@ describe('reference agent network probes (embedded defaults)', () => {
   });
 
   it('httpGet liveness: once /healthz is gone the container is restarted (restartCount +1) and listens again', async () => {
-    await agent.api.create(
+    await h.agent.api.create(
       '/api/v1/namespaces/default/pods',
       makePod('http-live', NODE, [
         {
@@ -158,7 +139,7 @@ describe('reference agent network probes (embedded defaults)', () => {
   });
 
   it('grpc readiness: ready only while the health service answers SERVING', async () => {
-    await agent.api.create(
+    await h.agent.api.create(
       '/api/v1/namespaces/default/pods',
       makePod('grpc-health', NODE, [
         {

@@ -4,44 +4,25 @@
 // passes; a pod whose liveness file disappears is restarted with restartCount +1, killed with
 // the probe's grace period; a startup-probed pod reports `started: true` only after the probe passes.
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningAgent, runAgent } from '../src/agent.js';
+import { describe, expect, it } from 'vitest';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
-import {
-  embeddedStore,
-  FAST_AGENT_TIMINGS,
-  makePod,
-  podCondition,
-  podNamed,
-  shContainer,
-  testLogger,
-  waitFor,
-} from './helpers.js';
+import { makePod, podCondition, shContainer, useEmbeddedAgent, waitFor } from './helpers.js';
 
 const NODE = 'probe-node';
 const IMAGE = EMBEDDED_BUSYBOX_IMAGE;
 
 describe('reference agent probes (embedded defaults)', () => {
-  let agent: RunningAgent;
-  const store = () => embeddedStore(agent);
-  const getPod = (name: string) => podNamed(agent, name);
+  const h = useEmbeddedAgent({
+    nodeName: NODE,
+    podCidr: '127.78.0.0/24',
+    nodeIp: '192.0.2.11',
+  });
+  const store = h.store;
+  const getPod = h.pod;
   const condition = podCondition;
 
-  beforeAll(async () => {
-    agent = await runAgent({
-      nodeName: NODE,
-      podCidr: '127.78.0.0/24',
-      nodeIp: '192.0.2.11',
-      ...FAST_AGENT_TIMINGS,
-      logger: testLogger(),
-    });
-  });
-  afterAll(async () => {
-    await agent?.stop();
-  });
-
   it('readiness: Running but not Ready until the probe passes, then Ready and the endpoint ready', async () => {
-    await agent.api.create('/api/v1/namespaces/default/services', {
+    await h.agent.api.create('/api/v1/namespaces/default/services', {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: 'ready-later', namespace: 'default' },
@@ -54,7 +35,7 @@ describe('reference agent probes (embedded defaults)', () => {
       },
     ]);
     pod.metadata = { ...pod.metadata, labels: { app: 'ready-later' } };
-    await agent.api.create('/api/v1/namespaces/default/pods', pod);
+    await h.agent.api.create('/api/v1/namespaces/default/pods', pod);
 
     const unready = await waitFor('ready-later Running, not ready', () => {
       const p = getPod('ready-later');
@@ -94,7 +75,7 @@ describe('reference agent probes (embedded defaults)', () => {
   });
 
   it('liveness: the container is killed with the probe grace period and restarted (restartCount +1)', async () => {
-    await agent.api.create(
+    await h.agent.api.create(
       '/api/v1/namespaces/default/pods',
       makePod('live-fail', NODE, [
         {
@@ -125,7 +106,7 @@ describe('reference agent probes (embedded defaults)', () => {
     expect(restarted.containerID).not.toBe(running.containerID);
     expect(restarted.lastState?.terminated).toBeDefined();
     const firstId = running.containerID?.replace(/^[A-Za-z0-9.-]+:\/\//, '');
-    const stop = agent.fakeRuntime
+    const stop = h.agent.fakeRuntime
       ?.calls('StopContainer')
       .map((c) => c.request as { containerId: string; timeout: bigint })
       .find((r) => r.containerId === firstId);
@@ -133,7 +114,7 @@ describe('reference agent probes (embedded defaults)', () => {
   });
 
   it('startup: started only after the startup probe passes', async () => {
-    await agent.api.create(
+    await h.agent.api.create(
       '/api/v1/namespaces/default/pods',
       makePod('slow-start', NODE, [
         {

@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import type { V1Container, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { consoleLogger, type Logger, noopLogger } from '@nodeagent/core';
 import type { MiniApiServer } from '@nodeagent/mini-apiserver';
-import type { RunningAgent } from '../src/agent.js';
+import { afterAll, beforeAll } from 'vitest';
+import { type AgentOptions, type RunningAgent, runAgent } from '../src/agent.js';
 
 /** Polls `fn` until it returns a value other than undefined/false, or fails with `what` after `timeoutMs`. */
 export async function waitFor<T>(
@@ -75,6 +76,42 @@ export const FAST_AGENT_TIMINGS = {
   nodeStatusUpdateMs: 300,
   crashLoopBackOffMaxMs: 1_000,
 } as const;
+
+/** What {@link useEmbeddedAgent} gives a describe block. */
+export interface EmbeddedAgent {
+  /** The running agent (set in beforeAll). */
+  readonly agent: RunningAgent;
+  /** Its embedded API server's store. */
+  store(): MiniApiServer['store'];
+  /** The pod `default/<name>` as the embedded API server holds it. */
+  pod(name: string): V1Pod | undefined;
+}
+
+/**
+ * Registers beforeAll/afterAll that run an agent on the embedded defaults with
+ * {@link FAST_AGENT_TIMINGS} and the {@link testLogger} (then `options`), and stop it;
+ * call inside describe.
+ */
+export function useEmbeddedAgent(options: AgentOptions): EmbeddedAgent {
+  let agent: RunningAgent | undefined;
+  beforeAll(async () => {
+    agent = await runAgent({ ...FAST_AGENT_TIMINGS, logger: testLogger(), ...options });
+  });
+  afterAll(async () => {
+    await agent?.stop();
+  });
+  const running = (): RunningAgent => {
+    if (!agent) throw new Error('the agent is not running (use it inside a test)');
+    return agent;
+  };
+  return {
+    get agent() {
+      return running();
+    },
+    store: () => embeddedStore(running()),
+    pod: (name) => podNamed(running(), name),
+  };
+}
 
 /**
  * Writes a self-signed EC P-256 certificate and key with `openssl` (`keyPath`, `certPath`),

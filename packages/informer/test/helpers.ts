@@ -49,3 +49,22 @@ export async function setup(options: SharedInformerOptions = {}, token?: string)
   const metric = async (name: string) => (await registry.getSingleMetric(name)?.get())?.values ?? [];
   return { server, clock, informer, errors, seen, advance, cleanup, names, registry, metric, lw };
 }
+
+/** Polls `cond` every 20 ms (real time) until it holds; fails naming `what` after `timeoutMs`. */
+export async function until(what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A minimal pod `default/<name>`. */
+export function testPod(name: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: { containers: [{ name: 'c', image: 'busybox' }] },
+  };
+}

@@ -18,6 +18,7 @@ import {
   SharedInformer,
   TlsVerificationError,
 } from '../src/index.js';
+import { testPod as pod, until } from './helpers.js';
 
 let server: MiniApiServer | undefined;
 let informer: SharedInformer | undefined;
@@ -29,23 +30,6 @@ afterEach(async () => {
   informer = undefined;
   server = undefined;
 });
-
-async function until(what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-function pod(name: string) {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default' },
-    spec: { containers: [{ name: 'c', image: 'busybox' }] },
-  };
-}
 
 function informerFor(kubeconfig: string, clock?: Clock): { informer: SharedInformer; errors: Error[] } {
   const kc = new KubeConfig();

@@ -11,6 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { type MiniApiServer, startMiniApiServer } from '../../mini-apiserver/src/index.js';
 import { RestListerWatcher, SharedInformer, StatusError } from '../src/index.js';
+import { testPod as pod, until } from './helpers.js';
 
 let dir: string;
 let server: MiniApiServer;
@@ -39,23 +40,6 @@ function inClusterKubeConfig(url: string, caFile: string, tokenFile: string): Ku
     currentContext: 'inClusterContext',
   });
   return kc;
-}
-
-async function until(what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-function pod(name: string) {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default' },
-    spec: { containers: [{ name: 'c', image: 'busybox' }] },
-  };
 }
 
 interface Errors {

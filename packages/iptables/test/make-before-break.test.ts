@@ -39,6 +39,27 @@ const svcState: fc.Arbitrary<SvcState> = fc.record({
   endpoints: fc.array(fc.constantFrom('none', 'local', 'remote'), { minLength: 3, maxLength: 3 }),
 });
 
+/** A present service of `type` with these endpoints, every flag off unless `flags` sets it. */
+function svcOf(
+  type: SvcState['type'],
+  endpoints: SvcState['endpoints'],
+  flags: Partial<SvcState> = {},
+): SvcState {
+  return {
+    present: true,
+    type,
+    etpLocal: false,
+    itpLocal: false,
+    affinity: false,
+    sourceRanges: false,
+    endpoints,
+    ...flags,
+  };
+}
+
+/** The states of the {@link N} services of one cluster. */
+const clusterStates = fc.array(svcState, { minLength: N, maxLength: N });
+
 function cluster(states: readonly SvcState[]): Cluster {
   const services = [];
   const slices = [];
@@ -168,71 +189,15 @@ async function run(oldC: Cluster, newC: Cluster, failAt: number, failures = 1, r
 describe('chunked full sync: make before break', () => {
   it('a typical change (endpoints moved, policy flipped, service added and removed) needs several payloads', async () => {
     const a = cluster([
-      {
-        present: true,
-        type: 'NodePort',
-        etpLocal: false,
-        itpLocal: false,
-        affinity: false,
-        sourceRanges: false,
-        endpoints: ['local', 'remote', 'none'],
-      },
-      {
-        present: true,
-        type: 'LoadBalancer',
-        etpLocal: false,
-        itpLocal: false,
-        affinity: false,
-        sourceRanges: true,
-        endpoints: ['remote', 'none', 'none'],
-      },
-      {
-        present: true,
-        type: 'ClusterIP',
-        etpLocal: false,
-        itpLocal: false,
-        affinity: false,
-        sourceRanges: false,
-        endpoints: ['remote', 'remote', 'none'],
-      },
+      svcOf('NodePort', ['local', 'remote', 'none']),
+      svcOf('LoadBalancer', ['remote', 'none', 'none'], { sourceRanges: true }),
+      svcOf('ClusterIP', ['remote', 'remote', 'none']),
     ]);
     const b = cluster([
-      {
-        present: true,
-        type: 'NodePort',
-        etpLocal: true,
-        itpLocal: false,
-        affinity: false,
-        sourceRanges: false,
-        endpoints: ['none', 'remote', 'remote'],
-      },
-      {
-        present: false,
-        type: 'LoadBalancer',
-        etpLocal: false,
-        itpLocal: false,
-        affinity: false,
-        sourceRanges: true,
-        endpoints: ['remote', 'none', 'none'],
-      },
-      {
-        present: true,
-        type: 'ClusterIP',
-        etpLocal: false,
-        itpLocal: false,
-        affinity: false,
-        sourceRanges: false,
-        endpoints: ['remote', 'remote', 'none'],
-      },
-      {
-        present: true,
-        type: 'LoadBalancer',
-        etpLocal: false,
-        itpLocal: false,
-        affinity: true,
-        sourceRanges: false,
-        endpoints: ['local', 'none', 'none'],
-      },
+      svcOf('NodePort', ['none', 'remote', 'remote'], { etpLocal: true }),
+      svcOf('LoadBalancer', ['remote', 'none', 'none'], { present: false, sourceRanges: true }),
+      svcOf('ClusterIP', ['remote', 'remote', 'none']),
+      svcOf('LoadBalancer', ['local', 'none', 'none'], { affinity: true }),
     ]);
     const r = await run(a, b, 0);
     expect(r.error).toBeUndefined();
@@ -244,8 +209,8 @@ describe('chunked full sync: make before break', () => {
   it('property: after every payload, and after a failure at any payload, each flow is old or new; the retry converges', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(svcState, { minLength: N, maxLength: N }),
-        fc.array(svcState, { minLength: N, maxLength: N }),
+        clusterStates,
+        clusterStates,
         fc.integer({ min: 0, max: 12 }),
         async (before, after, failAt) => {
           const r = await run(cluster(before), cluster(after), failAt);
@@ -263,8 +228,8 @@ describe('chunked full sync: make before break', () => {
   it('a restarted process (new syncer over the kernel of the old one) switches make-before-break too', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(svcState, { minLength: N, maxLength: N }),
-        fc.array(svcState, { minLength: N, maxLength: N }),
+        clusterStates,
+        clusterStates,
         fc.integer({ min: 0, max: 6 }),
         async (before, after, failAt) => {
           const r = await run(cluster(before), cluster(after), failAt, 1, true);
@@ -286,8 +251,8 @@ describe('chunked full sync: make before break', () => {
   it('two failures in a row: the sync throws, no flow is mixed, and the next sync is full and converges', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(svcState, { minLength: N, maxLength: N }),
-        fc.array(svcState, { minLength: N, maxLength: N }),
+        clusterStates,
+        clusterStates,
         fc.integer({ min: 2, max: 8 }),
         async (before, after, failAt) => {
           const r = await run(cluster(before), cluster(after), failAt, 2);

@@ -8,9 +8,10 @@
  * @internal
  */
 import type { IncomingMessage } from 'node:http';
-import { decodeAccessReview, PROTOBUF_MEDIA_TYPE } from './access-review-protobuf.js';
+import { decodeAccessReview } from './access-review-protobuf.js';
 import { badRequest, invalid } from './errors.js';
 import { isPlainObject } from './object.js';
+import { PROTOBUF_MEDIA_TYPE } from './protobuf-reader.js';
 import type { Decision, UserInfo } from './rbac.js';
 import { checkBodyMediaType, mediaTypeOf, parseJsonBody, readRawBody } from './request-body.js';
 import type { RequestInfo } from './request-info.js';

@@ -15,7 +15,6 @@ import {
   readAccessReview,
   review,
 } from './access-review.js';
-import { PROTOBUF_MEDIA_TYPE } from './access-review-protobuf.js';
 import { ANONYMOUS_USER, type Authenticator } from './auth.js';
 import { decodeObject } from './core-protobuf.js';
 import {
@@ -58,6 +57,7 @@ import {
   proxyPodStream,
   servePodLog,
 } from './pod-node-proxy.js';
+import { PROTOBUF_MEDIA_TYPE } from './protobuf-reader.js';
 import { isTrueParam } from './query-params.js';
 import { forbiddenMessage, type UserInfo } from './rbac.js';
 import { rbacEscalationAdmit } from './rbac-escalation.js';

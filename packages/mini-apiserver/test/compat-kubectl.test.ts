@@ -2,15 +2,11 @@
 // Compatibility suite: the real kubectl (1.32) through the kubectl cheat sheet commands on the
 // kinds served, with the outputs kubectl prints against kube-apiserver. Needs kubectl: fails
 // under CI=true when missing, skips loudly otherwise.
-import { execFile, spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { MiniApiServer } from '../src/index.js';
-import { start } from './helpers.js';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { kubectlMissing, useKubectlServer } from './kubectl-harness.js';
 
-const kubectlMissing = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0;
 if (kubectlMissing && process.env.CI !== 'true') {
   console.warn(
     '\n*** kubectl not found: skipping the kubectl compatibility suite (Debian package kubernetes-client) ***\n',
@@ -40,18 +36,11 @@ spec:
 describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
   'kubectl compatibility (cheat sheet)',
   () => {
-    let server: MiniApiServer;
-    let dir: string;
-    let env: NodeJS.ProcessEnv;
+    const h = useKubectlServer('mini-apiserver-compat-', { schedule: true });
 
-    beforeAll(async () => {
-      if (kubectlMissing)
-        throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
-      dir = await mkdtemp(join(tmpdir(), 'mini-apiserver-compat-'));
-      server = await start({ kubeconfigPath: join(dir, 'kubeconfig'), schedule: true });
-      env = { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir };
+    beforeAll(() => {
       for (const name of ['node-1', 'node-2', 'node-3']) {
-        server.store.create('nodes', {
+        h.server.store.create('nodes', {
           metadata: { name, labels: { 'kubernetes.io/hostname': name } },
           spec: name === 'node-3' ? { unschedulable: true } : {},
           status: {
@@ -61,36 +50,13 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
         });
       }
     });
-    afterAll(async () => {
-      await server?.stop();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
 
-    function run(
-      args: string[],
-      extraEnv: NodeJS.ProcessEnv = {},
-    ): Promise<{ code: number; stdout: string; stderr: string }> {
-      return new Promise((resolve) => {
-        execFile(
-          'kubectl',
-          [...args, `--cache-dir=${join(dir, 'cache')}`],
-          { env: { ...env, ...extraEnv }, timeout: 20_000 },
-          (err, stdout, stderr) => {
-            const code = err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0;
-            resolve({ code, stdout, stderr });
-          },
-        );
-      });
-    }
-    async function kubectl(...args: string[]): Promise<string> {
-      const r = await run(args);
-      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr}`);
-      return r.stdout;
-    }
+    const run = h.run;
+    const kubectl = h.kubectl;
 
     test('apply, get -o jsonpath with API defaults and allocation', async () => {
-      await writeFile(join(dir, 'app.yaml'), APP);
-      expect(await kubectl('apply', '-f', join(dir, 'app.yaml'))).toBe(
+      await writeFile(join(h.dir, 'app.yaml'), APP);
+      expect(await kubectl('apply', '-f', join(h.dir, 'app.yaml'))).toBe(
         'pod/web created\nservice/web created\n',
       );
       const svc = await kubectl(
@@ -112,7 +78,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
       ).toBe('Always,ClusterFirst,30,IfNotPresent');
       // Re-applying keeps the allocated clusterIP (kubectl apply omits it).
       const ip = svc.split(',')[1];
-      expect(await kubectl('apply', '-f', join(dir, 'app.yaml'))).toBe(
+      expect(await kubectl('apply', '-f', join(h.dir, 'app.yaml'))).toBe(
         'pod/web unchanged\nservice/web unchanged\n',
       );
       expect(await kubectl('get', 'svc', 'web', '-o', 'jsonpath={.spec.clusterIP}')).toBe(ip);
@@ -120,7 +86,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
 
     test('the scheduler binds, describe and events show it', async () => {
       for (let i = 0; i < 100; i++) {
-        if ((server.store.get('pods', 'default', 'web') as any).spec?.nodeName) break;
+        if ((h.server.store.get('pods', 'default', 'web') as any).spec?.nodeName) break;
         await new Promise((r) => setTimeout(r, 20));
       }
       expect(await kubectl('get', 'pod', 'web', '-o', 'jsonpath={.spec.nodeName}')).toBe('node-1');
@@ -171,16 +137,16 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
           '[{"op":"replace","path":"/spec/ports/0/targetPort","value":9090}]',
         ),
       ).toBe('service/web patched\n');
-      const pod = server.store.get('pods', 'default', 'web') as any;
+      const pod = h.server.store.get('pods', 'default', 'web') as any;
       expect(pod.metadata.labels).toEqual({ app: 'web' });
       expect(pod.metadata.annotations.note).toBe('hello');
       expect(pod.spec.containers[0].image).toBe('nginx:1.28');
-      expect((server.store.get('services', 'default', 'web') as any).spec.ports[0].targetPort).toBe(9090);
+      expect((h.server.store.get('services', 'default', 'web') as any).spec.ports[0].targetPort).toBe(9090);
       const edited = await run(['edit', 'svc', 'web'], {
         KUBE_EDITOR: "sed -i -e 's/targetPort: 9090/targetPort: 7070/'",
       });
       expect(edited.stdout).toBe('service/web edited\n');
-      expect((server.store.get('services', 'default', 'web') as any).spec.ports[0].targetPort).toBe(7070);
+      expect((h.server.store.get('services', 'default', 'web') as any).spec.ports[0].targetPort).toBe(7070);
     });
 
     test('422 from allocation is printed as kube-apiserver prints it', async () => {
@@ -192,10 +158,10 @@ spec:
   selector: {app: web}
   ports: [{port: 80, nodePort: 30080}]
 `;
-      await writeFile(join(dir, 'np1.yaml'), yaml('np1'));
-      await writeFile(join(dir, 'np2.yaml'), yaml('np2'));
-      expect(await kubectl('create', '-f', join(dir, 'np1.yaml'))).toBe('service/np1 created\n');
-      const r = await run(['create', '-f', join(dir, 'np2.yaml')]);
+      await writeFile(join(h.dir, 'np1.yaml'), yaml('np1'));
+      await writeFile(join(h.dir, 'np2.yaml'), yaml('np2'));
+      expect(await kubectl('create', '-f', join(h.dir, 'np1.yaml'))).toBe('service/np1 created\n');
+      const r = await run(['create', '-f', join(h.dir, 'np2.yaml')]);
       expect(r.code).not.toBe(0);
       expect(r.stderr).toBe(
         'The Service "np2" is invalid: spec.ports[0].nodePort: Invalid value: 30080: provided port is already allocated\n',
@@ -205,19 +171,19 @@ spec:
     test('a 10 MiB pod is refused with 413 as kube-apiserver refuses it', async () => {
       const big = 'x'.repeat(10 * 1024 * 1024);
       await writeFile(
-        join(dir, 'big.yaml'),
+        join(h.dir, 'big.yaml'),
         `apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\n  annotations: {big: "${big}"}\nspec:\n  containers: [{name: a, image: busybox}]\n`,
       );
-      const r = await run(['create', '-f', join(dir, 'big.yaml')]);
+      const r = await run(['create', '-f', join(h.dir, 'big.yaml')]);
       expect(r.code).not.toBe(0);
       expect(r.stderr).toContain('Request entity too large: limit is 3145728');
-      expect(server.store.tryGet('pods', 'default', 'big')).toBeUndefined();
+      expect(h.server.store.tryGet('pods', 'default', 'big')).toBeUndefined();
     });
 
     test('wait --for=condition=Ready with the status set by the test; get -w', async () => {
       const waiting = run(['wait', '--for=condition=Ready', 'pod/web', '--timeout=15s']);
       await new Promise((r) => setTimeout(r, 300));
-      const pod = server.store.get('pods', 'default', 'web');
+      const pod = h.server.store.get('pods', 'default', 'web');
       pod.status = {
         phase: 'Running',
         conditions: [
@@ -228,41 +194,25 @@ spec:
           },
         ],
       };
-      server.store.update('pods', pod, { subresource: 'status' });
+      h.server.store.update('pods', pod, { subresource: 'status' });
       const waited = await waiting;
       expect(waited.stdout).toBe('pod/web condition met\n');
 
-      const child = spawn(
-        'kubectl',
-        [
-          'get',
-          'pod',
-          'web',
-          '-w',
-          '-o',
-          'jsonpath={.metadata.labels.color}{"\\n"}',
-          `--cache-dir=${join(dir, 'cache')}`,
-        ],
-        { env },
-      );
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-      });
+      const watch = h.watch('get', 'pod', 'web', '-w', '-o', 'jsonpath={.metadata.labels.color}{"\\n"}');
       try {
-        for (let i = 0; i < 200 && !out.includes('\n'); i++) await new Promise((r) => setTimeout(r, 25));
-        server.store.patch('pods', 'default', 'web', 'merge', { metadata: { labels: { color: 'blue' } } });
-        for (let i = 0; i < 200 && !out.includes('blue'); i++) await new Promise((r) => setTimeout(r, 25));
-        expect(out).toBe('\nblue\n');
+        await watch.until('\n', 5_000);
+        h.server.store.patch('pods', 'default', 'web', 'merge', { metadata: { labels: { color: 'blue' } } });
+        await watch.until('blue', 5_000);
+        expect(watch.out).toBe('\nblue\n');
       } finally {
-        child.kill();
+        watch.stop();
       }
     });
 
     test('kubectl run on a multi-node setup: the pod is scheduled', async () => {
       expect(await kubectl('run', 'x', '--image=busybox', '--restart=Never')).toBe('pod/x created\n');
       for (let i = 0; i < 100; i++) {
-        if ((server.store.get('pods', 'default', 'x') as any).spec?.nodeName) break;
+        if ((h.server.store.get('pods', 'default', 'x') as any).spec?.nodeName) break;
         await new Promise((r) => setTimeout(r, 20));
       }
       expect(
@@ -280,12 +230,12 @@ spec:
       const ip = await kubectl('get', 'svc', 'web', '-o', 'jsonpath={.spec.clusterIP}');
       expect(await kubectl('delete', 'svc', 'web')).toBe('service "web" deleted\n');
       await writeFile(
-        join(dir, 'again.yaml'),
+        join(h.dir, 'again.yaml'),
         `apiVersion: v1\nkind: Service\nmetadata: {name: again}\nspec:\n  clusterIP: ${ip}\n  ports: [{port: 80}]\n`,
       );
-      expect(await kubectl('create', '-f', join(dir, 'again.yaml'))).toBe('service/again created\n');
+      expect(await kubectl('create', '-f', join(h.dir, 'again.yaml'))).toBe('service/again created\n');
       expect(await kubectl('delete', 'pod', 'web', '--wait=false')).toBe('pod "web" deleted\n');
-      expect(server.store.get('pods', 'default', 'web').metadata?.deletionGracePeriodSeconds).toBe(30);
+      expect(h.server.store.get('pods', 'default', 'web').metadata?.deletionGracePeriodSeconds).toBe(30);
     });
   },
   120_000,

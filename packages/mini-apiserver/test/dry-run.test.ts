@@ -1,11 +1,10 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: assertions read raw API JSON
-import { execFile, spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
 import type { MiniApiServer } from '../src/index.js';
 import { call, openWatch, pod, start } from './helpers.js';
+import { kubectlMissing, useKubectlServer } from './kubectl-harness.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 
@@ -86,67 +85,44 @@ describe('dryRun=All over HTTP', () => {
   });
 });
 
-const kubectlMissing = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0;
-
 describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
   'kubectl --dry-run=server and kubectl diff',
   () => {
-    let server: MiniApiServer;
-    let dir: string;
-    let env: NodeJS.ProcessEnv;
+    const h = useKubectlServer('mini-apiserver-kubectl-dry-');
+    const kubectl = async (...args: string[]) => {
+      const r = await h.run(args);
+      return { code: r.code, out: r.stdout, err: r.stderr };
+    };
 
-    beforeAll(async () => {
-      if (kubectlMissing)
-        throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
-      dir = await mkdtemp(join(tmpdir(), 'mini-apiserver-kubectl-dry-'));
-      server = await start({ kubeconfigPath: join(dir, 'kubeconfig') });
-      env = { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir };
-    });
-    afterAll(async () => {
-      await server?.stop();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
-
-    function kubectl(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-      return new Promise((resolve) => {
-        execFile(
-          'kubectl',
-          [...args, `--cache-dir=${join(dir, 'cache')}`],
-          { env, timeout: 20_000 },
-          (err, stdout, stderr) =>
-            resolve({ code: err ? ((err as any).code ?? 1) : 0, out: stdout, err: stderr }),
-        );
-      });
-    }
     const cm = (value: string) =>
       `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: "${value}"\n`;
 
     test('apply --dry-run=server, diff, delete --dry-run=server', async () => {
-      await writeFile(join(dir, 'v1.yaml'), cm('1'));
-      await writeFile(join(dir, 'v2.yaml'), cm('2'));
-      const dry = await kubectl('apply', '-f', join(dir, 'v1.yaml'), '--dry-run=server');
+      await writeFile(join(h.dir, 'v1.yaml'), cm('1'));
+      await writeFile(join(h.dir, 'v2.yaml'), cm('2'));
+      const dry = await kubectl('apply', '-f', join(h.dir, 'v1.yaml'), '--dry-run=server');
       expect(dry).toMatchObject({ code: 0, out: 'configmap/cfg created (server dry run)\n' });
-      expect(server.store.tryGet('configmaps', 'default', 'cfg')).toBeUndefined();
-      expect((await kubectl('apply', '-f', join(dir, 'v1.yaml'))).out).toBe('configmap/cfg created\n');
+      expect(h.server.store.tryGet('configmaps', 'default', 'cfg')).toBeUndefined();
+      expect((await kubectl('apply', '-f', join(h.dir, 'v1.yaml'))).out).toBe('configmap/cfg created\n');
       // kubectl diff: exit 1 and a unified diff when the server-side dry run differs, 0 when not.
-      const diff = await kubectl('diff', '-f', join(dir, 'v2.yaml'));
+      const diff = await kubectl('diff', '-f', join(h.dir, 'v2.yaml'));
       expect(diff.code).toBe(1);
       expect(diff.out).toContain('-  a: "1"\n+  a: "2"\n');
-      expect((await kubectl('diff', '-f', join(dir, 'v1.yaml'))).code).toBe(0);
+      expect((await kubectl('diff', '-f', join(h.dir, 'v1.yaml'))).code).toBe(0);
       const applied = await kubectl(
         'apply',
         '-f',
-        join(dir, 'v2.yaml'),
+        join(h.dir, 'v2.yaml'),
         '--dry-run=server',
         '-o',
         'jsonpath={.data.a}',
       );
       expect(applied.out).toBe('2');
-      expect(server.store.get('configmaps', 'default', 'cfg').data).toEqual({ a: '1' });
+      expect(h.server.store.get('configmaps', 'default', 'cfg').data).toEqual({ a: '1' });
       expect((await kubectl('delete', 'configmap', 'cfg', '--dry-run=server')).out).toBe(
         'configmap "cfg" deleted (server dry run)\n',
       );
-      expect(server.store.tryGet('configmaps', 'default', 'cfg')).toBeDefined();
+      expect(h.server.store.tryGet('configmaps', 'default', 'cfg')).toBeDefined();
     });
   },
 );

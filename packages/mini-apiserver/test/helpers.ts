@@ -117,3 +117,69 @@ export async function openWatch(server: MiniApiServer, pathAndQuery: string): Pr
     },
   };
 }
+
+/** JSON request with a bearer token; returns status code and parsed body. */
+export async function callAs(
+  server: MiniApiServer,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ code: number; body: any }> {
+  const init: RequestInit = {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+  };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  const res = await fetch(server.url + path, init);
+  const text = await res.text();
+  return { code: res.status, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+/** The RBAC API group. */
+export const RBAC_GROUP = 'rbac.authorization.k8s.io';
+const RBAC = `${RBAC_GROUP}/v1`;
+
+/** A binding's subject: a user name (as kubectl writes it), or the subject itself. */
+export type TestSubject = string | { kind: string; name: string; apiGroup?: string; namespace?: string };
+
+const subject = (s: TestSubject) =>
+  typeof s === 'string' ? { apiGroup: RBAC_GROUP, kind: 'User', name: s } : s;
+
+/** A ClusterRole with these rules (and `extra` top-level fields). */
+export function clusterRole(name: string, rules: unknown[], extra: Record<string, unknown> = {}): KubeObject {
+  return { apiVersion: RBAC, kind: 'ClusterRole', metadata: { name }, rules, ...extra };
+}
+
+/** A Role in `ns` with these rules. */
+export function role(ns: string, name: string, rules: unknown[]): KubeObject {
+  return { apiVersion: RBAC, kind: 'Role', metadata: { name, namespace: ns }, rules };
+}
+
+/** A ClusterRoleBinding of ClusterRole `roleName` to `subjects`. */
+export function clusterRoleBinding(name: string, roleName: string, ...subjects: TestSubject[]): KubeObject {
+  return {
+    apiVersion: RBAC,
+    kind: 'ClusterRoleBinding',
+    metadata: { name },
+    roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: roleName },
+    subjects: subjects.map(subject),
+  };
+}
+
+/** A RoleBinding in `ns` of the `roleKind` (Role or ClusterRole) `roleName` to `subjects`. */
+export function roleBinding(
+  ns: string,
+  name: string,
+  roleKind: 'Role' | 'ClusterRole',
+  roleName: string,
+  ...subjects: TestSubject[]
+): KubeObject {
+  return {
+    apiVersion: RBAC,
+    kind: 'RoleBinding',
+    metadata: { name, namespace: ns },
+    roleRef: { apiGroup: RBAC_GROUP, kind: roleKind, name: roleName },
+    subjects: subjects.map(subject),
+  };
+}

@@ -3,7 +3,7 @@
  * HOME and cache in a temp dir, `kubectl(...)` resolving with stdout or rejecting with stderr.
  * Under CI=true a missing kubectl fails the block; elsewhere the caller skips it.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,8 +23,35 @@ export interface KubectlServer {
   readonly dir: string;
   /** kubectl's environment (KUBECONFIG, HOME), for spawning it directly. */
   readonly env: NodeJS.ProcessEnv;
-  /** Runs kubectl against the server; resolves with stdout. */
+  /** Runs kubectl against the server; resolves with stdout, rejects with stderr. */
   kubectl(...args: string[]): Promise<string>;
+  /**
+   * Runs kubectl against the server (with `extraEnv` on top of {@link KubectlServer.env});
+   * resolves with its exit code and output, whatever the outcome.
+   */
+  run(args: string[], extraEnv?: NodeJS.ProcessEnv): Promise<KubectlRun>;
+  /** Starts a long-running kubectl (`get -w`) against the server, collecting its stdout. */
+  watch(...args: string[]): KubectlWatch;
+}
+
+/** A long-running kubectl started by {@link KubectlServer.watch}. */
+export interface KubectlWatch {
+  /** What it printed on stdout so far. */
+  readonly out: string;
+  /**
+   * Resolves once the output contains `text`, or after `timeoutMs` without it (assert on
+   * {@link KubectlWatch.out} then).
+   */
+  until(text: string, timeoutMs?: number): Promise<void>;
+  /** Kills it. */
+  stop(): void;
+}
+
+/** What {@link KubectlServer.run} resolves with. */
+export interface KubectlRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
 }
 
 /**
@@ -44,6 +71,18 @@ export function useKubectlServer(prefix: string, options: MiniApiServerOptions =
     await h.server?.stop();
     if (h.dir) await rm(h.dir, { recursive: true, force: true });
   });
+  const run = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
+    new Promise<KubectlRun & { error: string }>((resolve) => {
+      execFile(
+        'kubectl',
+        [...args, `--cache-dir=${join(h.dir, 'cache')}`],
+        { env: { ...h.env, ...extraEnv }, timeout: 20_000 },
+        (err, stdout, stderr) => {
+          const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+          resolve({ code, stdout, stderr, error: err?.message ?? '' });
+        },
+      );
+    });
   return {
     get server() {
       return h.server;
@@ -54,17 +93,51 @@ export function useKubectlServer(prefix: string, options: MiniApiServerOptions =
     get env() {
       return h.env;
     },
-    kubectl: (...args) =>
-      new Promise((resolve, reject) => {
-        execFile(
-          'kubectl',
-          [...args, `--cache-dir=${join(h.dir, 'cache')}`],
-          { env: h.env, timeout: 20_000 },
-          (err, stdout, stderr) => {
-            if (err) reject(new Error(`kubectl ${args.join(' ')} failed: ${stderr || err.message}`));
-            else resolve(stdout);
-          },
-        );
-      }),
+    kubectl: async (...args) => {
+      const r = await run(args);
+      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr || r.error}`);
+      return r.stdout;
+    },
+    run,
+    watch: (...args) => {
+      const child = spawn('kubectl', [...args, `--cache-dir=${join(h.dir, 'cache')}`], { env: h.env });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
+      return {
+        get out() {
+          return out;
+        },
+        async until(text, timeoutMs = 10_000) {
+          const deadline = Date.now() + timeoutMs;
+          while (!out.includes(text) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+        },
+        stop: () => child.kill(),
+      };
+    },
   };
+}
+
+/** What a kubectl run ended with: its exit code and its output (stdout then stderr, trimmed). */
+export interface KubectlOutcome {
+  readonly code: number;
+  readonly out: string;
+}
+
+/**
+ * A kubectl runner with the kubeconfig at `<dir>/kubeconfig` and HOME `dir`, resolving with
+ * the outcome (it never rejects: a refusal is an outcome to assert on).
+ */
+export function kubectlIn(dir: string): (...args: string[]) => Promise<KubectlOutcome> {
+  const env = { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir };
+  return (...args) =>
+    new Promise((resolve) => {
+      execFile('kubectl', args, { env }, (err, stdout, stderr) =>
+        resolve({
+          code: err ? ((err as { code?: number }).code ?? 1) : 0,
+          out: (stdout + stderr).trim(),
+        }),
+      );
+    });
 }

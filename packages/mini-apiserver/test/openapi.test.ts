@@ -1,13 +1,12 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: assertions read raw API JSON
-import { execFile, spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
 import type { MiniApiServer } from '../src/index.js';
 import { unknownFields } from '../src/openapi.js';
 import { findResourceType } from '../src/resources.js';
 import { call, start } from './helpers.js';
+import { kubectlMissing, useKubectlServer } from './kubectl-harness.js';
 
 const PODS = '/api/v1/namespaces/default/pods';
 const POD = { metadata: { name: 'p' }, spec: { containers: [{ name: 'a', image: 'nginx' }] } };
@@ -141,35 +140,12 @@ describe('fieldValidation', () => {
   });
 });
 
-const kubectlMissing = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0;
-
 describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl explain and validation', () => {
-  let server: MiniApiServer;
-  let dir: string;
-  let env: NodeJS.ProcessEnv;
-
-  beforeAll(async () => {
-    if (kubectlMissing)
-      throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
-    dir = await mkdtemp(join(tmpdir(), 'mini-apiserver-kubectl-openapi-'));
-    server = await start({ kubeconfigPath: join(dir, 'kubeconfig') });
-    env = { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir };
-  });
-  afterAll(async () => {
-    await server?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
-
-  function kubectl(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-    return new Promise((resolve) => {
-      execFile(
-        'kubectl',
-        [...args, `--cache-dir=${join(dir, 'cache')}`],
-        { env, timeout: 20_000 },
-        (err, stdout, stderr) => resolve({ code: err ? 1 : 0, out: stdout, err: stderr }),
-      );
-    });
-  }
+  const h = useKubectlServer('mini-apiserver-kubectl-openapi-');
+  const kubectl = async (...args: string[]) => {
+    const r = await h.run(args);
+    return { code: r.code, out: r.stdout, err: r.stderr };
+  };
 
   test('kubectl explain pod.spec.containers and lease.spec', async () => {
     const containers = await kubectl('explain', 'pod.spec.containers');
@@ -185,15 +161,15 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl explain an
 
   test('kubectl apply rejects unknown fields (fieldValidation=Strict); --validate=false accepts', async () => {
     await writeFile(
-      join(dir, 'bad.yaml'),
+      join(h.dir, 'bad.yaml'),
       'apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\nspec:\n  foo: 1\n  containers:\n  - name: a\n    image: nginx\n    bar: 2\n',
     );
-    const strict = await kubectl('apply', '-f', join(dir, 'bad.yaml'));
+    const strict = await kubectl('apply', '-f', join(h.dir, 'bad.yaml'));
     expect(strict.code).toBe(1);
     expect(strict.err).toContain(
       'strict decoding error: unknown field "spec.containers[0].bar", unknown field "spec.foo"',
     );
-    expect((await kubectl('apply', '-f', join(dir, 'bad.yaml'), '--validate=false')).out).toBe(
+    expect((await kubectl('apply', '-f', join(h.dir, 'bad.yaml'), '--validate=false')).out).toBe(
       'pod/bad created\n',
     );
   });

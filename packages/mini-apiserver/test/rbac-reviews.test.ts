@@ -3,61 +3,30 @@
 // --list`), LocalSubjectAccessReview, and privilege-escalation prevention on writes of
 // Roles, ClusterRoles and their bindings (upstream's `escalate` / `bind` verbs and its
 // "attempting to grant RBAC permissions not currently held" refusal), also through kubectl.
-import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type MiniApiServer, renderKubeconfig } from '../src/index.js';
 import { compactRules, compactString, uncoveredRules } from '../src/rbac-rules.js';
-import { start } from './helpers.js';
+import {
+  callAs,
+  clusterRole,
+  clusterRoleBinding as crb,
+  RBAC_GROUP as GROUP,
+  roleBinding as rb,
+  role,
+  start,
+} from './helpers.js';
+import { kubectlIn, kubectlMissing } from './kubectl-harness.js';
 
 let server: MiniApiServer;
 afterEach(async () => {
   await server?.stop();
 });
 
-const RBAC = 'rbac.authorization.k8s.io/v1';
-const GROUP = 'rbac.authorization.k8s.io';
-
-async function as(token: string, method: string, path: string, body?: unknown) {
-  const init: RequestInit = {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-  };
-  if (body !== undefined) init.body = JSON.stringify(body);
-  const res = await fetch(server.url + path, init);
-  const text = await res.text();
-  return { code: res.status, body: (text === '' ? undefined : JSON.parse(text)) as any };
-}
-
-const clusterRole = (name: string, rules: unknown[], extra: Record<string, unknown> = {}) => ({
-  apiVersion: RBAC,
-  kind: 'ClusterRole',
-  metadata: { name },
-  rules,
-  ...extra,
-});
-const role = (ns: string, name: string, rules: unknown[]) => ({
-  apiVersion: RBAC,
-  kind: 'Role',
-  metadata: { name, namespace: ns },
-  rules,
-});
-const crb = (name: string, roleName: string, user: string) => ({
-  apiVersion: RBAC,
-  kind: 'ClusterRoleBinding',
-  metadata: { name },
-  roleRef: { apiGroup: GROUP, kind: 'ClusterRole', name: roleName },
-  subjects: [{ apiGroup: GROUP, kind: 'User', name: user }],
-});
-const rb = (ns: string, name: string, kind: string, roleName: string, user: string) => ({
-  apiVersion: RBAC,
-  kind: 'RoleBinding',
-  metadata: { name, namespace: ns },
-  roleRef: { apiGroup: GROUP, kind, name: roleName },
-  subjects: [{ apiGroup: GROUP, kind: 'User', name: user }],
-});
+const as = (token: string, method: string, path: string, body?: unknown) =>
+  callAs(server, token, method, path, body);
 
 async function rbacServer(): Promise<void> {
   server = await start({
@@ -476,8 +445,6 @@ describe('impersonation (Impersonate-User / -Group headers, kubectl --as)', () =
   });
 });
 
-const kubectlMissing = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0;
-
 describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl (protobuf)', () => {
   test('auth can-i --list, create clusterrole/clusterrolebinding as a limited user', async () => {
     if (kubectlMissing)
@@ -503,19 +470,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl (protobuf)
         kubeconfig,
         renderKubeconfig({ server: server.url, token: 'alice', certificateAuthority: server.tls?.ca ?? '' }),
       );
-      const kubectl = (...args: string[]) =>
-        new Promise<{ code: number; out: string }>((resolve) => {
-          execFile(
-            'kubectl',
-            args,
-            { env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dir } },
-            (err, stdout, stderr) =>
-              resolve({
-                code: err ? ((err as { code?: number }).code ?? 1) : 0,
-                out: (stdout + stderr).trim(),
-              }),
-          );
-        });
+      const kubectl = kubectlIn(dir);
       const list = await kubectl('auth', 'can-i', '--list');
       expect(list.code).toBe(0);
       const lines = list.out.split('\n').map((l) => l.split(/\s+/).filter((x) => x !== ''));

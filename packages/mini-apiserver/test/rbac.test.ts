@@ -4,7 +4,6 @@
 // nonResourceURLs with * and a trailing *), bindings to users, groups and service accounts,
 // system:masters bypass, 403 with upstream's message, SubjectAccessReview and
 // SelfSubjectAccessReview, and `kubectl auth can-i` against it.
-import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +15,8 @@ import {
   requestInfo,
   ruleAllows,
 } from '../src/index.js';
-import { pod, start } from './helpers.js';
+import { callAs, clusterRole, clusterRoleBinding, pod, role, roleBinding, start } from './helpers.js';
+import { kubectlIn, kubectlMissing } from './kubectl-harness.js';
 
 let server: MiniApiServer;
 afterEach(async () => {
@@ -173,23 +173,8 @@ describe('rule matching (upstream RuleAllows)', () => {
   });
 });
 
-const RBAC = 'rbac.authorization.k8s.io/v1';
-
-async function as(
-  token: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ code: number; body: any }> {
-  const init: RequestInit = {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-  };
-  if (body !== undefined) init.body = JSON.stringify(body);
-  const res = await fetch(server.url + path, init);
-  const text = await res.text();
-  return { code: res.status, body: text === '' ? undefined : JSON.parse(text) };
-}
+const as = (token: string, method: string, path: string, body?: unknown) =>
+  callAs(server, token, method, path, body);
 
 async function rbacServer(): Promise<void> {
   server = await start({
@@ -252,39 +237,34 @@ describe('RBAC mode', () => {
     await rbacServer();
     server.store.create('namespaces', { metadata: { name: 'other' } });
     server.store.create('pods', pod('web'));
-    server.store.create('clusterroles', {
-      apiVersion: RBAC,
-      kind: 'ClusterRole',
-      metadata: { name: 'pod-reader' },
-      rules: [{ verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['pods'] }],
-    } as any);
-    server.store.create('roles', {
-      apiVersion: RBAC,
-      kind: 'Role',
-      metadata: { name: 'pod-writer', namespace: 'default' },
-      rules: [{ verbs: ['create'], apiGroups: [''], resources: ['pods'] }],
-    } as any);
-    server.store.create('rolebindings', {
-      apiVersion: RBAC,
-      kind: 'RoleBinding',
-      metadata: { name: 'alice-reads', namespace: 'default' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'pod-reader' },
-      subjects: [{ kind: 'User', name: 'alice' }],
-    } as any);
-    server.store.create('rolebindings', {
-      apiVersion: RBAC,
-      kind: 'RoleBinding',
-      metadata: { name: 'sa-writes', namespace: 'default' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-writer' },
-      subjects: [{ kind: 'ServiceAccount', name: 'builder' }],
-    } as any);
-    server.store.create('clusterrolebindings', {
-      apiVersion: RBAC,
-      kind: 'ClusterRoleBinding',
-      metadata: { name: 'viewers-read' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'pod-reader' },
-      subjects: [{ kind: 'Group', name: 'viewers' }],
-    } as any);
+    server.store.create(
+      'clusterroles',
+      clusterRole('pod-reader', [
+        { verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['pods'] },
+      ]) as any,
+    );
+    server.store.create(
+      'roles',
+      role('default', 'pod-writer', [{ verbs: ['create'], apiGroups: [''], resources: ['pods'] }]) as any,
+    );
+    server.store.create(
+      'rolebindings',
+      roleBinding('default', 'alice-reads', 'ClusterRole', 'pod-reader', {
+        kind: 'User',
+        name: 'alice',
+      }) as any,
+    );
+    server.store.create(
+      'rolebindings',
+      roleBinding('default', 'sa-writes', 'Role', 'pod-writer', {
+        kind: 'ServiceAccount',
+        name: 'builder',
+      }) as any,
+    );
+    server.store.create(
+      'clusterrolebindings',
+      clusterRoleBinding('viewers-read', 'pod-reader', { kind: 'Group', name: 'viewers' }) as any,
+    );
     expect((await as('alice', 'GET', '/api/v1/namespaces/default/pods/web')).code).toBe(200);
     expect((await as('alice', 'GET', '/api/v1/namespaces/other/pods')).code).toBe(403);
     expect((await as('alice', 'GET', '/api/v1/pods')).code).toBe(403);
@@ -299,13 +279,10 @@ describe('RBAC mode', () => {
 
   test('a binding to a missing role adds upstream reason to the 403', async () => {
     await rbacServer();
-    server.store.create('clusterrolebindings', {
-      apiVersion: RBAC,
-      kind: 'ClusterRoleBinding',
-      metadata: { name: 'dangling' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'gone' },
-      subjects: [{ kind: 'User', name: 'alice' }],
-    } as any);
+    server.store.create(
+      'clusterrolebindings',
+      clusterRoleBinding('dangling', 'gone', { kind: 'User', name: 'alice' }) as any,
+    );
     const res = await as('alice', 'GET', '/api/v1/nodes');
     expect(res.body.message).toBe(
       'nodes is forbidden: User "alice" cannot list resource "nodes" in API group "" at the cluster scope: RBAC: clusterrole.rbac.authorization.k8s.io "gone" not found',
@@ -314,19 +291,14 @@ describe('RBAC mode', () => {
 
   test('SubjectAccessReview and SelfSubjectAccessReview', async () => {
     await rbacServer();
-    server.store.create('clusterroles', {
-      apiVersion: RBAC,
-      kind: 'ClusterRole',
-      metadata: { name: 'node-status' },
-      rules: [{ verbs: ['patch'], apiGroups: [''], resources: ['nodes/status'] }],
-    } as any);
-    server.store.create('clusterrolebindings', {
-      apiVersion: RBAC,
-      kind: 'ClusterRoleBinding',
-      metadata: { name: 'alice-node-status' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'node-status' },
-      subjects: [{ kind: 'User', name: 'alice' }],
-    } as any);
+    server.store.create(
+      'clusterroles',
+      clusterRole('node-status', [{ verbs: ['patch'], apiGroups: [''], resources: ['nodes/status'] }]) as any,
+    );
+    server.store.create(
+      'clusterrolebindings',
+      clusterRoleBinding('alice-node-status', 'node-status', { kind: 'User', name: 'alice' }) as any,
+    );
     const sar = (spec: unknown) =>
       as('admin', 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
         apiVersion: 'authorization.k8s.io/v1',
@@ -393,8 +365,6 @@ describe('RBAC mode', () => {
   });
 });
 
-const kubectlMissing = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0;
-
 describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl auth can-i', () => {
   test('answers yes/no per the RBAC objects, for resources, subresources and paths', async () => {
     if (kubectlMissing)
@@ -404,23 +374,18 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl auth can-i
       tls: 'self-signed',
       tokens: [{ token: 'alice', user: 'alice' }],
     });
-    server.store.create('clusterroles', {
-      apiVersion: RBAC,
-      kind: 'ClusterRole',
-      metadata: { name: 'r' },
-      rules: [
+    server.store.create(
+      'clusterroles',
+      clusterRole('r', [
         { verbs: ['list', 'watch'], apiGroups: [''], resources: ['pods'] },
         { verbs: ['patch'], apiGroups: [''], resources: ['pods/status'] },
         { verbs: ['get'], nonResourceURLs: ['/logs/*'] },
-      ],
-    } as any);
-    server.store.create('rolebindings', {
-      apiVersion: RBAC,
-      kind: 'RoleBinding',
-      metadata: { name: 'b', namespace: 'default' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'r' },
-      subjects: [{ kind: 'User', name: 'alice' }],
-    } as any);
+      ]) as any,
+    );
+    server.store.create(
+      'rolebindings',
+      roleBinding('default', 'b', 'ClusterRole', 'r', { kind: 'User', name: 'alice' }) as any,
+    );
     const dir = await mkdtemp(join(tmpdir(), 'can-i-'));
     try {
       const kubeconfig = join(dir, 'kubeconfig');
@@ -428,19 +393,8 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl auth can-i
         kubeconfig,
         renderKubeconfig({ server: server.url, token: 'alice', certificateAuthority: server.tls?.ca ?? '' }),
       );
-      const canI = (...args: string[]) =>
-        new Promise<{ code: number; out: string }>((resolve) => {
-          execFile(
-            'kubectl',
-            ['auth', 'can-i', ...args],
-            { env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dir } },
-            (err, stdout, stderr) =>
-              resolve({
-                code: err ? ((err as { code?: number }).code ?? 1) : 0,
-                out: (stdout + stderr).trim(),
-              }),
-          );
-        });
+      const kubectl = kubectlIn(dir);
+      const canI = (...args: string[]) => kubectl('auth', 'can-i', ...args);
       expect(await canI('list', 'pods', '-n', 'default')).toEqual({ code: 0, out: 'yes' });
       expect(await canI('list', 'pods', '-n', 'other')).toEqual({ code: 1, out: 'no' });
       expect(await canI('delete', 'pods', '-n', 'default')).toEqual({ code: 1, out: 'no' });
@@ -449,14 +403,8 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl auth can-i
         out: 'yes',
       });
       expect(await canI('get', '/logs/kubelet.log')).toEqual({ code: 1, out: 'no' });
-      const resources = await new Promise<string>((resolve) => {
-        execFile(
-          'kubectl',
-          ['api-resources', '--api-group=authorization.k8s.io', '-o', 'name'],
-          { env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dir } },
-          (_err, stdout, stderr) => resolve((stdout + stderr).trim()),
-        );
-      });
+      const resources = (await kubectl('api-resources', '--api-group=authorization.k8s.io', '-o', 'name'))
+        .out;
       expect(resources.split('\n').sort()).toEqual([
         'localsubjectaccessreviews.authorization.k8s.io',
         'selfsubjectaccessreviews.authorization.k8s.io',

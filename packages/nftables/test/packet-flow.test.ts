@@ -9,6 +9,21 @@ import { type Cluster, NODE, NODE_IP, slice, svc } from './helpers.js';
 const EXT_CLIENT = '203.0.113.2';
 const BLOCKED = '203.0.113.130';
 
+/**
+ * The cluster of one service, `ns1/svc1`, with one EndpointSlice (port p80: 80) of
+ * `endpoints`, or none when there are none.
+ */
+function oneService(
+  spec: Parameters<typeof svc>[2],
+  endpoints: Parameters<typeof slice>[3],
+  status?: Parameters<typeof svc>[3],
+): Cluster {
+  return {
+    services: [svc('ns1', 'svc1', spec, status)],
+    slices: endpoints.length ? [slice('ns1', 'svc1', [{ name: 'p80', port: 80 }], endpoints)] : [],
+  };
+}
+
 describe('packet flows (both layouts)', () => {
   it('no endpoints: REJECT on every address', () => {
     const c: Cluster = {
@@ -185,22 +200,16 @@ describe('packet flows (both layouts)', () => {
   });
 
   it('load balancer with source ranges', () => {
-    const c: Cluster = {
-      services: [
-        svc(
-          'ns1',
-          'svc1',
-          {
-            type: 'LoadBalancer',
-            clusterIP: '172.30.0.41',
-            ports: [{ name: 'p80', port: 80, nodePort: 3001 }],
-            loadBalancerSourceRanges: ['192.168.0.0/24', ' 203.0.113.0/25'],
-          },
-          { loadBalancer: { ingress: [{ ip: '1.2.3.4' }, { ip: '5.6.7.8' }] } },
-        ),
-      ],
-      slices: [slice('ns1', 'svc1', [{ name: 'p80', port: 80 }], [{ ip: '10.180.0.1' }])],
-    };
+    const c = oneService(
+      {
+        type: 'LoadBalancer',
+        clusterIP: '172.30.0.41',
+        ports: [{ name: 'p80', port: 80, nodePort: 3001 }],
+        loadBalancerSourceRanges: ['192.168.0.0/24', ' 203.0.113.0/25'],
+      },
+      [{ ip: '10.180.0.1' }],
+      { loadBalancer: { ingress: [{ ip: '1.2.3.4' }, { ip: '5.6.7.8' }] } },
+    );
     runFlows(c, [
       {
         name: 'pod to cluster IP',
@@ -269,24 +278,19 @@ describe('packet flows (both layouts)', () => {
     ]);
   });
 
-  const etpLocal = (endpoints: Parameters<typeof slice>[3]): Cluster => ({
-    services: [
-      svc(
-        'ns1',
-        'svc1',
-        {
-          type: 'LoadBalancer',
-          externalTrafficPolicy: 'Local',
-          clusterIP: '172.30.0.41',
-          externalIPs: ['192.168.99.11'],
-          ports: [{ name: 'p80', port: 80, nodePort: 3001 }],
-          healthCheckNodePort: 30000,
-        },
-        { loadBalancer: { ingress: [{ ip: '1.2.3.4' }] } },
-      ),
-    ],
-    slices: endpoints.length ? [slice('ns1', 'svc1', [{ name: 'p80', port: 80 }], endpoints)] : [],
-  });
+  const etpLocal = (endpoints: Parameters<typeof slice>[3]): Cluster =>
+    oneService(
+      {
+        type: 'LoadBalancer',
+        externalTrafficPolicy: 'Local',
+        clusterIP: '172.30.0.41',
+        externalIPs: ['192.168.99.11'],
+        ports: [{ name: 'p80', port: 80, nodePort: 3001 }],
+        healthCheckNodePort: 30000,
+      },
+      endpoints,
+      { loadBalancer: { ingress: [{ ip: '1.2.3.4' }] } },
+    );
 
   it('externalTrafficPolicy Local with local and remote endpoints', () => {
     runFlows(
@@ -398,17 +402,16 @@ describe('packet flows (both layouts)', () => {
   });
 
   it('internalTrafficPolicy Local', () => {
-    const c = (eps: Parameters<typeof slice>[3]): Cluster => ({
-      services: [
-        svc('ns1', 'svc1', {
+    const c = (eps: Parameters<typeof slice>[3]): Cluster =>
+      oneService(
+        {
           type: 'NodePort',
           internalTrafficPolicy: 'Local',
           clusterIP: '172.30.0.41',
           ports: [{ name: 'p80', port: 80, nodePort: 3001 }],
-        }),
-      ],
-      slices: [slice('ns1', 'svc1', [{ name: 'p80', port: 80 }], eps)],
-    });
+        },
+        eps,
+      );
     runFlows(
       c([
         { ip: '10.180.0.1', node: NODE },
@@ -452,10 +455,8 @@ describe('packet flows (both layouts)', () => {
   });
 
   it('terminating endpoints are used only when no endpoint is ready', () => {
-    const c = (eps: Parameters<typeof slice>[3]): Cluster => ({
-      services: [svc('ns1', 'svc1', { clusterIP: '172.30.0.41', ports: [{ name: 'p80', port: 80 }] })],
-      slices: [slice('ns1', 'svc1', [{ name: 'p80', port: 80 }], eps)],
-    });
+    const c = (eps: Parameters<typeof slice>[3]): Cluster =>
+      oneService({ clusterIP: '172.30.0.41', ports: [{ name: 'p80', port: 80 }] }, eps);
     runFlows(c([{ ip: '10.0.1.1' }, { ip: '10.0.1.2', ready: false, serving: true, terminating: true }]), [
       {
         name: 'ready only',
@@ -493,8 +494,7 @@ describe('packet flows (both layouts)', () => {
 
   it('topology hints: PreferSameZone and PreferSameNode', () => {
     const zoneSvc = (eps: Parameters<typeof slice>[3]): Cluster => ({
-      services: [svc('ns1', 'svc1', { clusterIP: '172.30.0.41', ports: [{ name: 'p80', port: 80 }] })],
-      slices: [slice('ns1', 'svc1', [{ name: 'p80', port: 80 }], eps)],
+      ...oneService({ clusterIP: '172.30.0.41', ports: [{ name: 'p80', port: 80 }] }, eps),
       nodeLabels: { 'topology.kubernetes.io/zone': 'zone-a' },
     });
     runFlows(
@@ -539,16 +539,10 @@ describe('packet flows (both layouts)', () => {
   });
 
   it('session affinity services still reach every endpoint', () => {
-    const c: Cluster = {
-      services: [
-        svc('ns1', 'svc1', {
-          clusterIP: '172.30.0.41',
-          sessionAffinity: 'ClientIP',
-          ports: [{ name: 'p80', port: 80 }],
-        }),
-      ],
-      slices: [slice('ns1', 'svc1', [{ name: 'p80', port: 80 }], [{ ip: '10.0.1.1' }, { ip: '10.0.1.2' }])],
-    };
+    const c = oneService(
+      { clusterIP: '172.30.0.41', sessionAffinity: 'ClientIP', ports: [{ name: 'p80', port: 80 }] },
+      [{ ip: '10.0.1.1' }, { ip: '10.0.1.2' }],
+    );
     runFlows(c, [
       {
         name: 'affinity',
@@ -569,10 +563,9 @@ describe('packet flows (both layouts)', () => {
   });
 
   it('masquerade-all and no detector', () => {
-    const c: Cluster = {
-      services: [svc('ns1', 'svc1', { clusterIP: '172.30.0.41', ports: [{ name: 'p80', port: 80 }] })],
-      slices: [slice('ns1', 'svc1', [{ name: 'p80', port: 80 }], [{ ip: '10.0.1.1' }])],
-    };
+    const c = oneService({ clusterIP: '172.30.0.41', ports: [{ name: 'p80', port: 80 }] }, [
+      { ip: '10.0.1.1' },
+    ]);
     runFlows(
       c,
       [

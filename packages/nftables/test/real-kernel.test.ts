@@ -8,7 +8,13 @@
  * without `add rule` / `add element` (nft 1.0.6 would dump every chain for them).
  */
 import { buildProxySnapshots, ProxyState } from '@nodeagent/proxy-state';
-import { createNetns, createVethPair, listLeakedNetns, type Netns } from '@nodeagent/test-support/netns';
+import { createNetns, listLeakedNetns, type Netns } from '@nodeagent/test-support/netns';
+import {
+  createProxyNetns,
+  PROXY_NODE_IP as NODE_IP,
+  PROXY_POD_CIDR as POD_CIDR,
+  proxyKernelServices,
+} from '@nodeagent/test-support/proxy-netns';
 import { describeRealNode } from '@nodeagent/test-support/real-node';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,8 +24,6 @@ import { slice, svc } from './helpers.js';
 import { connectFrom, meaningDiff, startNameServer, tableMeaning } from './kernel-support.js';
 
 const PREFIX = 'nftk';
-const POD_CIDR = '10.100.0.0/16';
-const NODE_IP = '192.168.50.1';
 
 describeRealNode('nftables rules in a real kernel (network namespaces)', ['root', 'netns', 'nft'], () => {
   let node: Netns;
@@ -29,21 +33,8 @@ describeRealNode('nftables rules in a real kernel (network namespaces)', ['root'
   let check: Netns;
 
   beforeAll(async () => {
-    node = await createNetns(PREFIX);
-    pod1 = await createNetns(PREFIX);
-    pod2 = await createNetns(PREFIX);
-    ext = await createNetns(PREFIX);
+    ({ node, pod1, pod2, ext } = await createProxyNetns(PREFIX));
     check = await createNetns(PREFIX);
-    await createVethPair(node, pod1, { addressA: '10.100.1.1/24', addressB: '10.100.1.2/24' });
-    await createVethPair(node, pod2, { addressA: '10.100.2.1/24', addressB: '10.100.2.2/24' });
-    await createVethPair(node, ext, { addressA: `${NODE_IP}/24`, addressB: '192.168.50.2/24' });
-    await pod1.execChecked(['ip', 'route', 'add', 'default', 'via', '10.100.1.1']);
-    await pod2.execChecked(['ip', 'route', 'add', 'default', 'via', '10.100.2.1']);
-    await ext.execChecked(['ip', 'route', 'add', 'default', 'via', NODE_IP]);
-    await node.execChecked(['sysctl', '-q', '-w', 'net.ipv4.ip_forward=1']);
-    // A fresh namespace rate-limits ICMP errors per peer; rejects must answer at once.
-    await node.execChecked(['sysctl', '-q', '-w', 'net.ipv4.icmp_ratelimit=0']);
-    await node.execChecked(['ip', 'route', 'add', '172.30.0.0/16', 'via', '10.100.1.2']);
     await startNameServer(pod1, 'pod1', 8080);
     await startNameServer(pod2, 'pod2', 8080);
   });
@@ -167,24 +158,7 @@ describeRealNode('nftables rules in a real kernel (network namespaces)', ['root'
     beforeAll(async () => {
       await node.exec(['nft', 'delete', 'table', 'ip', 'kube-proxy']);
       state = new ProxyState({ nodeName: 'test-node', nodeIPs: [NODE_IP] });
-      add('web', { clusterIP: '172.30.0.10', ports: [{ name: 'http', port: 80, targetPort: 8080 }] });
-      add('np-local', {
-        type: 'NodePort',
-        clusterIP: '172.30.0.11',
-        externalTrafficPolicy: 'Local',
-        ports: [{ name: 'http', port: 80, nodePort: 30080 }],
-      });
-      add('sticky', {
-        clusterIP: '172.30.0.12',
-        sessionAffinity: 'ClientIP',
-        ports: [{ name: 'http', port: 80 }],
-      });
-      add('none', { clusterIP: '172.30.0.13', ports: [{ name: 'http', port: 80 }] }, []);
-      add(
-        'np',
-        { type: 'NodePort', clusterIP: '172.30.0.14', ports: [{ name: 'http', port: 80, nodePort: 30081 }] },
-        [{ ip: '10.100.2.2', node: 'other' }],
-      );
+      for (const s of proxyKernelServices()) add(s.name, s.spec, s.endpoints);
       syncer = new NftSyncer({ executor: new SpawnNftExecutor({ netns: node.name }), render });
       const r = await syncer.sync(state.checkout().v4);
       expect(r.full).toBe(true);
