@@ -14,9 +14,12 @@ import type {
   SyncPodType,
 } from '@nodeagent/pod-workers';
 
-/** Thrown to a callback that starts after shutdown began. */
+/**
+ * Thrown to a callback that starts after shutdown began. Named `AbortError`, a cancellation:
+ * the pod workers log it at debug level, as the kubelet logs a sync ended by `context.Canceled`.
+ */
 export class AgentStoppingError extends Error {
-  override readonly name = 'AgentStoppingError';
+  override readonly name = 'AbortError';
 }
 
 /** Wraps a syncer; {@link TrackedSyncer.drain} stops new calls and waits for the running ones. */

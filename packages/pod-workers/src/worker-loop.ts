@@ -91,8 +91,9 @@ export async function runPodWorkerLoop<S, R extends RunningPod>(
     );
     host.endSync(uid);
 
-    if (failure !== undefined && signal.aborted) {
-      // A newer update (termination, shorter grace) is already pending.
+    if (failure !== undefined && (signal.aborted || failure.name === 'AbortError')) {
+      // A newer update (termination, shorter grace) is already pending, or the sync was
+      // cancelled (an `AbortError`, the kubelet's `context.Canceled`): not an error.
       host.log.debug({ podUID: uid, operation }, 'Sync exited with context cancellation error');
       host.completeWork(uid, false, undefined, operation, true);
       host.observeDuration(update.updateType, update.startTime);

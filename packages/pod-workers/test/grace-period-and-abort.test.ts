@@ -122,6 +122,21 @@ describe('aborting a running sync', () => {
     expect(h.syncer.callsFor('a', 'syncTerminatingPod')[0]?.ctx.signal.aborted).toBe(false);
   });
 
+  it('a sync that fails with an AbortError (a cancellation) is not logged as an error, as context.Canceled upstream', async () => {
+    const h = createHarness();
+    h.syncer.behavior = (c) => {
+      if (c.method !== 'syncPod') return undefined;
+      const err = new Error('the host is stopping');
+      err.name = 'AbortError';
+      throw err;
+    };
+    h.workers.updatePod({ updateType: 'create', pod: makePod('a') });
+    await h.settle();
+    expect(h.syncer.callsFor('a', 'syncPod')).toHaveLength(1);
+    expect(h.logger.find('Error syncing pod')).toHaveLength(0);
+    expect(h.logger.find('Sync exited with context cancellation error', 'debug')).toHaveLength(1);
+  });
+
   it('aborts the wait for a newer status when termination is requested', async () => {
     const h = createHarness();
     const pod = makePod('a');
