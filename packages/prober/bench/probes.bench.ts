@@ -17,7 +17,7 @@ import type { V1PodStatus } from '@kubernetes/client-node';
 import { afterAll, beforeAll, it } from 'vitest';
 import { DEFAULT_USER_AGENT, type ProbeAttempt, ProbeManager } from '../src/index.js';
 import { benchPod } from './bench-pods.js';
-import { LoopStalls } from './loop-stalls.js';
+import { LoopStalls, type Stall } from './loop-stalls.js';
 
 // PROBER_BENCH_PROBES=1000 measures a load this machine can sustain, next to the 5,000 target.
 const PROBES = Number(process.env.PROBER_BENCH_PROBES ?? 5_000);
@@ -57,6 +57,8 @@ interface Sample {
   /** Event-loop stalls over the measured window (ms): p99 and max ({@link LoopStalls}). */
   loopDelayP99Ms: number;
   loopDelayMaxMs: number;
+  /** The stalls of at least {@link LoopStalls.LONG_MS}, with the process CPU used in each. */
+  longStalls: Stall[];
   /** Garbage-collection pauses in the measured window (PerformanceObserver 'gc'). */
   gc: GcTotals;
 }
@@ -166,6 +168,7 @@ async function measure(
     drift: drifts(starts, t0 + WARMUP_MS),
     loopDelayP99Ms: stalls.p99Ms,
     loopDelayMaxMs: stalls.maxMs,
+    longStalls: stalls.long,
     gc,
   };
 }
@@ -297,6 +300,7 @@ function combine(samples: Sample[]): Sample & { cpuRange: [number, number] } {
     drift: samples.flatMap((s) => s.drift),
     loopDelayP99Ms: median(samples.map((s) => s.loopDelayP99Ms)),
     loopDelayMaxMs: Math.max(...samples.map((s) => s.loopDelayMaxMs)),
+    longStalls: samples.flatMap((s) => s.longStalls),
     gc,
   };
 }
@@ -332,6 +336,11 @@ it(`${PROBES} probes at 1 s: ProbeManager vs a bare timer loop`, async () => {
   const ratios = ourRounds.map((s, i) => s.cpuMsPerProbe / (bareRounds[i] as Sample).cpuMsPerProbe);
   console.log(
     `CPU ratio (ours / bare), medians over ${ROUNDS} alternating rounds: ${(mine.cpuMsPerProbe / base.cpuMsPerProbe).toFixed(2)}× (per round: ${ratios.map((x) => x.toFixed(2)).join(', ')})`,
+  );
+  const stallList = (s: Sample) =>
+    s.longStalls.map((x) => `${x.ms.toFixed(0)} (CPU ${x.cpuMs.toFixed(0)})`).join(', ') || 'none';
+  console.log(
+    `stalls ≥ ${LoopStalls.LONG_MS} ms, with the process CPU in each (ms) — bare: ${stallList(base)}; ours: ${stallList(mine)}`,
   );
   console.log(
     `top failure reasons (bare): ${JSON.stringify(base.reasons)} (ours): ${JSON.stringify(mine.reasons)}`,
