@@ -14,6 +14,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
+import { join } from 'node:path';
 
 /** Filesystem calls on a cgroup tree. All paths are absolute. */
 export interface CgroupFs {
@@ -27,6 +28,12 @@ export interface CgroupFs {
   rmdir(path: string): void;
   /** Names of the entries of a directory. */
   readdir(path: string): string[];
+  /**
+   * Names of the entries of a directory that are directories themselves, from the entry types
+   * the directory listing carries (no `stat` per entry; symlinks are not followed). Optional:
+   * without it the callers `readdir` and ask {@link CgroupFs.isDirectory} of each entry.
+   */
+  subdirectories?(path: string): string[];
   /** The text of a file. */
   readFile(path: string): string;
   /** Writes `value` to an existing interface file (creates it on a plain filesystem). */
@@ -54,6 +61,11 @@ export const nodeCgroupFs: CgroupFs = {
   },
   rmdir: (p) => rmdirSync(p),
   readdir: (p) => readdirSync(p),
+  // cgroupfs (kernfs) fills in each entry's type, as upstream's os.ReadDir + DirEntry.IsDir relies on.
+  subdirectories: (p) =>
+    readdirSync(p, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name),
   readFile: (p) => readFileSync(p, 'utf8'),
   writeFile: (p, v) => writeFileSync(p, v),
   kill: (pid) => {
@@ -66,3 +78,12 @@ export const nodeCgroupFs: CgroupFs = {
     }
   },
 };
+
+/**
+ * The directories among the entries of `dir` through `fs` ({@link CgroupFs.subdirectories} when
+ * it has it). @throws what `fs.readdir` throws (a missing `dir`: ENOENT)
+ */
+export function subdirectoriesOf(fs: CgroupFs, dir: string): string[] {
+  if (fs.subdirectories !== undefined) return fs.subdirectories(dir);
+  return fs.readdir(dir).filter((e) => fs.isDirectory(join(dir, e)));
+}

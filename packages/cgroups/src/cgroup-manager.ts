@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { type Clock, type Logger, noopLogger, realClock } from '@nodeagent/core';
-import type { CgroupFs } from './cgroup-fs.js';
+import { type CgroupFs, subdirectoriesOf } from './cgroup-fs.js';
 import type { CgroupLayout } from './cgroup-layout.js';
 import { type CgroupDriver, type CgroupName, cgroupPath } from './cgroup-name.js';
 import { CgroupError } from './errors.js';
@@ -266,9 +266,9 @@ export class CgroupManager {
     const rel = this.name(name);
     const out = new Set<number>();
     const walk = (dir: string): void => {
-      let entries: string[];
+      let children: string[];
       try {
-        entries = fs.readdir(dir);
+        children = subdirectoriesOf(fs, dir);
       } catch {
         return;
       }
@@ -279,7 +279,7 @@ export class CgroupManager {
           if (line.trim() !== '' && Number.isInteger(pid)) out.add(pid);
         }
       }
-      for (const e of entries) if (fs.isDirectory(join(dir, e))) walk(join(dir, e));
+      for (const c of children) walk(join(dir, c));
     };
     for (const h of [...layout.hierarchies, ...layout.cleanupOnly]) walk(join(h, rel));
     return [...out].sort((a, b) => a - b);
@@ -295,9 +295,7 @@ export class CgroupManager {
     const rel = this.name(name);
     const remove = async (dir: string): Promise<void> => {
       if (!fs.isDirectory(dir)) return;
-      for (const e of fs.readdir(dir)) {
-        if (fs.isDirectory(join(dir, e))) await remove(join(dir, e));
-      }
+      for (const c of subdirectoriesOf(fs, dir)) await remove(join(dir, c));
       let delayMs = 10;
       for (let attempt = 0; ; attempt++) {
         try {

@@ -11,7 +11,7 @@
 import { join } from 'node:path';
 import { type Clock, type Logger, noopLogger, realClock, type Timer } from '@nodeagent/core';
 import { podQosClass } from '@nodeagent/kubecontainer';
-import { type CgroupFs, nodeCgroupFs } from './cgroup-fs.js';
+import { type CgroupFs, nodeCgroupFs, subdirectoriesOf } from './cgroup-fs.js';
 import { type CgroupLayout, detectCgroupLayout } from './cgroup-layout.js';
 import { CgroupManager } from './cgroup-manager.js';
 import {
@@ -371,17 +371,17 @@ export class ContainerManager implements PodCgroups {
         const dir = join(mount, qosPath);
         let entries: string[];
         try {
-          entries = this.#fs.readdir(dir);
+          // The listing's entry types, not a stat per entry (upstream: os.ReadDir, IsDir): every
+          // 2 s, over every hierarchy of cgroup v1, with up to max-pods pod directories in each.
+          entries = subdirectoriesOf(this.#fs, dir);
         } catch {
           continue;
         }
         for (const e of entries) {
+          if (!e.includes(POD_CGROUP_PREFIX)) continue;
           const internal = parseCgroupPath(join(qosPath, e), this.#driver);
           const base = internal[internal.length - 1] ?? '';
           if (!base.includes(POD_CGROUP_PREFIX)) continue;
-          // Only names that can be pods are stat'ed: the control files (cpu.shares, tasks, …)
-          // never carry the prefix, and a v1 hierarchy has dozens of them per directory.
-          if (!this.#fs.isDirectory(join(dir, e))) continue;
           const parts = base.split(POD_CGROUP_PREFIX);
           if (parts.length !== 2) {
             this.#log.info(

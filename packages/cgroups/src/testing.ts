@@ -168,6 +168,10 @@ export function createFakeCgroupTree(options: FakeCgroupTreeOptions): FakeCgroup
       rmdirSync(p);
     },
     readdir: (p) => readdirSync(p),
+    subdirectories: (p) =>
+      readdirSync(p, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name),
     readFile: (p) => readFileSync(p, 'utf8'),
     writeFile: (p, value) => {
       if (!isDir(dirname(p))) throw errno('ENOENT', p);

@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 // The hierarchy on fake cgroup trees (v1 and v2, cgroupfs and systemd): the files the kubelet
 // writes, where pod cgroups go, the parent the runtime gets, destroy and orphan cleanup.
 import { FakeClock } from '@nodeagent/core/testing';
@@ -223,6 +225,33 @@ describe('cgroup v1, cgroupfs driver', () => {
     expect(tree.exists(`cpu/kubepods/pod${guaranteed.metadata?.uid}`)).toBe(true);
     expect(tree.read(`cpu/kubepods/burstable/pod${burstable.metadata?.uid}/cpu.shares`)).toBe('2');
     expect(tree.exists(`cpu/kubepods/besteffort/pod${besteffort.metadata?.uid}`)).toBe(false);
+  });
+
+  it('pod directories only, from the listing or (without subdirectories) a stat per entry', async () => {
+    const { tree, cm } = setup(1);
+    await cm.start();
+    cm.ensurePodCgroup(burstable);
+    cm.ensurePodCgroup(besteffort);
+    // A file whose name looks like a pod cgroup is not one.
+    writeFileSync(join(tree.mountRoot, 'memory/kubepods/burstable/pod-not-a-dir'), '');
+    const expected = [burstable, besteffort].map((p) => p.metadata?.uid).sort();
+    expect([...cm.getAllPodsFromCgroups().keys()].sort()).toEqual(expected);
+    const { subdirectories: _, ...statPerEntry } = tree.fs;
+    const viaStat = new ContainerManager({
+      capacity: { cpu: '4', memory: '8Gi', 'hugepages-2Mi': '0' },
+      cgroupMountRoot: tree.mountRoot,
+      procRoot: tree.procRoot,
+      sysRoot: tree.sysRoot,
+      fs: statPerEntry,
+      clock: new FakeClock(),
+      activePods: () => [],
+    });
+    await viaStat.start();
+    expect([...viaStat.getAllPodsFromCgroups().keys()].sort()).toEqual(expected);
+    expect(await viaStat.cleanupOrphanedPodCgroups(new Set([burstable.metadata?.uid ?? '']))).toEqual([
+      besteffort.metadata?.uid,
+    ]);
+    expect(tree.exists(`memory/kubepods/besteffort/pod${besteffort.metadata?.uid}`)).toBe(false);
   });
 
   it('a cgroupRoot below the mount root holds kubepods', async () => {
