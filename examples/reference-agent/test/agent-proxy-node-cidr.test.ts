@@ -6,6 +6,7 @@
 // resolved per family as `NewNodePortAddresses` + `GetNodeIPs` over the interface addresses.
 // Informers over FakeListerWatchers; rules rendered in memory only.
 import type { V1Node } from '@kubernetes/client-node';
+import type { LogFn, Logger } from '@nodeagent/core';
 import type { InformerRequest, KubeObject, ListerWatcher } from '@nodeagent/informer';
 import { SharedInformerFactory } from '@nodeagent/informer';
 import { FakeListerWatcher } from '@nodeagent/informer/testing';
@@ -66,18 +67,19 @@ function harness(settings: Partial<ProxySettings>, opts: { timeoutMs?: number; s
   running.push(entry);
   const lines: string[] = [];
   const base = testLogger();
-  const logger = {
+  const record =
+    (fn: LogFn): LogFn =>
+    (o: Readonly<Record<string, unknown>> | string, m?: string) => {
+      lines.push(typeof o === 'string' ? o : `${m ?? ''} ${JSON.stringify(o)}`);
+      if (typeof o === 'string') fn(o);
+      else fn(o, m);
+    };
+  const logger: Logger = {
     ...base,
-    info: (o: object, m: string) => {
-      lines.push(`${m} ${JSON.stringify(o)}`);
-      base.info(o, m);
-    },
-    error: (o: object, m: string) => {
-      lines.push(`${m} ${JSON.stringify(o)}`);
-      base.error(o, m);
-    },
+    info: record(base.info),
+    error: record(base.error),
     child: () => logger,
-  } as typeof base;
+  };
   let built = false;
   const starting = factory.start(AbortSignal.timeout(10_000)).then(() =>
     startAgentProxy({

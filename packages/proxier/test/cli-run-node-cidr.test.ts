@@ -110,7 +110,7 @@ async function start(
     done,
     stop: () => stop('SIGTERM'),
     setPodCIDRs: (cidrs) => {
-      const n = server.store.get('nodes', undefined, NODE) as V1Node;
+      const n = server.store.get('nodes', undefined, NODE) as unknown as V1Node;
       server.store.update('nodes', {
         ...n,
         spec: { ...n.spec, podCIDR: cidrs[0], podCIDRs: cidrs },
