@@ -13,6 +13,7 @@ import { FakeListerWatcher } from '@nodeagent/informer/testing';
 import { NodeWaitTimeoutError } from '@nodeagent/proxier';
 import promClient from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli.js';
 import { type AgentProxy, nodePortIPs, type ProxySettings, startAgentProxy } from '../src/proxy-wiring.js';
 import { testLogger, waitFor } from './helpers.js';
 
@@ -211,4 +212,38 @@ describe('nodePortIPs (kube-proxy NewNodePortAddresses + GetNodeIPs per family)'
     ]);
     expect(await nodePortIPs(['203.0.113.0/24'], 'iptables', [], 4, addrs)).toEqual([]);
   });
+});
+
+describe('the agent command line: SIGTERM during the NodeCIDR wait', () => {
+  it('stops cleanly (exit 0) while the Node has no PodCIDR (embedded API server, no --pod-cidr)', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const stop = new AbortController();
+    const code = runCli(
+      [
+        '--node-name=ncidr-cli',
+        '--proxy-mode=iptables',
+        '--detect-local-mode=NodeCIDR',
+        '--proxy-healthz-bind-address=127.0.0.1:0',
+        '--proxy-metrics-bind-address=',
+        '--log-level=info',
+      ],
+      {
+        stdout: { write: (t: string) => out.push(t) },
+        stderr: { write: (t: string) => err.push(t) },
+        signal: stop.signal,
+        handleSignals: false,
+      },
+    );
+    await waitFor(
+      'the wait is logged',
+      () => err.join('').includes('node \\"ncidr-cli\\" does not have any PodCIDR allocated') || undefined,
+      30_000,
+    );
+    stop.abort();
+    expect(await code).toBe(0);
+    expect(out.join('')).toContain('stopping the node agent');
+    expect(out.join('')).not.toContain('is running');
+    expect(err.join('')).not.toContain('could not start');
+  }, 60_000);
 });

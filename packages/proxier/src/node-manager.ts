@@ -39,7 +39,10 @@ export class NodeWaitTimeoutError extends Error {
   override readonly name = 'NodeWaitTimeoutError';
   /** The node waited for. */
   readonly nodeName: string;
-  /** @param nodeName the node waited for; @param message kube-proxy's last reason */
+  /**
+   * @param nodeName the node waited for
+   * @param message kube-proxy's last reason
+   */
   constructor(nodeName: string, message: string) {
     super(message);
     this.nodeName = nodeName;
