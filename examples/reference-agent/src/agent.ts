@@ -92,6 +92,11 @@ const SYNC_LOOP_HEALTH_MS = 5 * 60_000;
 
 /** Options of {@link runAgent}. Timings default to the kubelet's. */
 export interface AgentOptions {
+  /**
+   * Cancels a start that is still waiting (kube-proxy's wait for the Node's PodCIDRs with
+   * `--detect-local-mode NodeCIDR`): `runAgent` cleans up and rejects with the signal's reason.
+   */
+  readonly startSignal?: AbortSignal | undefined;
   /** This node's name. */
   readonly nodeName: string;
   /** Use this kubeconfig's API server instead of starting the embedded one. @default embedded */
@@ -779,15 +784,19 @@ async function start(
       settings: proxySettings,
       nodeName,
       nodeIPs: nodeIps.length > 0 ? nodeIps : [machine.internalIp],
-      // kube-proxy's NodeCIDR detection reads the Node's spec.podCIDRs; --pod-cidr when unset.
-      podCIDRs: nodePodCidrs(nodeRef?.(), options.podCidr),
+      // kube-proxy's NodeCIDR detection waits for the Node's spec.podCIDRs (the agent registers
+      // its Node with --pod-cidr; a cluster's node IPAM may set it later).
+      node: () => nodeRef?.(),
       informers,
       metrics,
       metricsText: agentMetrics.text,
       rootDir: options.rootDir,
       embeddedRuntime: fakeRuntime !== undefined,
       fallbackToFreePort: apiServer !== undefined,
-      signal: lifetime.signal,
+      signal:
+        options.startSignal === undefined
+          ? lifetime.signal
+          : AbortSignal.any([lifetime.signal, options.startSignal]),
       clock,
       logger: log,
     });
@@ -829,11 +838,4 @@ async function start(
     proxy,
     stop,
   };
-}
-
-/** The node's pod CIDRs as kube-proxy reads them: the Node's `spec.podCIDRs` (or `podCIDR`), else `--pod-cidr`. */
-function nodePodCidrs(node: V1Node | undefined, podCidr: string | undefined): readonly string[] {
-  const fromNode = node?.spec?.podCIDRs ?? (node?.spec?.podCIDR ? [node.spec.podCIDR] : []);
-  if (fromNode.length > 0) return fromNode;
-  return podCidr !== undefined ? [podCidr] : [];
 }

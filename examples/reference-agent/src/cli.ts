@@ -148,9 +148,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
             ? undefined
             : flags.maxContainerRestartPeriodSeconds * 1000,
         logger: log,
+        startSignal: done.signal,
         ...io.agentOptions,
       });
     } catch (err) {
+      // SIGTERM while the start waits (kube-proxy's NodeCIDR wait): a clean stop, not a failure.
+      if (done.signal.aborted) {
+        io.stdout.write('stopping the node agent\n');
+        return 0;
+      }
       io.stderr.write(`error: the node agent could not start: ${(err as Error).message}\n`);
       return 1;
     }

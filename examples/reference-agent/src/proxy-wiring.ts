@@ -31,19 +31,28 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import type { V1Node } from '@kubernetes/client-node';
 import {
   type Clock,
-  cidrValueContains,
   joinHostPort,
   type Logger,
   type MetricsOptions,
   parseCIDR,
-  parseCIDRValue,
   parseIP,
-  parseIPValue,
 } from '@nodeagent/core';
 import type { SharedInformerFactory } from '@nodeagent/informer';
-import { loadBackendModule, Proxier, SpawnConntrackCleaner } from '@nodeagent/proxier';
+import {
+  isLoopbackIP,
+  listInterfaceAddresses,
+  loadBackendModule,
+  newNodePortAddresses,
+  nodePodCIDRs,
+  nodePortAddressIPs,
+  Proxier,
+  podCIDRsChanged,
+  SpawnConntrackCleaner,
+  waitForNodePodCIDRs,
+} from '@nodeagent/proxier';
 import type { DataPlaneBackend, IPFamily, LocalTrafficDetector } from '@nodeagent/proxy-state';
 
 /** `--proxy-mode` values. */
@@ -67,7 +76,7 @@ export interface ProxySettings {
   /**
    * kube-proxy's `--detect-local-mode`: how traffic from this node's pods is told apart.
    * `ClusterCIDR` (any pod of the cluster, `--cluster-cidr`), `NodeCIDR` (this node's pod CIDR:
-   * the Node's `spec.podCIDRs`, else `--pod-cidr`), `BridgeInterface` (`--pod-bridge-interface`),
+   * the Node's `spec.podCIDRs`, waited for up to 5 minutes as kube-proxy waits), `BridgeInterface` (`--pod-bridge-interface`),
    * `InterfaceNamePrefix` (`--pod-interface-name-prefix`).
    * @default ClusterCIDR when a cluster CIDR is given, else no detection
    */
@@ -76,7 +85,12 @@ export interface ProxySettings {
   readonly podBridgeInterface?: string | undefined;
   /** kube-proxy's `--pod-interface-name-prefix` (with `--detect-local-mode InterfaceNamePrefix`). */
   readonly podInterfaceNamePrefix?: string | undefined;
-  /** kube-proxy's `--nodeport-addresses`: CIDRs or `primary`. @default every node IP */
+  /**
+   * kube-proxy's `--nodeport-addresses`: CIDRs or `primary` (the node IP of each family). Per
+   * family, the local interface addresses inside its CIDRs; a family with no CIDR of its own
+   * accepts NodePorts on every local address.
+   * @default every local address (nftables: `primary`, as kube-proxy)
+   */
   readonly nodePortAddresses?: readonly string[] | undefined;
   /** kube-proxy's `--masquerade-all`. @default false */
   readonly masqueradeAll?: boolean | undefined;
@@ -138,7 +152,8 @@ export const PROXY_USAGE = `  --proxy-mode iptables|nftables|ipvs|none   kube-pr
                                         (default ClusterCIDR with --cluster-cidr; NodeCIDR: this node's pod CIDR)
   --pod-bridge-interface NAME           kube-proxy's: the pods' bridge, for BridgeInterface
   --pod-interface-name-prefix PREFIX    kube-proxy's: the pods' interface prefix, for InterfaceNamePrefix
-  --nodeport-addresses CIDR|primary,... kube-proxy's: node IPs NodePorts answer on (default all)
+  --nodeport-addresses CIDR|primary,... kube-proxy's: the local addresses inside these CIDRs answer NodePorts, per family
+                                        (a family without a CIDR: all; default all, nftables: primary)
   --masquerade-all[=BOOL]               kube-proxy's: SNAT all service traffic
   --proxy-healthz-bind-address ADDR     kube-proxy's --healthz-bind-address (default 0.0.0.0:10256; '' off)
   --proxy-metrics-bind-address ADDR     kube-proxy's --metrics-bind-address (default 127.0.0.1:10249; '' off)
@@ -254,8 +269,27 @@ export interface AgentProxyOptions {
   readonly nodeName: string;
   /** This node's IPs, primary first (else taken from the Node object). */
   readonly nodeIPs: readonly string[];
-  /** This node's pod CIDRs (the Node's `spec.podCIDRs`, else `--pod-cidr`), for `--detect-local-mode NodeCIDR`. @default none */
+  /**
+   * This node's Node object as the agent's informer has it. With `--detect-local-mode NodeCIDR`
+   * the proxy waits for it to have `spec.podCIDRs` before it builds its backends, as
+   * kube-proxy's `NodeManager` waits (1 s polls, 5 minutes, then `NodeWaitTimeoutError` with kube-proxy's last reason).
+   */
+  readonly node?: (() => V1Node | undefined) | undefined;
+  /**
+   * Static pod CIDRs for `--detect-local-mode NodeCIDR` when no {@link node} getter is given
+   * (no wait then: a family without a CIDR gets no local-traffic detection). @default none
+   */
   readonly podCIDRs?: readonly string[] | undefined;
+  /** The NodeCIDR wait's timeout, ms. @default 300000 (kube-proxy's 5 minutes) */
+  readonly nodeWaitTimeoutMs?: number | undefined;
+  /** The NodeCIDR wait's poll interval, ms. @default 1000 (kube-proxy's) */
+  readonly nodePollIntervalMs?: number | undefined;
+  /**
+   * The local interface addresses `--nodeport-addresses` CIDRs select from (kube-proxy's
+   * `GetNodeIPs` over `net.InterfaceAddrs()`).
+   * @default the interfaces of the proxy's network namespace (`--proxy-netns`, else the agent's)
+   */
+  readonly interfaceAddresses?: (() => Promise<readonly string[]>) | undefined;
   /** The agent's informer factory (started by the agent). */
   readonly informers: SharedInformerFactory;
   /** The agent's `/metrics` registry. */
@@ -453,28 +487,55 @@ export function localTrafficDetector(
   }
 }
 
-/** The node IPs of `family` inside `--nodeport-addresses` (`primary`: the primary node IP). */
-function nodePortIPs(
+/**
+ * `--nodeport-addresses` for one family as kube-proxy resolves it: `primary` expanded to the
+ * node IP of each family (not loopback) as a /32 or /128 (`newProxyServer`), the result
+ * through `NewNodePortAddresses` (no CIDR of this family: the zero CIDR, every local address)
+ * and, unless it matches everything, `GetNodeIPs`: the local interface addresses inside the
+ * CIDRs. Loopback addresses are left out with kube-proxy's error line (the agent has no
+ * localhost NodePorts). nftables mode defaults to `primary` (kube-proxy's `platformApplyDefaults`).
+ * @returns undefined for "every local address" (the backends' `addrtype LOCAL` /
+ *   `fib daddr type local` form), else the addresses (possibly none)
+ */
+export async function nodePortIPs(
   addresses: readonly string[],
+  mode: Exclude<AgentProxyMode, 'none'>,
   nodeIPs: readonly string[],
   family: IPFamily,
-): readonly string[] | undefined {
-  if (addresses.length === 0) return undefined;
-  const ips = nodeIPs.map((ip) => parseIP(ip)).filter((p) => p !== null && p.family === family);
-  const out = new Set<string>();
-  for (const a of addresses) {
-    if (a === 'primary') {
-      if (ips[0]) out.add(ips[0].ip);
+  interfaceAddresses: () => Promise<readonly string[]>,
+  log?: Logger,
+): Promise<readonly string[] | undefined> {
+  const list = addresses.length === 0 && mode === 'nftables' ? ['primary'] : addresses;
+  const cidrs: string[] = [];
+  for (const a of list) {
+    if (a !== 'primary') {
+      cidrs.push(a);
       continue;
     }
-    const cidr = parseCIDRValue(a);
-    if (!cidr || cidr.family !== family) continue;
-    for (const ip of ips) {
-      const v = ip ? parseIPValue(ip.ip) : null;
-      if (ip && v && cidrValueContains(cidr, v)) out.add(ip.ip);
+    for (const f of [4, 6] as const) {
+      const ip = nodeIPs.map((t) => parseIP(t)).find((p) => p?.family === f);
+      if (ip && !isLoopbackIP(ip.ip)) cidrs.push(`${ip.ip}/${f === 4 ? 32 : 128}`);
     }
   }
-  return [...out];
+  const npa = newNodePortAddresses(family, cidrs);
+  if (npa.matchAll) return undefined;
+  const out: string[] = [];
+  for (const ip of nodePortAddressIPs(npa, await interfaceAddresses())) {
+    if (!isLoopbackIP(ip)) out.push(ip);
+    else if (family === 6)
+      log?.error(
+        { address: ip },
+        '--nodeport-addresses includes localhost but localhost NodePorts are not supported on IPv6',
+      );
+    else
+      log?.error(
+        { address: ip },
+        mode === 'iptables'
+          ? '--nodeport-addresses includes localhost but --iptables-localhost-nodeports=false was passed'
+          : '--nodeport-addresses includes localhost but localhost NodePorts are not supported',
+      );
+  }
+  return out;
 }
 
 /**
@@ -535,12 +596,43 @@ export async function startAgentProxy(options: AgentProxyOptions): Promise<Agent
   if (families.length === 2)
     log.info({ primaryIpFamily: `IPv${primary}` }, 'kube-proxy running in dual-stack mode');
   else log.info({ ipFamily: `IPv${primary}` }, 'kube-proxy running in single-stack mode');
+  // kube-proxy's NodeManager: with NodeCIDR, no proxier before the Node has its PodCIDRs.
+  let podCIDRs = options.podCIDRs ?? [];
+  const nodeGetter = options.node;
+  if (settings.detectLocalMode === 'NodeCIDR' && nodeGetter !== undefined) {
+    const node = await waitForNodePodCIDRs({
+      nodeName: options.nodeName,
+      getNode: nodeGetter,
+      ...(options.nodeWaitTimeoutMs !== undefined ? { timeoutMs: options.nodeWaitTimeoutMs } : {}),
+      ...(options.nodePollIntervalMs !== undefined ? { pollIntervalMs: options.nodePollIntervalMs } : {}),
+      signal: options.signal,
+      ...(options.clock ? { clock: options.clock } : {}),
+      logger: log,
+    });
+    podCIDRs = nodePodCIDRs(node);
+    log.info({ node: options.nodeName, podCIDRs }, 'Successfully retrieved the PodCIDRs of the node');
+  }
+  let addressCache: Promise<readonly string[]> | undefined;
+  const interfaceAddresses = () => {
+    addressCache ??=
+      options.interfaceAddresses?.() ??
+      listInterfaceAddresses(renderOnly || settings.netns === undefined ? {} : { netns: settings.netns });
+    return addressCache;
+  };
   const perFamily: BuiltBackend[] = [];
   for (const family of families) {
-    const ports = nodePortIPs(settings.nodePortAddresses ?? [], options.nodeIPs, family);
+    const ports = await nodePortIPs(
+      settings.nodePortAddresses ?? [],
+      mode,
+      options.nodeIPs,
+      family,
+      interfaceAddresses,
+      log,
+    );
+    if (ports !== undefined) log.info({ ipFamily: `IPv${family}`, addresses: ports }, 'NodePort addresses');
     const render: RenderCommon = {
       masqueradeAll: settings.masqueradeAll ?? false,
-      localDetector: localTrafficDetector(settings, family, options.podCIDRs ?? [], log),
+      localDetector: localTrafficDetector(settings, family, podCIDRs, log),
       ...(ports !== undefined ? { nodePortIPs: ports } : {}),
     };
     const flog = log.child({ ipFamily: `IPv${family}` });
@@ -582,6 +674,20 @@ export async function startAgentProxy(options: AgentProxyOptions): Promise<Agent
   proxier.on('objectError', (err) => log.warn({ err: err.message }, 'invalid object skipped'));
   proxier.on('renderError', (err) => log.warn({ err: String(err) }, 'service port skipped'));
   proxier.on('syncError', (err) => log.warn({ err: String(err) }, 'proxy sync failed'));
+  if (settings.detectLocalMode === 'NodeCIDR' && nodeGetter !== undefined) {
+    // kube-proxy's NodeManager exits when the PodCIDRs change; the agent (the kubelet half runs
+    // in the same process) logs it and keeps the CIDRs it started with until it is restarted.
+    let current = podCIDRs;
+    proxier.on('nodeChanged', (node) => {
+      const now = nodePodCIDRs(node);
+      if (!podCIDRsChanged(current, now)) return;
+      log.error(
+        { node: options.nodeName, newPodCIDRs: now, oldPodCIDRs: current, keeping: current },
+        'PodCIDRs changed for the node',
+      );
+      current = now;
+    });
+  }
   const rulesFile =
     renderOnly && options.rootDir !== undefined ? join(options.rootDir, 'proxy-rules.txt') : undefined;
   let writing = Promise.resolve();

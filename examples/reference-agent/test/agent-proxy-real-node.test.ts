@@ -20,9 +20,11 @@ afterEach(async () => {
 async function agentWithProxyIn(
   mode: AgentProxyMode,
   node: string,
+  extra: { nodePortAddresses?: string[]; before?: (ns: Netns) => Promise<void> } = {},
 ): Promise<{ agent: RunningAgent; ns: Netns }> {
   const ns = await createNetns('agentproxy');
   cleanups.push(() => ns.stop());
+  await extra.before?.(ns);
   const agent = await runAgent({
     nodeName: node,
     podCidr: '127.80.0.0/24',
@@ -35,6 +37,7 @@ async function agentWithProxyIn(
       healthzBindAddress: '127.0.0.1:0',
       metricsBindAddress: '',
       minSyncPeriodMs: 100,
+      ...(extra.nodePortAddresses ? { nodePortAddresses: extra.nodePortAddresses } : {}),
     },
     ...FAST_AGENT_TIMINGS,
     logger: testLogger(),
@@ -83,6 +86,36 @@ describeRealNode(
       expect(saved).toMatch(/^-A PREROUTING .*-j KUBE-SERVICES$/m);
       // What the agent reports is what the kernel holds.
       expect(await agent.proxy?.rules()).toContain(`--to-destination ${podIP}:8080`);
+    }, 60_000);
+
+    it('--nodeport-addresses: the addresses of the namespace interfaces inside the CIDR (GetNodeIPs)', async () => {
+      // Two addresses inside the CIDR and one outside on a veth inside the namespace (gone with it); the
+      // node IP (192.0.2.31) is on none of them and outside the CIDR.
+      const { ns } = await agentWithProxyIn('iptables', 'proxy-real-npa', {
+        nodePortAddresses: ['198.51.100.0/24'],
+        before: async (n) => {
+          await n.execChecked(['ip', 'link', 'add', 'npa0', 'type', 'veth', 'peer', 'name', 'npa1']);
+          for (const a of ['198.51.100.7/24', '198.51.100.8/24', '203.0.113.9/24'])
+            await n.execChecked(['ip', 'addr', 'add', a, 'dev', 'npa0']);
+          await n.execChecked(['ip', 'link', 'set', 'npa0', 'up']);
+        },
+      });
+      const saved = await waitFor(
+        'the KUBE-NODEPORTS jumps in the namespace',
+        async () => {
+          const text = await ns.execChecked(['iptables-save', '-t', 'nat']);
+          return text.includes('-j KUBE-NODEPORTS') ? text : undefined;
+        },
+        20_000,
+      );
+      const jumps = saved
+        .split('\n')
+        .filter((l) => l.startsWith('-A KUBE-SERVICES') && l.endsWith('-j KUBE-NODEPORTS'));
+      expect(jumps.some((l) => l.includes('-d 198.51.100.7'))).toBe(true);
+      expect(jumps.some((l) => l.includes('-d 198.51.100.8'))).toBe(true);
+      expect(jumps).toHaveLength(2);
+      expect(saved).not.toContain('-d 203.0.113.9');
+      expect(saved).not.toContain('-d 192.0.2.31');
     }, 60_000);
 
     it('nftables: real nft into the namespace', async () => {

@@ -77,6 +77,21 @@ export {
   type ProxierMetricsOptions,
   registerNfacctCollectors,
 } from './metrics.js';
+export {
+  isLoopbackIP,
+  type ListInterfaceAddressesOptions,
+  listInterfaceAddresses,
+  NODE_POLL_INTERVAL_MS,
+  NODE_POLL_TIMEOUT_MS,
+  type NodePortAddresses,
+  NodeWaitTimeoutError,
+  newNodePortAddresses,
+  nodePodCIDRs,
+  nodePortAddressIPs,
+  podCIDRsChanged,
+  type WaitForNodeOptions,
+  waitForNodePodCIDRs,
+} from './node-manager.js';
 export { Proxier, type ProxierEvents, type ProxierOptions } from './proxier.js';
 export {
   DEFAULT_HEALTHZ_PORT,

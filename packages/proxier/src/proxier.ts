@@ -193,6 +193,8 @@ export interface ProxierEvents {
   healthCheckError: [error: Error, service: string, port: number];
   /** An informer list/watch failed (it retries on its own). */
   informerError: [error: Error, resource: string];
+  /** This node's Node object was added or updated (kube-proxy's `NodeManager.OnNodeChange`). */
+  nodeChanged: [node: V1Node];
 }
 
 /**
@@ -485,6 +487,7 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
 
   #nodeChanged(node: V1Node): void {
     this.healthz?.syncNode(node);
+    this.emit('nodeChanged', node);
     const zone = node.metadata?.labels?.[LABEL_TOPOLOGY_ZONE] ?? '';
     const addresses = (node.status?.addresses ?? []).map((a) => `${a.type}=${a.address}`).join(',');
     const result = this.state.onNodeUpdate(node);

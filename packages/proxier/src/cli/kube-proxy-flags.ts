@@ -155,6 +155,11 @@ export interface NodePortResolveOptions {
    * addresses are left out, as kube-proxy leaves them out ("localhost NodePorts are not supported").
    */
   readonly loopback?: boolean;
+  /**
+   * The local interface addresses the CIDRs select from (kube-proxy's `GetNodeIPs` over the
+   * interfaces). @default the node IPs (rendering for a node that is not this host)
+   */
+  readonly localAddresses?: readonly string[];
 }
 
 const ZERO: Readonly<Record<4 | 6, string>> = { 4: '0.0.0.0/0', 6: '::/0' };
@@ -188,8 +193,8 @@ export function expandNodePortAddresses(
  * `--nodeport-addresses` resolved against this node's IPs of `family`, as kube-proxy resolves
  * it (`NewNodePortAddresses` + `GetNodeIPs`): keywords are expanded; no CIDR of this family,
  * or a zero CIDR, matches every local IP and is returned as undefined (each backend's
- * "every local address" form); otherwise the node IPs inside the CIDRs (an empty list: no
- * address accepts NodePorts). An unset list is `primary` with `defaultPrimary` (nftables).
+ * "every local address" form); otherwise the local addresses (`localAddresses`, else the node
+ * IPs) inside the CIDRs (an empty list: no address accepts NodePorts). An unset list is `primary` with `defaultPrimary` (nftables).
  */
 export function resolveNodePortIPs(
   nodePortAddresses: readonly string[],
@@ -201,8 +206,11 @@ export function resolveNodePortIPs(
   const cidrs = expandNodePortAddresses(list, nodeIPs, family).map((c) => parseCIDRValue(c)!);
   if (cidrs.length === 0 || cidrs.some((c) => c.prefixLength === 0)) return undefined;
   const lo = parseCIDRValue(LOCALHOST[family])!;
-  const candidates = nodeIPs.filter((ip) => parseIP(ip)?.family === family);
-  if (options.loopback && family === 4) candidates.push(LOOPBACK_IP[4]);
+  const candidates = (options.localAddresses ?? nodeIPs)
+    .map((ip) => parseIP(ip.replace(/%.*$/, ''))?.ip)
+    .filter((ip): ip is string => ip !== undefined && parseIP(ip)?.family === family);
+  if (options.loopback && family === 4 && options.localAddresses === undefined)
+    candidates.push(LOOPBACK_IP[4]);
   const out: string[] = [];
   for (const ip of candidates) {
     const v = parseIPValue(ip)!;

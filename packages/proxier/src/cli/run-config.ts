@@ -570,10 +570,6 @@ function resolve(
     problems.push(
       `${P}.DetectLocal.InterfaceNamePrefix: Required value: must not be empty with detectLocalMode InterfaceNamePrefix`,
     );
-  if (dlm === 'NodeCIDR')
-    problems.push(
-      `${P}.DetectLocalMode: Unsupported value: "NodeCIDR": nodeagent-proxy run does not read the Node's podCIDR yet`,
-    );
   const ipvsPath = `${P}.KubeProxyIPVSConfiguration`;
   const scheduler = r.string('ipvs.scheduler');
   const excludeCIDRs: string[] = [];

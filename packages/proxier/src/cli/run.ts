@@ -30,6 +30,13 @@ import {
   type ModuleLoader,
   type ProxyMode,
 } from '../backend-loader.js';
+import {
+  listInterfaceAddresses,
+  NodeWaitTimeoutError,
+  nodePodCIDRs,
+  podCIDRsChanged,
+  waitForNodePodCIDRs,
+} from '../node-manager.js';
 import { Proxier } from '../proxier.js';
 import { CliFailure, oneLine } from './errors.js';
 import { nodePortAddressesContainIPv4Loopback, resolveNodePortIPs } from './kube-proxy-flags.js';
@@ -52,7 +59,18 @@ export interface RunIo {
     family: IPFamily,
     nodeIPs: readonly string[],
     log: Logger,
+    local: LocalNodeInfo,
   ) => Promise<DataPlaneBackend>;
+  /**
+   * The local interface addresses `--nodeport-addresses` CIDRs select from (kube-proxy's
+   * `GetNodeIPs` over `net.InterfaceAddrs()`).
+   * @default {@link listInterfaceAddresses} of this process's network namespace
+   */
+  readonly interfaceAddresses?: () => Promise<readonly string[]>;
+  /** `detectLocalMode: NodeCIDR`: the wait for the Node's PodCIDRs, ms. @default 300000 (kube-proxy's) */
+  readonly nodeWaitTimeoutMs?: number;
+  /** `detectLocalMode: NodeCIDR`: the poll interval of that wait, ms. @default 1000 (kube-proxy's) */
+  readonly nodePollIntervalMs?: number;
   /**
    * Which IP families this host supports (kube-proxy's `platformCheckSupported`; tests: a
    * host without ip6tables).
@@ -200,6 +218,45 @@ export function detectNodeIPs(
   return { primary, nodeIPs };
 }
 
+/**
+ * kube-proxy's NodeManager wait with NodeCIDR: polls the Node (1 s) until it has PodCIDRs.
+ * @returns the Node, or 'stopped' when the stop signal came first
+ * @throws CliFailure after 5 minutes with kube-proxy's last reason (`node "<name>" does not have any PodCIDR allocated`)
+ */
+async function waitForPodCIDRs(
+  kc: KubeConfig,
+  nodeName: string,
+  first: V1Node | undefined,
+  io: RunIo,
+  log: Logger,
+): Promise<V1Node | 'stopped'> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const ac = new AbortController();
+  void io.stopSignal.then(() => ac.abort());
+  let initial = first;
+  try {
+    return await waitForNodePodCIDRs({
+      nodeName,
+      getNode: () => {
+        const n = initial;
+        initial = undefined;
+        return n ?? core.readNode({ name: nodeName });
+      },
+      ...(io.nodeWaitTimeoutMs !== undefined ? { timeoutMs: io.nodeWaitTimeoutMs } : {}),
+      ...(io.nodePollIntervalMs !== undefined ? { pollIntervalMs: io.nodePollIntervalMs } : {}),
+      signal: ac.signal,
+      logger: log,
+    });
+  } catch (e) {
+    if (e instanceof NodeWaitTimeoutError) throw new CliFailure(e.message);
+    if (ac.signal.aborted) {
+      log.info({}, 'stopping while waiting for the PodCIDRs of the node');
+      return 'stopped';
+    }
+    throw e;
+  }
+}
+
 /** Reads this node's Node object, retrying as kube-proxy does while it does not exist yet. */
 async function fetchNode(
   kc: KubeConfig,
@@ -229,10 +286,35 @@ async function fetchNode(
   return undefined;
 }
 
-/** The local-traffic detector of kube-proxy's `detectLocalMode` for one family. */
-function detectorFor(config: RunConfig, family: IPFamily): LocalTrafficDetector {
+/** What `run` learnt about this node besides its IPs, for building a family's backend. */
+export interface LocalNodeInfo {
+  /** The Node's `spec.podCIDRs` (read with `detectLocalMode: NodeCIDR`). */
+  readonly podCIDRs: readonly string[];
+  /** The local interface addresses (`--nodeport-addresses` selects among them). */
+  readonly interfaceAddresses: readonly string[];
+}
+
+/**
+ * The local-traffic detector of kube-proxy's `detectLocalMode` for one family (`getLocalDetectors`):
+ * NodeCIDR takes the family's CIDR of the Node's PodCIDRs, none means no detection (logged).
+ */
+export function detectorFor(
+  config: Pick<RunConfig, 'clusterCIDRs' | 'detectLocalMode' | 'bridgeInterface' | 'interfaceNamePrefix'>,
+  family: IPFamily,
+  podCIDRs: readonly string[] = [],
+  log?: Logger,
+): LocalTrafficDetector {
   const cidr = config.clusterCIDRs.find((c) => parseCIDR(c)?.family === family);
   switch (config.detectLocalMode) {
+    case 'NodeCIDR': {
+      const podCIDR = podCIDRs.find((c) => parseCIDR(c)?.family === family);
+      if (podCIDR !== undefined) return { mode: 'NodeCIDR', cidr: podCIDR };
+      log?.info(
+        { ipFamily: `IPv${family}` },
+        'Detect-local-mode set to NodeCIDR, but no PodCIDR defined at node for family',
+      );
+      return { mode: 'None' };
+    }
     case 'BridgeInterface':
       return { mode: 'BridgeInterface', interfaceName: config.bridgeInterface };
     case 'InterfaceNamePrefix':
@@ -268,8 +350,9 @@ export async function buildBackend(
   nodeIPs: readonly string[],
   log: Logger,
   load?: ModuleLoader,
+  local: LocalNodeInfo = { podCIDRs: [], interfaceAddresses: nodeIPs },
 ): Promise<DataPlaneBackend> {
-  const localDetector = detectorFor(config, family);
+  const localDetector = detectorFor(config, family, local.podCIDRs, log);
   const localhostNodePorts =
     config.mode === 'iptables' &&
     config.localhostNodePorts &&
@@ -278,7 +361,9 @@ export async function buildBackend(
   const nodePortIPs = resolveNodePortIPs(config.nodePortAddresses, nodeIPs, family, {
     defaultPrimary: config.mode === 'nftables',
     loopback: localhostNodePorts,
+    localAddresses: local.interfaceAddresses,
   });
+  if (nodePortIPs !== undefined) log.info({ addresses: nodePortIPs }, 'NodePort addresses');
   const common = {
     masqueradeAll: config.masqueradeAll,
     masqueradeBit: config.masqueradeBit,
@@ -538,7 +623,16 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
   }
   const nodeName = config.hostnameOverride !== '' ? config.hostnameOverride : hostname().toLowerCase();
   const kc = loadRunKubeConfig(config, io.env, log);
-  const node = await fetchNode(kc, nodeName, log, io.stopSignal);
+  let node = await fetchNode(kc, nodeName, log, io.stopSignal);
+  // kube-proxy's NodeManager with NodeCIDR: no proxier before the Node has its PodCIDRs.
+  let podCIDRs: readonly string[] = [];
+  if (config.detectLocalMode === 'NodeCIDR') {
+    const waited = await waitForPodCIDRs(kc, nodeName, node, io, log);
+    if (waited === 'stopped') return 0;
+    node = waited;
+    podCIDRs = nodePodCIDRs(node);
+    log.info({ node: nodeName, podCIDRs }, 'Successfully retrieved the PodCIDRs of the node');
+  }
   // kube-proxy's detectNodeIPs: the Node's addresses, --bind-address overriding the primary one.
   const { primary, nodeIPs: ipByFamily } = detectNodeIPs(node ? nodeIPsOf(node) : [], config.bindAddress);
   if (ipByFamily[primary] === '127.0.0.1' || ipByFamily[primary] === '::1') {
@@ -561,10 +655,17 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
   if (badCIDRs)
     log.error({ err: badCIDRs.message }, 'Kube-proxy configuration may be incomplete or incorrect');
   log.info({ node: nodeName, nodeIPs, mode: config.mode }, 'using this node');
-  const make = io.makeBackend ?? ((c, f, ips, l) => buildBackend(c, f, ips, l, io.load));
+  const make = io.makeBackend ?? ((c, f, ips, l, local) => buildBackend(c, f, ips, l, io.load, local));
+  // kube-proxy's GetNodeIPs reads the interfaces only when --nodeport-addresses does not match all.
+  const interfaceAddresses =
+    config.nodePortAddresses.length > 0 || config.mode === 'nftables'
+      ? [...(await (io.interfaceAddresses ?? (() => listInterfaceAddresses()))())]
+      : [];
+  const local: LocalNodeInfo = { podCIDRs, interfaceAddresses };
   // One backend per family, primary first: each gets its own sync loop and runner in the Proxier.
   const backends: DataPlaneBackend[] = [];
-  for (const f of families) backends.push(await make(config, f, nodeIPs, log.child({ ipFamily: `IPv${f}` })));
+  for (const f of families)
+    backends.push(await make(config, f, nodeIPs, log.child({ ipFamily: `IPv${f}` }), local));
   // iptables mode: the nfacct metrics read the counters on scrape (only when this node has them).
   let nfacct: NfacctClient | undefined;
   if (config.mode === 'iptables') {
@@ -594,6 +695,19 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
     log.warn({ resource, err: oneLine(e.message) }, 'list/watch failed; retrying'),
   );
   proxier.on('synced', (r) => log.debug({ full: r.full, failed: r.failed, ms: r.durationMs }, 'synced'));
+  // kube-proxy's NodeManager.OnNodeChange with NodeCIDR: a change of the PodCIDRs exits (code 1).
+  let podCIDRsChange: (() => void) | undefined;
+  const podCIDRsChanged$ = new Promise<'podCIDRsChanged'>((resolve) => {
+    podCIDRsChange = () => resolve('podCIDRsChanged');
+  });
+  if (config.detectLocalMode === 'NodeCIDR') {
+    proxier.on('nodeChanged', (n) => {
+      const now = nodePodCIDRs(n);
+      if (!podCIDRsChanged(podCIDRs, now)) return;
+      log.info({ node: nodeName, newPodCIDRs: now, oldPodCIDRs: podCIDRs }, 'PodCIDRs changed for the node');
+      podCIDRsChange?.();
+    });
+  }
   let metrics: MetricsServer | undefined;
   try {
     metrics = await startMetricsServer(config, prom?.registry, log);
@@ -605,7 +719,8 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
       return 0;
     }
     log.info({}, 'running; rules follow Services and EndpointSlices');
-    const signal = await io.stopSignal;
+    const signal = await Promise.race([io.stopSignal, podCIDRsChanged$]);
+    if (signal === 'podCIDRsChanged') return 1;
     log.info({ signal }, 'stopping; rules are left in place');
     return 0;
   } finally {

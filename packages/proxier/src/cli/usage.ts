@@ -133,11 +133,13 @@ kube-proxy's flags (with --config, the file replaces every flag except --hostnam
   --healthz-bind-address <ip:port>      (default 0.0.0.0:10256; '' disables)
   --metrics-bind-address <ip:port>      /metrics, /healthz, /proxyMode, /configz (default 127.0.0.1:10249)
   --cluster-cidr <cidr>[,<cidr>]        the pods' CIDR (detect-local-mode ClusterCIDR)
-  --detect-local-mode ClusterCIDR|BridgeInterface|InterfaceNamePrefix
+  --detect-local-mode ClusterCIDR|NodeCIDR|BridgeInterface|InterfaceNamePrefix
+                                        NodeCIDR: the Node's spec.podCIDRs, waited for up to 5 minutes
   --pod-bridge-interface <name>         with BridgeInterface
   --pod-interface-name-prefix <prefix>  with InterfaceNamePrefix
   --nodeport-addresses <cidr|primary|localhost|all>[,...]
-                                        node IPs that accept NodePorts (default: all; nftables: primary)
+                                        local addresses inside these that accept NodePorts, per family
+                                        (default: all; nftables: primary)
   --masquerade-all                      masquerade all traffic to cluster IPs
   --iptables-masquerade-bit <0-31>      (default 14)
   --iptables-localhost-nodeports=false  no NodePorts on 127.0.0.1 (iptables)
