@@ -15,7 +15,16 @@ import {
   requestInfo,
   ruleAllows,
 } from '../src/index.js';
-import { callAs, clusterRole, clusterRoleBinding, pod, role, roleBinding, start } from './helpers.js';
+import {
+  callAs,
+  clusterRole,
+  clusterRoleBinding,
+  pod,
+  role,
+  roleBinding,
+  seedRbac,
+  start,
+} from './helpers.js';
 import { kubectlIn, kubectlMissing } from './kubectl-harness.js';
 
 let server: MiniApiServer;
@@ -237,33 +246,19 @@ describe('RBAC mode', () => {
     await rbacServer();
     server.store.create('namespaces', { metadata: { name: 'other' } });
     server.store.create('pods', pod('web'));
-    server.store.create(
-      'clusterroles',
-      clusterRole('pod-reader', [
-        { verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['pods'] },
-      ]) as any,
-    );
-    server.store.create(
-      'roles',
-      role('default', 'pod-writer', [{ verbs: ['create'], apiGroups: [''], resources: ['pods'] }]) as any,
-    );
-    server.store.create(
-      'rolebindings',
+    seedRbac(
+      server,
+      clusterRole('pod-reader', [{ verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['pods'] }]),
+      role('default', 'pod-writer', [{ verbs: ['create'], apiGroups: [''], resources: ['pods'] }]),
       roleBinding('default', 'alice-reads', 'ClusterRole', 'pod-reader', {
         kind: 'User',
         name: 'alice',
-      }) as any,
-    );
-    server.store.create(
-      'rolebindings',
+      }),
       roleBinding('default', 'sa-writes', 'Role', 'pod-writer', {
         kind: 'ServiceAccount',
         name: 'builder',
-      }) as any,
-    );
-    server.store.create(
-      'clusterrolebindings',
-      clusterRoleBinding('viewers-read', 'pod-reader', { kind: 'Group', name: 'viewers' }) as any,
+      }),
+      clusterRoleBinding('viewers-read', 'pod-reader', { kind: 'Group', name: 'viewers' }),
     );
     expect((await as('alice', 'GET', '/api/v1/namespaces/default/pods/web')).code).toBe(200);
     expect((await as('alice', 'GET', '/api/v1/namespaces/other/pods')).code).toBe(403);
@@ -279,10 +274,7 @@ describe('RBAC mode', () => {
 
   test('a binding to a missing role adds upstream reason to the 403', async () => {
     await rbacServer();
-    server.store.create(
-      'clusterrolebindings',
-      clusterRoleBinding('dangling', 'gone', { kind: 'User', name: 'alice' }) as any,
-    );
+    seedRbac(server, clusterRoleBinding('dangling', 'gone', { kind: 'User', name: 'alice' }));
     const res = await as('alice', 'GET', '/api/v1/nodes');
     expect(res.body.message).toBe(
       'nodes is forbidden: User "alice" cannot list resource "nodes" in API group "" at the cluster scope: RBAC: clusterrole.rbac.authorization.k8s.io "gone" not found',
@@ -291,13 +283,10 @@ describe('RBAC mode', () => {
 
   test('SubjectAccessReview and SelfSubjectAccessReview', async () => {
     await rbacServer();
-    server.store.create(
-      'clusterroles',
-      clusterRole('node-status', [{ verbs: ['patch'], apiGroups: [''], resources: ['nodes/status'] }]) as any,
-    );
-    server.store.create(
-      'clusterrolebindings',
-      clusterRoleBinding('alice-node-status', 'node-status', { kind: 'User', name: 'alice' }) as any,
+    seedRbac(
+      server,
+      clusterRole('node-status', [{ verbs: ['patch'], apiGroups: [''], resources: ['nodes/status'] }]),
+      clusterRoleBinding('alice-node-status', 'node-status', { kind: 'User', name: 'alice' }),
     );
     const sar = (spec: unknown) =>
       as('admin', 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
@@ -374,17 +363,14 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl auth can-i
       tls: 'self-signed',
       tokens: [{ token: 'alice', user: 'alice' }],
     });
-    server.store.create(
-      'clusterroles',
+    seedRbac(
+      server,
       clusterRole('r', [
         { verbs: ['list', 'watch'], apiGroups: [''], resources: ['pods'] },
         { verbs: ['patch'], apiGroups: [''], resources: ['pods/status'] },
         { verbs: ['get'], nonResourceURLs: ['/logs/*'] },
-      ]) as any,
-    );
-    server.store.create(
-      'rolebindings',
-      roleBinding('default', 'b', 'ClusterRole', 'r', { kind: 'User', name: 'alice' }) as any,
+      ]),
+      roleBinding('default', 'b', 'ClusterRole', 'r', { kind: 'User', name: 'alice' }),
     );
     const dir = await mkdtemp(join(tmpdir(), 'can-i-'));
     try {
