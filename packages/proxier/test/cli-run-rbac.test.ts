@@ -18,6 +18,7 @@ import {
 } from '@nodeagent/mini-apiserver';
 import { NftablesBackend } from '@nodeagent/nftables';
 import { dumpTable, FakeNftExecutor } from '@nodeagent/nftables/testing';
+import { withoutVerb } from '@nodeagent/test-support/rbac-manifests';
 import { describe, expect, it } from 'vitest';
 import { endpointSlice, eventually, node, service } from './fixtures.js';
 import { type ProxyRun, startProxyRun } from './support/run-harness.js';
@@ -32,16 +33,7 @@ const RESOURCE_OF: Record<string, string> = {
   ClusterRoleBinding: 'clusterrolebindings',
 };
 
-function without(drop?: [number, number, string]): KubeObject[] {
-  return MANIFESTS.map((m, i) => {
-    const rules = (m as { rules?: PolicyRule[] }).rules;
-    if (!drop || i !== drop[0] || !rules) return structuredClone(m);
-    return {
-      ...structuredClone(m),
-      rules: rules.map((r, j) => (j === drop[1] ? { ...r, verbs: r.verbs.filter((v) => v !== drop[2]) } : r)),
-    } as KubeObject;
-  });
-}
+const without = (drop?: [number, number, string]) => withoutVerb(MANIFESTS, drop);
 
 /** Runs `run` against an RBAC server with `manifests`; returns what was programmed and the proxy's requests. */
 async function runWith(manifests: KubeObject[], waitForRules: boolean) {
