@@ -4,11 +4,11 @@
  * Under CI=true a missing kubectl fails the block; elsewhere the caller skips it.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import type { MiniApiServer, MiniApiServerOptions } from '../src/index.js';
+import { type MiniApiServer, type MiniApiServerOptions, renderKubeconfig } from '../src/index.js';
 import { start } from './helpers.js';
 
 /** True when no kubectl binary runs here. */
@@ -140,4 +140,25 @@ export function kubectlIn(dir: string): (...args: string[]) => Promise<KubectlOu
         }),
       );
     });
+}
+
+/**
+ * Runs `body` with a {@link kubectlIn} runner authenticated to `server` (TLS, its CA trusted) as
+ * bearer `token`, its kubeconfig in a temp dir removed afterwards.
+ */
+export async function withKubectlAs(
+  server: MiniApiServer,
+  token: string,
+  body: (kubectl: (...args: string[]) => Promise<KubectlOutcome>) => Promise<void>,
+): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), `kubectl-${token}-`));
+  try {
+    await writeFile(
+      join(dir, 'kubeconfig'),
+      renderKubeconfig({ server: server.url, token, certificateAuthority: server.tls?.ca ?? '' }),
+    );
+    await body(kubectlIn(dir));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

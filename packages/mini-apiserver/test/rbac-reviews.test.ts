@@ -3,11 +3,8 @@
 // --list`), LocalSubjectAccessReview, and privilege-escalation prevention on writes of
 // Roles, ClusterRoles and their bindings (upstream's `escalate` / `bind` verbs and its
 // "attempting to grant RBAC permissions not currently held" refusal), also through kubectl.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { type MiniApiServer, renderKubeconfig } from '../src/index.js';
+import type { MiniApiServer } from '../src/index.js';
 import { compactRules, compactString, uncoveredRules } from '../src/rbac-rules.js';
 import {
   callAs,
@@ -19,7 +16,7 @@ import {
   seedRbac,
   start,
 } from './helpers.js';
-import { kubectlIn, kubectlMissing } from './kubectl-harness.js';
+import { kubectlMissing, withKubectlAs } from './kubectl-harness.js';
 
 let server: MiniApiServer;
 afterEach(async () => {
@@ -455,14 +452,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl (protobuf)
       ]),
       crb('b', 'r', 'alice'),
     );
-    const dir = await mkdtemp(join(tmpdir(), 'can-i-list-'));
-    try {
-      const kubeconfig = join(dir, 'kubeconfig');
-      await writeFile(
-        kubeconfig,
-        renderKubeconfig({ server: server.url, token: 'alice', certificateAuthority: server.tls?.ca ?? '' }),
-      );
-      const kubectl = kubectlIn(dir);
+    await withKubectlAs(server, 'alice', async (kubectl) => {
       const list = await kubectl('auth', 'can-i', '--list');
       expect(list.code).toBe(0);
       const lines = list.out.split('\n').map((l) => l.split(/\s+/).filter((x) => x !== ''));
@@ -502,8 +492,6 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl (protobuf)
       );
       expect(bindRefused.code).toBe(1);
       expect(bindRefused.out).toContain('is attempting to grant RBAC permissions not currently held');
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 });

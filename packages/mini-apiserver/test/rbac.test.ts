@@ -4,17 +4,8 @@
 // nonResourceURLs with * and a trailing *), bindings to users, groups and service accounts,
 // system:masters bypass, 403 with upstream's message, SubjectAccessReview and
 // SelfSubjectAccessReview, and `kubectl auth can-i` against it.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import {
-  type MiniApiServer,
-  type PolicyRule,
-  renderKubeconfig,
-  requestInfo,
-  ruleAllows,
-} from '../src/index.js';
+import { type MiniApiServer, type PolicyRule, requestInfo, ruleAllows } from '../src/index.js';
 import {
   callAs,
   clusterRole,
@@ -25,7 +16,7 @@ import {
   seedRbac,
   start,
 } from './helpers.js';
-import { kubectlIn, kubectlMissing } from './kubectl-harness.js';
+import { kubectlMissing, withKubectlAs } from './kubectl-harness.js';
 
 let server: MiniApiServer;
 afterEach(async () => {
@@ -372,14 +363,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl auth can-i
       ]),
       roleBinding('default', 'b', 'ClusterRole', 'r', { kind: 'User', name: 'alice' }),
     );
-    const dir = await mkdtemp(join(tmpdir(), 'can-i-'));
-    try {
-      const kubeconfig = join(dir, 'kubeconfig');
-      await writeFile(
-        kubeconfig,
-        renderKubeconfig({ server: server.url, token: 'alice', certificateAuthority: server.tls?.ca ?? '' }),
-      );
-      const kubectl = kubectlIn(dir);
+    await withKubectlAs(server, 'alice', async (kubectl) => {
       const canI = (...args: string[]) => kubectl('auth', 'can-i', ...args);
       expect(await canI('list', 'pods', '-n', 'default')).toEqual({ code: 0, out: 'yes' });
       expect(await canI('list', 'pods', '-n', 'other')).toEqual({ code: 1, out: 'no' });
@@ -397,9 +381,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl auth can-i
         'selfsubjectrulesreviews.authorization.k8s.io',
         'subjectaccessreviews.authorization.k8s.io',
       ]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 });
 
