@@ -15,6 +15,16 @@ import { start } from './helpers.js';
 export const kubectlMissing =
   spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0;
 
+/** Fails the test when kubectl is missing (under CI=true; elsewhere its block is skipped). */
+export function requireKubectl(): void {
+  if (kubectlMissing) throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
+}
+
+/** Starts a TLS (self-signed CA) server in RBAC mode knowing one user, `user`, by the bearer token `user`. */
+export function startRbacTlsFor(user: string): Promise<MiniApiServer> {
+  return start({ authorization: 'RBAC', tls: 'self-signed', tokens: [{ token: user, user }] });
+}
+
 /** What {@link useKubectlServer} gives a describe block. */
 export interface KubectlServer {
   /** The server (set in beforeAll). */
@@ -61,8 +71,7 @@ export interface KubectlRun {
 export function useKubectlServer(prefix: string, options: MiniApiServerOptions = {}): KubectlServer {
   const h = { server: undefined as unknown as MiniApiServer, dir: '', env: {} as NodeJS.ProcessEnv };
   beforeAll(async () => {
-    if (kubectlMissing)
-      throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
+    requireKubectl();
     h.dir = await mkdtemp(join(tmpdir(), prefix));
     h.server = await start({ ...options, kubeconfigPath: join(h.dir, 'kubeconfig') });
     h.env = { ...process.env, KUBECONFIG: join(h.dir, 'kubeconfig'), HOME: h.dir };

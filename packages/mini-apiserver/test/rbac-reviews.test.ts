@@ -16,7 +16,7 @@ import {
   seedRbac,
   start,
 } from './helpers.js';
-import { kubectlMissing, withKubectlAs } from './kubectl-harness.js';
+import { kubectlMissing, requireKubectl, startRbacTlsFor, withKubectlAs } from './kubectl-harness.js';
 
 let server: MiniApiServer;
 afterEach(async () => {
@@ -436,13 +436,8 @@ describe('impersonation (Impersonate-User / -Group headers, kubectl --as)', () =
 
 describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl (protobuf)', () => {
   test('auth can-i --list, create clusterrole/clusterrolebinding as a limited user', async () => {
-    if (kubectlMissing)
-      throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
-    server = await start({
-      authorization: 'RBAC',
-      tls: 'self-signed',
-      tokens: [{ token: 'alice', user: 'alice' }],
-    });
+    requireKubectl();
+    server = await startRbacTlsFor('alice');
     seedRbac(
       server,
       clusterRole('r', [

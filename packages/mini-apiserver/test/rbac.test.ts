@@ -16,7 +16,7 @@ import {
   seedRbac,
   start,
 } from './helpers.js';
-import { kubectlMissing, withKubectlAs } from './kubectl-harness.js';
+import { kubectlMissing, requireKubectl, startRbacTlsFor, withKubectlAs } from './kubectl-harness.js';
 
 let server: MiniApiServer;
 afterEach(async () => {
@@ -347,13 +347,8 @@ describe('RBAC mode', () => {
 
 describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl auth can-i', () => {
   test('answers yes/no per the RBAC objects, for resources, subresources and paths', async () => {
-    if (kubectlMissing)
-      throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
-    server = await start({
-      authorization: 'RBAC',
-      tls: 'self-signed',
-      tokens: [{ token: 'alice', user: 'alice' }],
-    });
+    requireKubectl();
+    server = await startRbacTlsFor('alice');
     seedRbac(
       server,
       clusterRole('r', [
