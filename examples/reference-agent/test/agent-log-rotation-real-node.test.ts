@@ -2,7 +2,7 @@
 // busybox container's log is rotated by the agent's log manager (containerd reopens it on CRI
 // ReopenContainerLog), and `kubectl logs -f` through the agent's kubelet API follows it
 // across the rotations without losing or repeating a line.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -13,7 +13,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import { parseKubeletServerFlags } from '../src/kubelet-server-wiring.js';
 import { parseLogRotationFlags } from '../src/log-rotation-wiring.js';
-import { makePod, shContainer, testLogger, waitFor } from './helpers.js';
+import { followLineNumbers, makePod, shContainer, testLogger, waitFor } from './helpers.js';
 
 const kubectlMissing = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0;
 
@@ -75,22 +75,7 @@ describeRealNode(
         },
         30_000,
       );
-      const child = spawn('kubectl', ['logs', '-f', 'chatty'], {
-        env: { ...process.env, KUBECONFIG: agent.kubeconfigPath },
-      });
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => {
-        out += c.toString();
-      });
-      try {
-        await waitFor('the last line through kubectl logs -f', () => out.includes(`line-${LINES}-`), 60_000);
-      } finally {
-        child.kill();
-      }
-      const seen = out
-        .trim()
-        .split('\n')
-        .map((l) => Number(/^line-(\d+)-/.exec(l)?.[1]));
+      const seen = await followLineNumbers(agent.kubeconfigPath, 'chatty', LINES, 60_000);
       const first = seen[0] ?? 0;
       expect(first).toBe(1);
       expect(seen).toEqual(Array.from({ length: LINES }, (_, i) => i + 1));

@@ -14,7 +14,15 @@ import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
 import { parseFlags } from '../src/flags.js';
 import { parseKubeletServerFlags } from '../src/kubelet-server-wiring.js';
 import { DEFAULT_LOG_ROTATION, parseLogRotationFlags } from '../src/log-rotation-wiring.js';
-import { FAST_AGENT_TIMINGS, makePod, podNamed, shContainer, testLogger, waitFor } from './helpers.js';
+import {
+  FAST_AGENT_TIMINGS,
+  followLineNumbers,
+  makePod,
+  podNamed,
+  shContainer,
+  testLogger,
+  waitFor,
+} from './helpers.js';
 
 describe('log rotation flags (the kubelet names, defaults and validation)', () => {
   it('defaults: 10Mi, 5 files, 10s, 1 worker', () => {
@@ -107,21 +115,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('log rotation on th
       makePod('chatty', NODE, [shContainer('app', EMBEDDED_BUSYBOX_IMAGE, `${script}; sleep 600`)]),
     );
     await waitFor('chatty Running', () => podNamed(agent, 'chatty')?.status?.phase === 'Running', 20_000);
-    const env = { ...process.env, KUBECONFIG: agent.kubeconfigPath };
-    const child = spawn('kubectl', ['logs', '-f', 'chatty'], { env });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    try {
-      await waitFor('the last line through kubectl logs -f', () => out.includes(`line-${LINES}-`), 30_000);
-    } finally {
-      child.kill();
-    }
-    const seen = out
-      .trim()
-      .split('\n')
-      .map((l) => Number(/^line-(\d+)-/.exec(l)?.[1]));
+    const seen = await followLineNumbers(agent.kubeconfigPath, 'chatty', LINES, 30_000);
     // contiguous from where the follow began to the end: nothing lost or repeated at a rotation
     const first = seen[0] ?? 0;
     expect(seen).toEqual(Array.from({ length: LINES - first + 1 }, (_, i) => first + i));
@@ -133,7 +127,9 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('log rotation on th
     expect(files).toContain('0.log');
     // a plain `kubectl logs` reads the live file only: the lines since the last rotation
     const plain = await new Promise<string>((resolve) => {
-      const c = spawn('kubectl', ['logs', 'chatty'], { env });
+      const c = spawn('kubectl', ['logs', 'chatty'], {
+        env: { ...process.env, KUBECONFIG: agent.kubeconfigPath },
+      });
       let s = '';
       c.stdout.on('data', (d: Buffer) => {
         s += d.toString();

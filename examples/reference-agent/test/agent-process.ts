@@ -3,7 +3,6 @@
 // and run with `node`.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
-import net from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -65,13 +64,7 @@ export async function bundleAgent(dir: string): Promise<string> {
 }
 
 /** A free TCP port on 127.0.0.1 (free when asked; good enough for tests). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((r) => server.close(r));
-  return port;
-}
+export { freePort } from '@nodeagent/test-support/free-port';
 
 /** An agent process started by {@link startAgentProcess}. */
 export interface AgentProcess {

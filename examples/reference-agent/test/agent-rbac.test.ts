@@ -25,6 +25,7 @@ import {
   startMiniApiServer,
   type UserInfo,
 } from '@nodeagent/mini-apiserver';
+import { withoutVerb } from '@nodeagent/test-support/rbac-manifests';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningAgent, runAgent } from '../src/agent.js';
 import { EMBEDDED_BUSYBOX_IMAGE } from '../src/embedded-runtime.js';
@@ -56,17 +57,7 @@ afterEach(async () => {
   running = undefined;
 });
 
-/** The manifests with one verb removed from one rule (`[manifest, rule, verb]`). */
-function without(drop?: [number, number, string]): KubeObject[] {
-  return MANIFESTS.map((m, i) => {
-    const rules = (m as { rules?: PolicyRule[] }).rules;
-    if (!drop || i !== drop[0] || !rules) return structuredClone(m);
-    return {
-      ...structuredClone(m),
-      rules: rules.map((r, j) => (j === drop[1] ? { ...r, verbs: r.verbs.filter((v) => v !== drop[2]) } : r)),
-    } as KubeObject;
-  });
-}
+const without = (drop?: [number, number, string]) => withoutVerb(MANIFESTS, drop);
 
 async function startRbac(manifests: KubeObject[]): Promise<Rbac> {
   const server = await startMiniApiServer({
@@ -263,6 +254,17 @@ describe('the reference agent with deploy/rbac.yaml only', () => {
     expect(unneeded).toEqual([]);
   }, 60_000);
 
+  /** A real cluster pod gets a FailedMount event and never runs. */
+  const realPodFailsToMount = async (s: MiniApiServer) => {
+    await createRealPod(s, 'real');
+    await waitFor(
+      'FailedMount',
+      () =>
+        s.store.list('events', 'default').some((e) => (e as { reason?: string }).reason === 'FailedMount'),
+      10_000,
+    );
+    expect(getPod(s, 'real')?.status?.phase).not.toBe('Running');
+  };
   it.each<[string, [number, number, string], (s: MiniApiServer) => Promise<void>]>([
     [
       'nodes/status patch: the Node never turns Ready',
@@ -309,34 +311,12 @@ describe('the reference agent with deploy/rbac.yaml only', () => {
     [
       'serviceaccounts/token create: a real cluster pod never starts (FailedMount)',
       [0, 6, 'create'],
-      async (s) => {
-        await createRealPod(s, 'real');
-        await waitFor(
-          'FailedMount',
-          () =>
-            s.store
-              .list('events', 'default')
-              .some((e) => (e as { reason?: string }).reason === 'FailedMount'),
-          10_000,
-        );
-        expect(getPod(s, 'real')?.status?.phase).not.toBe('Running');
-      },
+      realPodFailsToMount,
     ],
     [
       'configmaps/secrets get: a real cluster pod never starts (FailedMount)',
       [0, 5, 'get'],
-      async (s) => {
-        await createRealPod(s, 'real');
-        await waitFor(
-          'FailedMount',
-          () =>
-            s.store
-              .list('events', 'default')
-              .some((e) => (e as { reason?: string }).reason === 'FailedMount'),
-          10_000,
-        );
-        expect(getPod(s, 'real')?.status?.phase).not.toBe('Running');
-      },
+      realPodFailsToMount,
     ],
     [
       'tokenreviews create: the kubelet API refuses a valid token (401)',

@@ -20,7 +20,14 @@
 // are missing.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { V1EndpointSlice, V1Lease, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
+import type {
+  V1EndpointSlice,
+  V1Lease,
+  V1Node,
+  V1Pod,
+  V1Service,
+  V1ServiceSpec,
+} from '@kubernetes/client-node';
 import { createTestCgroupRoot, type TestCgroupRoot } from '@nodeagent/cgroups/testing';
 import { ContainerState, type CriClient, createCriClient } from '@nodeagent/cri';
 import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
@@ -246,35 +253,24 @@ describeRealNode(
           shContainer('client', node(2).sandbox.imageRef, 'while true; do sleep 1; done'),
         ]),
       );
-      const svc = api.store.create(
-        'services',
-        {
-          apiVersion: 'v1',
-          kind: 'Service',
-          metadata: { name: 'web', namespace: 'default' },
-          spec: {
-            type: 'NodePort',
-            selector: { app: 'web' },
-            ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }],
-          },
-        } as never,
-        { admit: true },
-      ) as unknown as V1Service;
-      const local = api.store.create(
-        'services',
-        {
-          apiVersion: 'v1',
-          kind: 'Service',
-          metadata: { name: 'web-local', namespace: 'default' },
-          spec: {
-            type: 'NodePort',
-            externalTrafficPolicy: 'Local',
-            selector: { app: 'web' },
-            ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }],
-          },
-        } as never,
-        { admit: true },
-      ) as unknown as V1Service;
+      const webService = (name: string, spec: V1ServiceSpec = {}) =>
+        api.store.create(
+          'services',
+          {
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name, namespace: 'default' },
+            spec: {
+              type: 'NodePort',
+              ...spec,
+              selector: { app: 'web' },
+              ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }],
+            },
+          } as never,
+          { admit: true },
+        ) as unknown as V1Service;
+      const svc = webService('web');
+      const local = webService('web-local', { externalTrafficPolicy: 'Local' });
       const clusterIP = svc.spec?.clusterIP ?? '';
       expect(clusterIP).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
       const running = await waitFor(
@@ -318,15 +314,13 @@ describeRealNode(
         ).stdout;
       const node3Rules = () => rulesOf(2);
       const podIps = running.map((p) => p.status?.podIP ?? '');
+      /** Both web pods are endpoints in node `i`'s kube-proxy rules. */
+      const bothEndpointsIn = async (i: number) => {
+        const rules = await rulesOf(i);
+        return rules.includes(`${podIps[0]}:8080`) && rules.includes(`${podIps[1]}:8080`);
+      };
       for (const i of [0, 1, 2]) {
-        await waitFor(
-          `both endpoints in ${NODES[i]}'s rules`,
-          async () => {
-            const rules = await rulesOf(i);
-            return rules.includes(`${podIps[0]}:8080`) && rules.includes(`${podIps[1]}:8080`);
-          },
-          30_000,
-        );
+        await waitFor(`both endpoints in ${NODES[i]}'s rules`, () => bothEndpointsIn(i), 30_000);
       }
       for (const ip of podIps.slice(0, 2)) {
         await waitFor(
@@ -477,14 +471,7 @@ describeRealNode(
       expect((await sandboxesOf(node(0), web1Uid)).map((s) => s.id)).toEqual(web1Sandboxes);
       expect((await containersOf(node(0), web1Uid)).map((c) => c.id)).toEqual([web1Container]);
       await waitFor('both endpoints ready again', () => readyEndpoints().join() === 'web-1,web-2', 30_000);
-      await waitFor(
-        "both endpoints in node-3's rules again",
-        async () => {
-          const nat = await node3Rules();
-          return nat.includes(`${podIps[0]}:8080`) && nat.includes(`${podIps[1]}:8080`);
-        },
-        30_000,
-      );
+      await waitFor("both endpoints in node-3's rules again", () => bothEndpointsIn(2), 30_000);
       const again = await requestsFromNode3(url);
       expect(new Set(again), again.join()).toEqual(new Set(['web-1', 'web-2']));
 

@@ -1,5 +1,5 @@
 // Shared test helpers: polling with a deadline, a log sink, pod builders, the embedded store.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import type { V1Container, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { consoleLogger, type Logger, noopLogger } from '@nodeagent/core';
 import type { MiniApiServer } from '@nodeagent/mini-apiserver';
@@ -139,4 +139,32 @@ export function writeSelfSignedCert(keyPath: string, certPath: string, days: num
     ],
     { stdio: 'ignore' },
   );
+}
+
+/**
+ * Follows `pod`'s log with `kubectl logs -f` (as `kubeconfigPath`'s user) until line `lines`
+ * (`line-<n>-…`) arrives, and returns the numbers of the lines seen, in order.
+ */
+export async function followLineNumbers(
+  kubeconfigPath: string,
+  pod: string,
+  lines: number,
+  timeoutMs: number,
+): Promise<number[]> {
+  const child = spawn('kubectl', ['logs', '-f', pod], {
+    env: { ...process.env, KUBECONFIG: kubeconfigPath },
+  });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  try {
+    await waitFor('the last line through kubectl logs -f', () => out.includes(`line-${lines}-`), timeoutMs);
+  } finally {
+    child.kill();
+  }
+  return out
+    .trim()
+    .split('\n')
+    .map((l) => Number(/^line-(\d+)-/.exec(l)?.[1]));
 }

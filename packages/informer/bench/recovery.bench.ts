@@ -17,14 +17,10 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { FakeClock } from '@nodeagent/core/testing';
 import { describe, it } from 'vitest';
-import { type MiniApiServer, startMiniApiServer } from '../../mini-apiserver/src/index.js';
-import {
-  type KubeObject,
-  RestListerWatcher,
-  SharedInformer,
-  type SharedInformerOptions,
-} from '../src/index.js';
+import { startMiniApiServer } from '../../mini-apiserver/src/index.js';
+import { RestListerWatcher, SharedInformer, type SharedInformerOptions } from '../src/index.js';
 import { driveUntil, inWindow, T0 } from '../test/drive.js';
+import { podsView, writePod } from '../test/server-pods.js';
 
 const PODS = '/api/v1/pods';
 const CLIENT_GO_BACKOFF = { initialMs: 800, factor: 2, capMs: 30_000, jitter: 1, resetAfterMs: 120_000 };
@@ -33,28 +29,6 @@ const CONFIGS: { readonly name: string; readonly options: SharedInformerOptions 
   { name: "client-go's backoff parameters", options: { backoff: CLIENT_GO_BACKOFF } },
 ];
 
-function write(server: MiniApiServer, name: string, v: number): void {
-  const existing = server.store.tryGet('pods', 'default', name);
-  if (existing) {
-    server.store.update('pods', {
-      ...existing,
-      metadata: { ...existing.metadata, labels: { v: String(v) } },
-    });
-    return;
-  }
-  const pod: KubeObject = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default', labels: { v: String(v) } },
-    spec: { containers: [{ name: 'c', image: 'busybox' }] },
-  };
-  server.store.create('pods', pod as never);
-}
-const view = (pods: readonly KubeObject[]) =>
-  pods
-    .map((p) => `${p.metadata?.name}@${p.metadata?.resourceVersion}`)
-    .sort()
-    .join(',');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function burst(options: SharedInformerOptions): Promise<number[]> {
@@ -73,7 +47,7 @@ async function burst(options: SharedInformerOptions): Promise<number[]> {
   });
   const results: number[] = [];
   try {
-    write(server, 'a', 0);
+    writePod(server, 'a', 0);
     await informer.start();
     const faults: (() => void)[] = [
       () => server.faults.stallWatches(),
@@ -99,9 +73,9 @@ async function burst(options: SharedInformerOptions): Promise<number[]> {
       lastFailure = 0;
       fault();
       n++;
-      write(server, `p${n}`, n);
-      write(server, 'a', n);
-      while (view(informer.lister.list()) !== view(server.store.list('pods'))) await sleep(5);
+      writePod(server, `p${n}`, n);
+      writePod(server, 'a', n);
+      while (podsView(informer.lister.list()) !== podsView(server.store.list('pods'))) await sleep(5);
       results.push(performance.now() - Math.max(from, lastFailure));
     }
   } finally {
@@ -133,7 +107,7 @@ async function rates(
       server.faults.failNext(1_000_000, { code: 500, watch: false, path: PODS });
       void informer.start().catch(() => {});
     } else {
-      write(server, 'a', 0);
+      writePod(server, 'a', 0);
       await informer.start();
       cutter = setInterval(() => server.faults.dropWatches(), 2);
     }

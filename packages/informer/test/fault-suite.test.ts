@@ -12,14 +12,10 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { FakeClock } from '@nodeagent/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type MiniApiServer, startMiniApiServer } from '../../mini-apiserver/src/index.js';
-import {
-  type KubeObject,
-  RestListerWatcher,
-  SharedInformer,
-  type SharedInformerOptions,
-} from '../src/index.js';
+import { startMiniApiServer } from '../../mini-apiserver/src/index.js';
+import { RestListerWatcher, SharedInformer, type SharedInformerOptions } from '../src/index.js';
 import { type Driven, driveUntil, inWindow, T0 } from './drive.js';
+import { podsView, writePod } from './server-pods.js';
 
 const MINUTE = 60_000;
 const PODS = '/api/v1/pods';
@@ -52,36 +48,12 @@ async function start(options: SharedInformerOptions = {}) {
   return { server, clock, informer, failures, driven };
 }
 
-function write(server: MiniApiServer, name: string, v: number): void {
-  const existing = server.store.tryGet('pods', 'default', name);
-  if (existing) {
-    server.store.update('pods', {
-      ...existing,
-      metadata: { ...existing.metadata, labels: { v: String(v) } },
-    });
-    return;
-  }
-  const pod: KubeObject = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default', labels: { v: String(v) } },
-    spec: { containers: [{ name: 'c', image: 'busybox' }] },
-  };
-  server.store.create('pods', pod as never);
-}
-
-const view = (pods: readonly KubeObject[]) =>
-  pods
-    .map((p) => `${p.metadata?.name}@${p.metadata?.resourceVersion}`)
-    .sort()
-    .join(',');
-
 describe('fault suite (mini-apiserver, informer time)', () => {
   it('after each fault of a burst the cache equals the server within 3 s of the last failure', async () => {
     const { server, clock, informer, failures, driven } = await start();
-    write(server, 'a', 0);
+    writePod(server, 'a', 0);
     await informer.start();
-    const converged = () => view(informer.lister.list()) === view(server.store.list('pods'));
+    const converged = () => podsView(informer.lister.list()) === podsView(server.store.list('pods'));
     const at: number[] = [];
     const now = () => clock.now() - T0;
     /**
@@ -94,8 +66,8 @@ describe('fault suite (mini-apiserver, informer time)', () => {
       const from = now();
       const before = failures.length;
       fault();
-      write(server, `p${n}`, n);
-      write(server, 'a', n);
+      writePod(server, `p${n}`, n);
+      writePod(server, 'a', n);
       await driveUntil(driven, from + 5 * MINUTE, at, converged);
       expect(converged()).toBe(true);
       const last = failures.length > before ? (failures.at(-1) as number) : from;
@@ -156,7 +128,7 @@ describe('fault suite (mini-apiserver, informer time)', () => {
   it('a server that accepts every watch and cuts it at once is not hammered', async () => {
     // No idle timer: the clock stands still while a watch is open (it lives 0 ms).
     const { server, informer, driven } = await start({ idleTimeoutMs: 0 });
-    write(server, 'a', 0);
+    writePod(server, 'a', 0);
     await informer.start();
     const cutter = setInterval(() => server.faults.dropWatches(), 2);
     try {
@@ -165,7 +137,7 @@ describe('fault suite (mini-apiserver, informer time)', () => {
       const lists = server.requests.filter((r) => r.path === PODS && !r.watch);
       expect(lists).toHaveLength(1);
       expect(inWindow(at, 5 * MINUTE, 10 * MINUTE)).toBeLessThanOrEqual(11);
-      expect(view(informer.lister.list())).toBe(view(server.store.list('pods')));
+      expect(podsView(informer.lister.list())).toBe(podsView(server.store.list('pods')));
     } finally {
       clearInterval(cutter);
     }

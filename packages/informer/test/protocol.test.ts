@@ -7,7 +7,15 @@ import {
   WatchIdleTimeoutError,
 } from '../src/index.js';
 import { setup } from './helpers.js';
-import { fail, listItems, pod, stall, status, watchHttpError } from './scripted-server.js';
+import {
+  fail,
+  listItems,
+  pod,
+  type ScriptedServer,
+  stall,
+  status,
+  watchHttpError,
+} from './scripted-server.js';
 
 type Env = Awaited<ReturnType<typeof setup>>;
 let env: Env | undefined;
@@ -23,6 +31,12 @@ async function started(options = {}, token?: string): Promise<Env> {
   await env.informer.start();
   return env;
 }
+
+/** resourceVersion, continue and limit of every list request so far. */
+const pagedListQueries = (server: ScriptedServer) =>
+  server
+    .requestsOf('list')
+    .map((r) => [r.query.get('resourceVersion'), r.query.get('continue'), r.query.get('limit')]);
 
 describe('list then watch', () => {
   it('lists with RV 0 and a page size, then watches from the list RV with bookmarks and a random timeout', async () => {
@@ -92,10 +106,7 @@ describe('list then watch', () => {
       ),
     );
     await informer.start();
-    const lists = server.requestsOf('list');
-    expect(
-      lists.map((r) => [r.query.get('resourceVersion'), r.query.get('continue'), r.query.get('limit')]),
-    ).toEqual([
+    expect(pagedListQueries(server)).toEqual([
       ['0', null, '2'],
       [null, 'tok1', '2'],
     ]);
@@ -121,10 +132,7 @@ describe('list then watch', () => {
       ),
     );
     await informer.start();
-    const lists = server.requestsOf('list');
-    expect(
-      lists.map((r) => [r.query.get('resourceVersion'), r.query.get('continue'), r.query.get('limit')]),
-    ).toEqual([
+    expect(pagedListQueries(server)).toEqual([
       ['0', null, '1'],
       [null, 'tok1', '1'],
       ['0', null, null],

@@ -12,6 +12,7 @@ import { ContainerState } from '@nodeagent/cri';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import {
   ContainerLogManager,
+  type ContainerLogManagerOptions,
   type ContainerLogRuntime,
   DEFAULT_CONTAINER_LOG_MAX_FILES,
   DEFAULT_CONTAINER_LOG_MAX_SIZE,
@@ -60,6 +61,21 @@ async function files(): Promise<string[]> {
   return (await readdir(dir)).sort();
 }
 
+/**
+ * Rotates the log of one running container `c1` `count` times, one second apart (fake clock from
+ * 2026-01-02 03:04:00), c1.log holding `line(i)` before rotation i.
+ */
+async function rotatedLines(count: number, options: Partial<ContainerLogManagerOptions>): Promise<void> {
+  const clock = new FakeClock({ startMs: new Date(2026, 0, 2, 3, 4, 0).getTime() });
+  const { rt } = runtime([{ id: 'c1', running: true }]);
+  const m = new ContainerLogManager({ runtime: rt, clock, ...options });
+  for (let i = 0; i < count; i++) {
+    await writeFile(join(dir, 'c1.log'), line(i));
+    await m.rotateLogs();
+    await clock.advance(1000);
+  }
+}
+
 describe('options', () => {
   test('the kubelet defaults', () => {
     expect(DEFAULT_CONTAINER_LOG_MAX_SIZE).toBe('10Mi');
@@ -101,14 +117,7 @@ describe('rotation', () => {
   });
 
   test('older rotated files are gzipped and at most containerLogMaxFiles are kept, oldest removed', async () => {
-    const clock = new FakeClock({ startMs: new Date(2026, 0, 2, 3, 4, 0).getTime() });
-    const { rt } = runtime([{ id: 'c1', running: true }]);
-    const m = new ContainerLogManager({ runtime: rt, clock, containerLogMaxSize: 10 });
-    for (let i = 0; i < 7; i++) {
-      await writeFile(join(dir, 'c1.log'), line(i));
-      await m.rotateLogs();
-      await clock.advance(1000);
-    }
+    await rotatedLines(7, { containerLogMaxSize: 10 });
     // The live log, the newest rotated (uncompressed), and three gzipped: 5 files.
     expect(await files()).toEqual([
       'c1.log',
@@ -122,19 +131,7 @@ describe('rotation', () => {
   });
 
   test('with containerLogMaxFiles 2 only the live log and the one just rotated remain', async () => {
-    const clock = new FakeClock({ startMs: new Date(2026, 0, 2, 3, 4, 0).getTime() });
-    const { rt } = runtime([{ id: 'c1', running: true }]);
-    const m = new ContainerLogManager({
-      runtime: rt,
-      clock,
-      containerLogMaxSize: 1,
-      containerLogMaxFiles: 2,
-    });
-    for (let i = 0; i < 3; i++) {
-      await writeFile(join(dir, 'c1.log'), line(i));
-      await m.rotateLogs();
-      await clock.advance(1000);
-    }
+    await rotatedLines(3, { containerLogMaxSize: 1, containerLogMaxFiles: 2 });
     expect(await files()).toEqual(['c1.log', 'c1.log.20260102-030402']);
   });
 
@@ -259,19 +256,7 @@ describe('rotation', () => {
 
 describe('readContainerLogHistory', () => {
   test('yields rotated (gzipped and plain) files oldest first, then the live log', async () => {
-    const clock = new FakeClock({ startMs: new Date(2026, 0, 2, 3, 4, 0).getTime() });
-    const { rt } = runtime([{ id: 'c1', running: true }]);
-    const m = new ContainerLogManager({
-      runtime: rt,
-      clock,
-      containerLogMaxSize: 1,
-      containerLogMaxFiles: 10,
-    });
-    for (let i = 0; i < 4; i++) {
-      await writeFile(join(dir, 'c1.log'), line(i));
-      await m.rotateLogs();
-      await clock.advance(1000);
-    }
+    await rotatedLines(4, { containerLogMaxSize: 1, containerLogMaxFiles: 10 });
     await writeFile(join(dir, 'c1.log'), `${line(4)}not a cri line\n${line(5)}`);
     const invalid: string[] = [];
     const got: string[] = [];

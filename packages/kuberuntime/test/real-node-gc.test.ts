@@ -5,11 +5,12 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
-import { ContainerState, type CriClient, createCriClient } from '@nodeagent/cri';
+import { ContainerState, type CriClient } from '@nodeagent/cri';
 import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
 import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ContainerGC, KubeRuntimeManager } from '../src/index.js';
+import { ContainerGC, type KubeRuntimeManager } from '../src/index.js';
+import { runtimeOn } from './support/real-runtime.js';
 
 describeRealNode('container GC on a real containerd', NODE_SANDBOX_REQUIREMENTS, () => {
   let node: NodeSandbox;
@@ -18,14 +19,7 @@ describeRealNode('container GC on a real containerd', NODE_SANDBOX_REQUIREMENTS,
 
   beforeAll(async () => {
     node = await startNodeSandbox({ name: 'gc' });
-    cri = createCriClient(node.criEndpoint, { timeoutMs: 30_000 });
-    manager = new KubeRuntimeManager({
-      cri,
-      podLogsRoot: node.podLogRoot,
-      podsRoot: join(node.rootDir, 'pods'),
-      resolvConf: '',
-      crashLoopBackOff: { initialMs: 1, maxMs: 1 },
-    });
+    ({ cri, manager } = runtimeOn(node, { crashLoopBackOff: { initialMs: 1, maxMs: 1 } }));
   }, 60_000);
   afterAll(async () => {
     cri?.close();

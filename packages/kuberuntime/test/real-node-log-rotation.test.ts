@@ -5,11 +5,12 @@
 import { readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
-import { type CriClient, createCriClient } from '@nodeagent/cri';
+import type { CriClient } from '@nodeagent/cri';
 import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
 import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ContainerLogManager, KubeRuntimeManager, readContainerLogHistory } from '../src/index.js';
+import { ContainerLogManager, type KubeRuntimeManager, readContainerLogHistory } from '../src/index.js';
+import { runtimeOn } from './support/real-runtime.js';
 
 describeRealNode('container log rotation on a real containerd', NODE_SANDBOX_REQUIREMENTS, () => {
   let node: NodeSandbox;
@@ -18,13 +19,7 @@ describeRealNode('container log rotation on a real containerd', NODE_SANDBOX_REQ
 
   beforeAll(async () => {
     node = await startNodeSandbox({ name: 'logrot' });
-    cri = createCriClient(node.criEndpoint, { timeoutMs: 30_000 });
-    manager = new KubeRuntimeManager({
-      cri,
-      podLogsRoot: node.podLogRoot,
-      podsRoot: join(node.rootDir, 'pods'),
-      resolvConf: '',
-    });
+    ({ cri, manager } = runtimeOn(node));
   });
   afterAll(async () => {
     cri?.close();

@@ -6,12 +6,13 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { type CriClient, createCriClient } from '@nodeagent/cri';
+import type { CriClient } from '@nodeagent/cri';
 import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
 import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { KubeRuntimeManager } from '../src/index.js';
+import type { KubeRuntimeManager } from '../src/index.js';
 import { emptyDirPath } from '../src/paths.js';
+import { runtimeOn } from './support/real-runtime.js';
 
 describeRealNode('path escapes on a real containerd', NODE_SANDBOX_REQUIREMENTS, () => {
   let node: NodeSandbox;
@@ -24,13 +25,12 @@ describeRealNode('path escapes on a real containerd', NODE_SANDBOX_REQUIREMENTS,
 
   beforeAll(async () => {
     node = await startNodeSandbox({ name: 'escnode' });
-    cri = createCriClient(node.criEndpoint, { timeoutMs: 30_000 });
     podsRoot = join(node.rootDir, 'pods');
     outside = join(node.rootDir, 'outside');
     mkdirSync(outside);
     mkdirSync(podsRoot, { recursive: true });
     mkdirSync(node.podLogRoot, { recursive: true });
-    manager = new KubeRuntimeManager({ cri, podLogsRoot: node.podLogRoot, podsRoot, resolvConf: '' });
+    ({ cri, manager } = runtimeOn(node));
     topLevel = readdirSync(node.rootDir).sort();
   });
   afterEach(async () => {

@@ -4,12 +4,13 @@
 // uid, and a running container reads the kubelet-format /etc/hosts with its IP and aliases.
 import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { type CriClient, createCriClient } from '@nodeagent/cri';
+import type { CriClient } from '@nodeagent/cri';
 import { writeBusyboxImage } from '@nodeagent/test-support/busybox-image';
 import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
 import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { KubeRuntimeManager } from '../src/index.js';
+import type { KubeRuntimeManager } from '../src/index.js';
+import { runtimeOn } from './support/real-runtime.js';
 
 describeRealNode('kuberuntime security on a real containerd', NODE_SANDBOX_REQUIREMENTS, () => {
   let node: NodeSandbox;
@@ -29,13 +30,7 @@ describeRealNode('kuberuntime security on a real containerd', NODE_SANDBOX_REQUI
       await writeBusyboxImage(path, { ref, user });
       await node.ctr(['images', 'import', '--snapshotter', node.snapshotter, path]);
     }
-    cri = createCriClient(node.criEndpoint, { timeoutMs: 30_000 });
-    manager = new KubeRuntimeManager({
-      cri,
-      podLogsRoot: node.podLogRoot,
-      podsRoot: join(node.rootDir, 'pods'),
-      resolvConf: '',
-    });
+    ({ cri, manager } = runtimeOn(node));
   });
   afterAll(async () => {
     for (const pod of pods) {

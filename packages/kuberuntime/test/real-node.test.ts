@@ -5,28 +5,22 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { type CriClient, createCriClient } from '@nodeagent/cri';
+import type { CriClient } from '@nodeagent/cri';
 import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
 import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { KubeRuntimeManager, type KubeRuntimeManagerOptions } from '../src/index.js';
+import { runtimeOn } from './support/real-runtime.js';
 
 describeRealNode('kuberuntime on a real containerd', NODE_SANDBOX_REQUIREMENTS, () => {
   let node: NodeSandbox;
   let cri: CriClient;
   let manager: KubeRuntimeManager;
-  const options = (): KubeRuntimeManagerOptions => ({
-    cri,
-    podLogsRoot: node.podLogRoot,
-    podsRoot: join(node.rootDir, 'pods'),
-    resolvConf: '',
-    crashLoopBackOff: { initialMs: 1000, maxMs: 4000 },
-  });
+  let options: KubeRuntimeManagerOptions;
 
   beforeAll(async () => {
     node = await startNodeSandbox({ name: 'krtnode' });
-    cri = createCriClient(node.criEndpoint, { timeoutMs: 30_000 });
-    manager = new KubeRuntimeManager(options());
+    ({ cri, manager, options } = runtimeOn(node, { crashLoopBackOff: { initialMs: 1000, maxMs: 4000 } }));
   });
   afterAll(async () => {
     cri?.close();
@@ -190,7 +184,7 @@ describeRealNode('kuberuntime on a real containerd', NODE_SANDBOX_REQUIREMENTS, 
     const pod = multi();
     const before = await cri.runtime.listContainers({});
     const sandboxesBefore = await cri.runtime.listPodSandbox({});
-    const adopted = new KubeRuntimeManager(options());
+    const adopted = new KubeRuntimeManager(options);
     const result = await adopted.syncPod(pod, await adopted.getPodStatus(pod));
     expect(
       result.results.filter((r) => r.action === 'StartContainer' || r.action === 'CreatePodSandbox'),

@@ -7,8 +7,10 @@
  *
  * @module
  */
+
 import { createHash } from 'node:crypto';
 import { type Lifecycle, type Logger, noopLogger, StartOnce } from '@nodeagent/core';
+import { CoalescedPass } from './coalesced-pass.js';
 import { matchesSelectorMap } from './labels.js';
 import { isPlainObject, type KubeObject } from './object.js';
 import type { ObjectStore, StoreChange } from './store.js';
@@ -85,9 +87,8 @@ function resolvePorts(svc: KubeObject, pod: KubeObject): SlicePort[] {
 export class EndpointSliceController implements Lifecycle {
   readonly #once = new StartOnce('EndpointSliceController');
   readonly #dirty = new Set<string>();
-  #scheduled = false;
+  readonly #pass = new CoalescedPass(() => this.#drain());
   #unsubscribe: (() => void) | undefined;
-  #waiters: Array<() => void> = [];
   /** Number of sync errors so far (each is also logged). */
   errors = 0;
 
@@ -124,13 +125,12 @@ export class EndpointSliceController implements Lifecycle {
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     this.#dirty.clear();
-    this.#release();
+    this.#pass.release();
   }
 
   /** Resolves once every queued Service has been synced. */
   idle(): Promise<void> {
-    if (this.#dirty.size === 0 && !this.#scheduled) return Promise.resolve();
-    return new Promise((resolve) => this.#waiters.push(resolve));
+    return this.#pass.idle();
   }
 
   #onChange(c: StoreChange): void {
@@ -160,14 +160,10 @@ export class EndpointSliceController implements Lifecycle {
 
   #enqueue(ns: string, name: string): void {
     this.#dirty.add(`${ns}/${name}`);
-    if (!this.#scheduled) {
-      this.#scheduled = true;
-      setImmediate(() => this.#drain());
-    }
+    this.#pass.request();
   }
 
   #drain(): void {
-    this.#scheduled = false;
     const keys = [...this.#dirty];
     this.#dirty.clear();
     for (const key of keys) {
@@ -179,13 +175,6 @@ export class EndpointSliceController implements Lifecycle {
         this.#log.warn({ err, service: key }, 'endpointslice sync failed');
       }
     }
-    if (this.#dirty.size === 0 && !this.#scheduled) this.#release();
-  }
-
-  #release(): void {
-    const w = this.#waiters;
-    this.#waiters = [];
-    for (const r of w) r();
   }
 
   /** Recomputes the slices of one Service now. */

@@ -19,7 +19,9 @@
  *
  * @module
  */
+
 import { type Clock, type Logger, noopLogger, type Timer } from '@nodeagent/core';
+import { CoalescedPass } from './coalesced-pass.js';
 import {
   type NodeLifecycleControllerOptions,
   type NodeLifecycleSettings,
@@ -121,8 +123,15 @@ export class NodeLifecycleController {
   readonly #podQueue = new Set<string>();
   #timers: Timer[] = [];
   #unsubscribe: (() => void) | undefined;
-  #pending = false;
-  #waiters: Array<() => void> = [];
+  readonly #pass = new CoalescedPass(() => {
+    if (!this.#unsubscribe) return;
+    const nodes = [...this.#nodeQueue];
+    this.#nodeQueue.clear();
+    for (const n of nodes) this.#guard('NoSchedule tainting', () => this.#doNoScheduleTaintingPass(n));
+    const pods = [...this.#podQueue];
+    this.#podQueue.clear();
+    for (const p of pods) this.#guard('pod', () => this.#processPod(p));
+  });
 
   /**
    * Creates a stopped controller; {@link NodeLifecycleController.start} starts it.
@@ -168,13 +177,12 @@ export class NodeLifecycleController {
     this.#timers = [];
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
-    this.#release();
+    this.#pass.release();
   }
 
   /** Resolves once no Node or Pod change is waiting to be handled. */
   idle(): Promise<void> {
-    if (!this.#pending) return Promise.resolve();
-    return new Promise((resolve) => this.#waiters.push(resolve));
+    return this.#pass.idle();
   }
 
   #guard(what: string, fn: () => void): void {
@@ -183,12 +191,6 @@ export class NodeLifecycleController {
     } catch (err) {
       this.#log.error({ err }, `mini-apiserver node lifecycle controller: ${what} pass failed`);
     }
-  }
-
-  #release(): void {
-    const w = this.#waiters;
-    this.#waiters = [];
-    for (const f of w) f();
   }
 
   #onChange(c: StoreChange): void {
@@ -209,20 +211,7 @@ export class NodeLifecycleController {
   }
 
   #kick(): void {
-    if (this.#pending) return;
-    this.#pending = true;
-    setImmediate(() => {
-      this.#pending = false;
-      if (this.#unsubscribe) {
-        const nodes = [...this.#nodeQueue];
-        this.#nodeQueue.clear();
-        for (const n of nodes) this.#guard('NoSchedule tainting', () => this.#doNoScheduleTaintingPass(n));
-        const pods = [...this.#podQueue];
-        this.#podQueue.clear();
-        for (const p of pods) this.#guard('pod', () => this.#processPod(p));
-      }
-      if (!this.#pending) this.#release();
-    });
+    this.#pass.request();
   }
 
   /** Upstream `doNoScheduleTaintingPass`: condition taints (NoSchedule) follow the conditions. */

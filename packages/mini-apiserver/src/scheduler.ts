@@ -10,7 +10,9 @@
  *
  * @module
  */
+
 import { type Clock, type Logger, milliValue, noopLogger, quantityValue } from '@nodeagent/core';
+import { CoalescedPass } from './coalesced-pass.js';
 import { ApiStatusError, failureStatus, invalid } from './errors.js';
 import { isPlainObject, type KubeObject } from './object.js';
 import type { ObjectStore, StoreChange } from './store.js';
@@ -186,9 +188,14 @@ export class MiniScheduler {
   readonly #instance: string;
   readonly #lastFailure = new Map<string, string>();
   #unsubscribe: (() => void) | undefined;
-  #pending = false;
   #seq = 0;
-  #waiters: Array<() => void> = [];
+  readonly #pass = new CoalescedPass(() => {
+    try {
+      if (this.#unsubscribe) this.scheduleAll();
+    } catch (err) {
+      this.#log.error({ err }, 'mini-apiserver scheduler: pass failed');
+    }
+  });
 
   /** Creates a stopped scheduler; {@link MiniScheduler.start} starts it. */
   constructor(options: MiniSchedulerOptions) {
@@ -209,19 +216,12 @@ export class MiniScheduler {
   stop(): void {
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
-    this.#release();
+    this.#pass.release();
   }
 
   /** Resolves once no scheduling pass is queued. */
   idle(): Promise<void> {
-    if (!this.#pending) return Promise.resolve();
-    return new Promise((resolve) => this.#waiters.push(resolve));
-  }
-
-  #release(): void {
-    const w = this.#waiters;
-    this.#waiters = [];
-    for (const f of w) f();
+    return this.#pass.idle();
   }
 
   #onChange(c: StoreChange): void {
@@ -230,17 +230,7 @@ export class MiniScheduler {
   }
 
   #kick(): void {
-    if (this.#pending) return;
-    this.#pending = true;
-    setImmediate(() => {
-      this.#pending = false;
-      try {
-        if (this.#unsubscribe) this.scheduleAll();
-      } catch (err) {
-        this.#log.error({ err }, 'mini-apiserver scheduler: pass failed');
-      }
-      if (!this.#pending) this.#release();
-    });
+    this.#pass.request();
   }
 
   /** One pass over every pod waiting for a node (also run on every pod or node change). */

@@ -146,6 +146,22 @@ export type TestSubject = string | { kind: string; name: string; apiGroup?: stri
 const subject = (s: TestSubject) =>
   typeof s === 'string' ? { apiGroup: RBAC_GROUP, kind: 'User', name: s } : s;
 
+const RBAC_RESOURCE: Record<string, string> = {
+  ClusterRole: 'clusterroles',
+  ClusterRoleBinding: 'clusterrolebindings',
+  Role: 'roles',
+  RoleBinding: 'rolebindings',
+};
+
+/** Stores these Roles, ClusterRoles and their bindings straight into `server`'s store, by kind. */
+export function seedRbac(server: MiniApiServer, ...objects: KubeObject[]): void {
+  for (const obj of objects) {
+    const resource = RBAC_RESOURCE[obj.kind ?? ''];
+    if (!resource) throw new Error(`seedRbac: ${obj.kind} is not an RBAC kind`);
+    server.store.create(resource, obj);
+  }
+}
+
 /** A ClusterRole with these rules (and `extra` top-level fields). */
 export function clusterRole(name: string, rules: unknown[], extra: Record<string, unknown> = {}): KubeObject {
   return { apiVersion: RBAC, kind: 'ClusterRole', metadata: { name }, rules, ...extra };

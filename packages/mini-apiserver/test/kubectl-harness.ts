@@ -4,16 +4,26 @@
  * Under CI=true a missing kubectl fails the block; elsewhere the caller skips it.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import type { MiniApiServer, MiniApiServerOptions } from '../src/index.js';
+import { type MiniApiServer, type MiniApiServerOptions, renderKubeconfig } from '../src/index.js';
 import { start } from './helpers.js';
 
 /** True when no kubectl binary runs here. */
 export const kubectlMissing =
   spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0;
+
+/** Fails the test when kubectl is missing (under CI=true; elsewhere its block is skipped). */
+export function requireKubectl(): void {
+  if (kubectlMissing) throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
+}
+
+/** Starts a TLS (self-signed CA) server in RBAC mode knowing one user, `user`, by the bearer token `user`. */
+export function startRbacTlsFor(user: string): Promise<MiniApiServer> {
+  return start({ authorization: 'RBAC', tls: 'self-signed', tokens: [{ token: user, user }] });
+}
 
 /** What {@link useKubectlServer} gives a describe block. */
 export interface KubectlServer {
@@ -61,8 +71,7 @@ export interface KubectlRun {
 export function useKubectlServer(prefix: string, options: MiniApiServerOptions = {}): KubectlServer {
   const h = { server: undefined as unknown as MiniApiServer, dir: '', env: {} as NodeJS.ProcessEnv };
   beforeAll(async () => {
-    if (kubectlMissing)
-      throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
+    requireKubectl();
     h.dir = await mkdtemp(join(tmpdir(), prefix));
     h.server = await start({ ...options, kubeconfigPath: join(h.dir, 'kubeconfig') });
     h.env = { ...process.env, KUBECONFIG: join(h.dir, 'kubeconfig'), HOME: h.dir };
@@ -140,4 +149,25 @@ export function kubectlIn(dir: string): (...args: string[]) => Promise<KubectlOu
         }),
       );
     });
+}
+
+/**
+ * Runs `body` with a {@link kubectlIn} runner authenticated to `server` (TLS, its CA trusted) as
+ * bearer `token`, its kubeconfig in a temp dir removed afterwards.
+ */
+export async function withKubectlAs(
+  server: MiniApiServer,
+  token: string,
+  body: (kubectl: (...args: string[]) => Promise<KubectlOutcome>) => Promise<void>,
+): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), `kubectl-${token}-`));
+  try {
+    await writeFile(
+      join(dir, 'kubeconfig'),
+      renderKubeconfig({ server: server.url, token, certificateAuthority: server.tls?.ca ?? '' }),
+    );
+    await body(kubectlIn(dir));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

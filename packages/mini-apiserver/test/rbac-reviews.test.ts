@@ -3,11 +3,8 @@
 // --list`), LocalSubjectAccessReview, and privilege-escalation prevention on writes of
 // Roles, ClusterRoles and their bindings (upstream's `escalate` / `bind` verbs and its
 // "attempting to grant RBAC permissions not currently held" refusal), also through kubectl.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { type MiniApiServer, renderKubeconfig } from '../src/index.js';
+import type { MiniApiServer } from '../src/index.js';
 import { compactRules, compactString, uncoveredRules } from '../src/rbac-rules.js';
 import {
   callAs,
@@ -16,9 +13,10 @@ import {
   RBAC_GROUP as GROUP,
   roleBinding as rb,
   role,
+  seedRbac,
   start,
 } from './helpers.js';
-import { kubectlIn, kubectlMissing } from './kubectl-harness.js';
+import { kubectlMissing, requireKubectl, startRbacTlsFor, withKubectlAs } from './kubectl-harness.js';
 
 let server: MiniApiServer;
 afterEach(async () => {
@@ -75,20 +73,17 @@ describe('rule comparison (upstream Covers / CompactRules / CompactString)', () 
 describe('SelfSubjectRulesReview', () => {
   test('rules of cluster-wide and namespace bindings, split as kube-apiserver does', async () => {
     await rbacServer();
-    server.store.create(
-      'clusterroles',
+    seedRbac(
+      server,
       clusterRole('viewer', [
         { verbs: ['get', 'list'], apiGroups: [''], resources: ['pods'], resourceNames: ['web'] },
         { verbs: ['get'], nonResourceURLs: ['/metrics'] },
-      ]) as any,
+      ]),
+      crb('viewer', 'viewer', 'alice'),
+      role('ns1', 'cm', [{ verbs: ['*'], apiGroups: [''], resources: ['configmaps'] }]),
+      rb('ns1', 'cm', 'Role', 'cm', 'alice'),
+      rb('ns1', 'gone', 'ClusterRole', 'missing', 'alice'),
     );
-    server.store.create('clusterrolebindings', crb('viewer', 'viewer', 'alice') as any);
-    server.store.create(
-      'roles',
-      role('ns1', 'cm', [{ verbs: ['*'], apiGroups: [''], resources: ['configmaps'] }]) as any,
-    );
-    server.store.create('rolebindings', rb('ns1', 'cm', 'Role', 'cm', 'alice') as any);
-    server.store.create('rolebindings', rb('ns1', 'gone', 'ClusterRole', 'missing', 'alice') as any);
     const res = await as('alice', 'POST', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
       apiVersion: 'authorization.k8s.io/v1',
       kind: 'SelfSubjectRulesReview',
@@ -150,11 +145,11 @@ describe('SelfSubjectRulesReview', () => {
 describe('LocalSubjectAccessReview', () => {
   test('answers for a user in the URL namespace; non-resource attributes are refused', async () => {
     await rbacServer();
-    server.store.create(
-      'roles',
-      role('ns1', 'r', [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }]) as any,
+    seedRbac(
+      server,
+      role('ns1', 'r', [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }]),
+      rb('ns1', 'b', 'Role', 'r', 'bob'),
     );
-    server.store.create('rolebindings', rb('ns1', 'b', 'Role', 'r', 'bob') as any);
     const path = '/apis/authorization.k8s.io/v1/namespaces/ns1/localsubjectaccessreviews';
     const ask = (spec: unknown, metadata: unknown = {}) =>
       as('admin', 'POST', path, {
@@ -199,8 +194,8 @@ describe('escalation prevention', () => {
   const base = '/apis/rbac.authorization.k8s.io/v1';
   async function limitedAlice(extraRules: unknown[] = []): Promise<void> {
     await rbacServer();
-    server.store.create(
-      'clusterroles',
+    seedRbac(
+      server,
       clusterRole('rbac-writer', [
         {
           verbs: ['create', 'update', 'patch'],
@@ -209,9 +204,9 @@ describe('escalation prevention', () => {
         },
         { verbs: ['get', 'list'], apiGroups: [''], resources: ['pods'] },
         ...extraRules,
-      ]) as any,
+      ]),
+      crb('rbac-writer', 'rbac-writer', 'alice'),
     );
-    server.store.create('clusterrolebindings', crb('rbac-writer', 'rbac-writer', 'alice') as any);
   }
 
   test('a ClusterRole with rules the user lacks is refused with upstream message; held rules pass', async () => {
@@ -298,11 +293,11 @@ describe('escalation prevention', () => {
 
   test('a Role is checked against the rules the user holds in its namespace', async () => {
     await limitedAlice();
-    server.store.create(
-      'roles',
-      role('ns1', 'cm', [{ verbs: ['get'], apiGroups: [''], resources: ['configmaps'] }]) as any,
+    seedRbac(
+      server,
+      role('ns1', 'cm', [{ verbs: ['get'], apiGroups: [''], resources: ['configmaps'] }]),
+      rb('ns1', 'cm', 'Role', 'cm', 'alice'),
     );
-    server.store.create('rolebindings', rb('ns1', 'cm', 'Role', 'cm', 'alice') as any);
     const held = role('ns1', 'r', [{ verbs: ['get'], apiGroups: [''], resources: ['configmaps'] }]);
     expect((await as('alice', 'POST', `${base}/namespaces/ns1/roles`, held)).code).toBe(201);
     const elsewhere = await as('alice', 'POST', `${base}/namespaces/default/roles`, {
@@ -317,13 +312,10 @@ describe('escalation prevention', () => {
 
   test('binding a role whose rules the user lacks needs bind; a missing role is 404', async () => {
     await limitedAlice();
-    server.store.create(
-      'clusterroles',
-      clusterRole('secrets', [{ verbs: ['get'], apiGroups: [''], resources: ['secrets'] }]) as any,
-    );
-    server.store.create(
-      'clusterroles',
-      clusterRole('pods', [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }]) as any,
+    seedRbac(
+      server,
+      clusterRole('secrets', [{ verbs: ['get'], apiGroups: [''], resources: ['secrets'] }]),
+      clusterRole('pods', [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }]),
     );
     const refused = await as('alice', 'POST', `${base}/clusterrolebindings`, crb('b1', 'secrets', 'bob'));
     expect(refused.code).toBe(403);
@@ -348,13 +340,13 @@ describe('escalation prevention', () => {
     expect(missing.code).toBe(404);
     expect(missing.body.message).toBe('clusterrole.rbac.authorization.k8s.io "nope" not found');
     // bind on that one ClusterRole, in that namespace only
-    server.store.create(
-      'roles',
+    seedRbac(
+      server,
       role('default', 'binder', [
         { verbs: ['bind'], apiGroups: [GROUP], resources: ['clusterroles'], resourceNames: ['secrets'] },
-      ]) as any,
+      ]),
+      rb('default', 'binder', 'Role', 'binder', 'alice'),
     );
-    server.store.create('rolebindings', rb('default', 'binder', 'Role', 'binder', 'alice') as any);
     expect(
       (
         await as(
@@ -379,17 +371,14 @@ describe('impersonation (Impersonate-User / -Group headers, kubectl --as)', () =
 
   test('needs the impersonate verb on users, groups and serviceaccounts; then runs as that user', async () => {
     await rbacServer();
-    server.store.create(
-      'clusterroles',
+    seedRbac(
+      server,
       clusterRole('impersonator', [
         { verbs: ['impersonate'], apiGroups: [''], resources: ['users'], resourceNames: ['bob'] },
         { verbs: ['impersonate'], apiGroups: [''], resources: ['groups'], resourceNames: ['readers'] },
-      ]) as any,
-    );
-    server.store.create('clusterrolebindings', crb('impersonator', 'impersonator', 'alice') as any);
-    server.store.create(
-      'clusterroles',
-      clusterRole('pod-reader', [{ verbs: ['list'], apiGroups: [''], resources: ['pods'] }]) as any,
+      ]),
+      crb('impersonator', 'impersonator', 'alice'),
+      clusterRole('pod-reader', [{ verbs: ['list'], apiGroups: [''], resources: ['pods'] }]),
     );
     server.store.create('clusterrolebindings', {
       ...crb('readers', 'pod-reader', 'x'),
@@ -447,30 +436,18 @@ describe('impersonation (Impersonate-User / -Group headers, kubectl --as)', () =
 
 describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl (protobuf)', () => {
   test('auth can-i --list, create clusterrole/clusterrolebinding as a limited user', async () => {
-    if (kubectlMissing)
-      throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
-    server = await start({
-      authorization: 'RBAC',
-      tls: 'self-signed',
-      tokens: [{ token: 'alice', user: 'alice' }],
-    });
-    server.store.create(
-      'clusterroles',
+    requireKubectl();
+    server = await startRbacTlsFor('alice');
+    seedRbac(
+      server,
       clusterRole('r', [
         { verbs: ['list', 'watch'], apiGroups: [''], resources: ['pods'] },
         { verbs: ['create'], apiGroups: [GROUP], resources: ['clusterroles', 'clusterrolebindings'] },
         { verbs: ['get'], nonResourceURLs: ['/logs/*'] },
-      ]) as any,
+      ]),
+      crb('b', 'r', 'alice'),
     );
-    server.store.create('clusterrolebindings', crb('b', 'r', 'alice') as any);
-    const dir = await mkdtemp(join(tmpdir(), 'can-i-list-'));
-    try {
-      const kubeconfig = join(dir, 'kubeconfig');
-      await writeFile(
-        kubeconfig,
-        renderKubeconfig({ server: server.url, token: 'alice', certificateAuthority: server.tls?.ca ?? '' }),
-      );
-      const kubectl = kubectlIn(dir);
+    await withKubectlAs(server, 'alice', async (kubectl) => {
       const list = await kubectl('auth', 'can-i', '--list');
       expect(list.code).toBe(0);
       const lines = list.out.split('\n').map((l) => l.split(/\s+/).filter((x) => x !== ''));
@@ -500,10 +477,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl (protobuf)
         roleRef: { apiGroup: GROUP, kind: 'ClusterRole', name: 'y' },
         subjects: [{ apiGroup: GROUP, kind: 'User', name: 'bob' }],
       });
-      server.store.create(
-        'clusterroles',
-        clusterRole('s', [{ verbs: ['get'], apiGroups: [''], resources: ['secrets'] }]) as any,
-      );
+      seedRbac(server, clusterRole('s', [{ verbs: ['get'], apiGroups: [''], resources: ['secrets'] }]));
       const bindRefused = await kubectl(
         'create',
         'clusterrolebinding',
@@ -513,8 +487,6 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl (protobuf)
       );
       expect(bindRefused.code).toBe(1);
       expect(bindRefused.out).toContain('is attempting to grant RBAC permissions not currently held');
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 });

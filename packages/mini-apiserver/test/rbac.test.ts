@@ -4,19 +4,19 @@
 // nonResourceURLs with * and a trailing *), bindings to users, groups and service accounts,
 // system:masters bypass, 403 with upstream's message, SubjectAccessReview and
 // SelfSubjectAccessReview, and `kubectl auth can-i` against it.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { type MiniApiServer, type PolicyRule, requestInfo, ruleAllows } from '../src/index.js';
 import {
-  type MiniApiServer,
-  type PolicyRule,
-  renderKubeconfig,
-  requestInfo,
-  ruleAllows,
-} from '../src/index.js';
-import { callAs, clusterRole, clusterRoleBinding, pod, role, roleBinding, start } from './helpers.js';
-import { kubectlIn, kubectlMissing } from './kubectl-harness.js';
+  callAs,
+  clusterRole,
+  clusterRoleBinding,
+  pod,
+  role,
+  roleBinding,
+  seedRbac,
+  start,
+} from './helpers.js';
+import { kubectlMissing, requireKubectl, startRbacTlsFor, withKubectlAs } from './kubectl-harness.js';
 
 let server: MiniApiServer;
 afterEach(async () => {
@@ -237,33 +237,19 @@ describe('RBAC mode', () => {
     await rbacServer();
     server.store.create('namespaces', { metadata: { name: 'other' } });
     server.store.create('pods', pod('web'));
-    server.store.create(
-      'clusterroles',
-      clusterRole('pod-reader', [
-        { verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['pods'] },
-      ]) as any,
-    );
-    server.store.create(
-      'roles',
-      role('default', 'pod-writer', [{ verbs: ['create'], apiGroups: [''], resources: ['pods'] }]) as any,
-    );
-    server.store.create(
-      'rolebindings',
+    seedRbac(
+      server,
+      clusterRole('pod-reader', [{ verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['pods'] }]),
+      role('default', 'pod-writer', [{ verbs: ['create'], apiGroups: [''], resources: ['pods'] }]),
       roleBinding('default', 'alice-reads', 'ClusterRole', 'pod-reader', {
         kind: 'User',
         name: 'alice',
-      }) as any,
-    );
-    server.store.create(
-      'rolebindings',
+      }),
       roleBinding('default', 'sa-writes', 'Role', 'pod-writer', {
         kind: 'ServiceAccount',
         name: 'builder',
-      }) as any,
-    );
-    server.store.create(
-      'clusterrolebindings',
-      clusterRoleBinding('viewers-read', 'pod-reader', { kind: 'Group', name: 'viewers' }) as any,
+      }),
+      clusterRoleBinding('viewers-read', 'pod-reader', { kind: 'Group', name: 'viewers' }),
     );
     expect((await as('alice', 'GET', '/api/v1/namespaces/default/pods/web')).code).toBe(200);
     expect((await as('alice', 'GET', '/api/v1/namespaces/other/pods')).code).toBe(403);
@@ -279,10 +265,7 @@ describe('RBAC mode', () => {
 
   test('a binding to a missing role adds upstream reason to the 403', async () => {
     await rbacServer();
-    server.store.create(
-      'clusterrolebindings',
-      clusterRoleBinding('dangling', 'gone', { kind: 'User', name: 'alice' }) as any,
-    );
+    seedRbac(server, clusterRoleBinding('dangling', 'gone', { kind: 'User', name: 'alice' }));
     const res = await as('alice', 'GET', '/api/v1/nodes');
     expect(res.body.message).toBe(
       'nodes is forbidden: User "alice" cannot list resource "nodes" in API group "" at the cluster scope: RBAC: clusterrole.rbac.authorization.k8s.io "gone" not found',
@@ -291,13 +274,10 @@ describe('RBAC mode', () => {
 
   test('SubjectAccessReview and SelfSubjectAccessReview', async () => {
     await rbacServer();
-    server.store.create(
-      'clusterroles',
-      clusterRole('node-status', [{ verbs: ['patch'], apiGroups: [''], resources: ['nodes/status'] }]) as any,
-    );
-    server.store.create(
-      'clusterrolebindings',
-      clusterRoleBinding('alice-node-status', 'node-status', { kind: 'User', name: 'alice' }) as any,
+    seedRbac(
+      server,
+      clusterRole('node-status', [{ verbs: ['patch'], apiGroups: [''], resources: ['nodes/status'] }]),
+      clusterRoleBinding('alice-node-status', 'node-status', { kind: 'User', name: 'alice' }),
     );
     const sar = (spec: unknown) =>
       as('admin', 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
@@ -367,33 +347,18 @@ describe('RBAC mode', () => {
 
 describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl auth can-i', () => {
   test('answers yes/no per the RBAC objects, for resources, subresources and paths', async () => {
-    if (kubectlMissing)
-      throw new Error('kubectl is required under CI=true (Debian package kubernetes-client)');
-    server = await start({
-      authorization: 'RBAC',
-      tls: 'self-signed',
-      tokens: [{ token: 'alice', user: 'alice' }],
-    });
-    server.store.create(
-      'clusterroles',
+    requireKubectl();
+    server = await startRbacTlsFor('alice');
+    seedRbac(
+      server,
       clusterRole('r', [
         { verbs: ['list', 'watch'], apiGroups: [''], resources: ['pods'] },
         { verbs: ['patch'], apiGroups: [''], resources: ['pods/status'] },
         { verbs: ['get'], nonResourceURLs: ['/logs/*'] },
-      ]) as any,
+      ]),
+      roleBinding('default', 'b', 'ClusterRole', 'r', { kind: 'User', name: 'alice' }),
     );
-    server.store.create(
-      'rolebindings',
-      roleBinding('default', 'b', 'ClusterRole', 'r', { kind: 'User', name: 'alice' }) as any,
-    );
-    const dir = await mkdtemp(join(tmpdir(), 'can-i-'));
-    try {
-      const kubeconfig = join(dir, 'kubeconfig');
-      await writeFile(
-        kubeconfig,
-        renderKubeconfig({ server: server.url, token: 'alice', certificateAuthority: server.tls?.ca ?? '' }),
-      );
-      const kubectl = kubectlIn(dir);
+    await withKubectlAs(server, 'alice', async (kubectl) => {
       const canI = (...args: string[]) => kubectl('auth', 'can-i', ...args);
       expect(await canI('list', 'pods', '-n', 'default')).toEqual({ code: 0, out: 'yes' });
       expect(await canI('list', 'pods', '-n', 'other')).toEqual({ code: 1, out: 'no' });
@@ -411,9 +376,7 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')('kubectl auth can-i
         'selfsubjectrulesreviews.authorization.k8s.io',
         'subjectaccessreviews.authorization.k8s.io',
       ]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 });
 

@@ -76,15 +76,21 @@ async function createNode(s: MiniApiServer, n: any): Promise<void> {
   expect(put.code).toBe(200);
 }
 
+/** Starts a scheduling server with a node tainted NoSchedule, a NotReady one and a schedulable one of 1 CPU. */
+async function startWithThreeNodes(): Promise<MiniApiServer> {
+  const server = await start({ schedule: true });
+  await createNode(
+    server,
+    node('tainted', { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] }),
+  );
+  await createNode(server, node('notready', { ready: false }));
+  await createNode(server, node('small', { cpu: '1' }));
+  return server;
+}
+
 describe('minimal scheduler (schedule: true)', () => {
   test('binds to the node that fits and records Scheduled', async () => {
-    server = await start({ schedule: true });
-    await createNode(
-      server,
-      node('tainted', { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] }),
-    );
-    await createNode(server, node('notready', { ready: false }));
-    await createNode(server, node('small', { cpu: '1' }));
+    server = await startWithThreeNodes();
     expect((await call(server, 'POST', PODS, podWith('p', {}, '500m'))).code).toBe(201);
     await settle(server);
     const pod = (await call(server, 'GET', `${PODS}/p`)).body;
@@ -102,13 +108,7 @@ describe('minimal scheduler (schedule: true)', () => {
   });
 
   test('FailedScheduling names every reason; the pod is bound once a node fits', async () => {
-    server = await start({ schedule: true });
-    await createNode(
-      server,
-      node('tainted', { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] }),
-    );
-    await createNode(server, node('notready', { ready: false }));
-    await createNode(server, node('small', { cpu: '1' }));
+    server = await startWithThreeNodes();
     await createNode(server, node('cordoned', { unschedulable: true }));
     await call(server, 'POST', PODS, podWith('big', {}, '1500m'));
     await settle(server);

@@ -11,6 +11,32 @@ afterEach(async () => {
 const BIG = 'x'.repeat(8 * 1024);
 const tick = () => new Promise((r) => setImmediate(r));
 
+/** Stores pod `big` with an 8 KiB annotation: every event about it is large. */
+function createBigPod(): void {
+  server.store.create('pods', {
+    ...pod('big'),
+    metadata: { name: 'big', namespace: 'default', annotations: { a: BIG } },
+  });
+}
+
+/**
+ * Patches pod `big` until the server closes a slow watch; returns how many patches that took.
+ * Loopback socket buffers absorb a few MB before writes block; bounded (4000) so a regression
+ * fails instead of hanging.
+ */
+async function patchUntilSlowWatchClosed(): Promise<number> {
+  let updates = 0;
+  while (server.slowWatchesClosed === 0 && updates < 4000) {
+    for (let i = 0; i < 20; i++, updates++) {
+      server.store.patch('pods', 'default', 'big', 'merge', {
+        metadata: { labels: { n: String(updates) } },
+      });
+    }
+    await tick();
+  }
+  return updates;
+}
+
 /** Opens a watch whose client reads nothing until `resume()` is called. */
 function pausedWatch(path: string): Promise<{
   res: http.IncomingMessage;
@@ -52,23 +78,10 @@ function pausedWatch(path: string): Promise<{
 describe('watch buffer: slow consumers', () => {
   test('a client that stops reading is cut off cleanly once its buffer overflows, and resumes from its last RV', async () => {
     server = await start({ watchBufferMaxEvents: 50, historySize: 5000 });
-    server.store.create('pods', {
-      ...pod('big'),
-      metadata: { name: 'big', namespace: 'default', annotations: { a: BIG } },
-    });
+    createBigPod();
     const fromRv = server.store.resourceVersion;
     const watch = await pausedWatch(`/api/v1/namespaces/default/pods?watch=1&resourceVersion=${fromRv}`);
-    let updates = 0;
-    // Loopback socket buffers absorb a few MB before writes block; keep writing until the
-    // server gives up on the watcher (bounded so a regression fails instead of hanging).
-    while (server.slowWatchesClosed === 0 && updates < 4000) {
-      for (let i = 0; i < 20; i++, updates++) {
-        server.store.patch('pods', 'default', 'big', 'merge', {
-          metadata: { labels: { n: String(updates) } },
-        });
-      }
-      await tick();
-    }
+    const updates = await patchUntilSlowWatchClosed();
     expect(server.slowWatchesClosed).toBe(1);
     expect(server.openWatches).toBe(0);
     const { lines, clean } = await watch.resume();
@@ -112,20 +125,9 @@ describe('watch buffer: slow consumers', () => {
 
   test('the byte bound works on its own (watchBufferMaxEvents: 0 turns the event bound off)', async () => {
     server = await start({ watchBufferMaxEvents: 0, watchBufferMaxBytes: 256 * 1024 });
-    server.store.create('pods', {
-      ...pod('big'),
-      metadata: { name: 'big', namespace: 'default', annotations: { a: BIG } },
-    });
+    createBigPod();
     const watch = await pausedWatch(`/api/v1/pods?watch=1&resourceVersion=${server.store.resourceVersion}`);
-    let updates = 0;
-    while (server.slowWatchesClosed === 0 && updates < 4000) {
-      for (let i = 0; i < 20; i++, updates++) {
-        server.store.patch('pods', 'default', 'big', 'merge', {
-          metadata: { labels: { n: String(updates) } },
-        });
-      }
-      await tick();
-    }
+    await patchUntilSlowWatchClosed();
     expect(server.slowWatchesClosed).toBe(1);
     expect((await watch.resume()).clean).toBe(true);
   });

@@ -68,6 +68,16 @@ describe('GenericPLEG over the fake runtime', () => {
     if (start) await h.cri.runtime.startContainer({ containerId });
     return containerId;
   }
+  /** Starts the loop, waits for its first relist and drains its events; returns the relists so far. */
+  async function startAfterFirstRelist(): Promise<RelistResult[]> {
+    const relists: RelistResult[] = [];
+    pleg.on('relist', (r) => relists.push(r));
+    await pleg.start();
+    await h.clock.advance(0);
+    await waitUntil(() => relists.length === 1);
+    drain(pleg);
+    return relists;
+  }
 
   it('emits every transition, Died before Removed, and keeps the cache in step', async () => {
     const pod = await runPod('web');
@@ -295,12 +305,7 @@ describe('GenericPLEG over the fake runtime', () => {
 
   it('relistPod on a running loop: the event and the fresh cache come before the next period (fake time)', async () => {
     const pod = await runPod('early');
-    const relists: RelistResult[] = [];
-    pleg.on('relist', (r) => relists.push(r));
-    await pleg.start();
-    await h.clock.advance(0);
-    await waitUntil(() => relists.length === 1);
-    drain(pleg);
+    const relists = await startAfterFirstRelist();
     const syncStart = h.clock.now();
     const app = await createContainer(pod.id, 'early', 'app');
     // The pod worker's next sync waits for a cache entry newer than its last sync.
@@ -320,12 +325,7 @@ describe('GenericPLEG over the fake runtime', () => {
 
   it('getNewerThan relists the pod at once when the cache is not newer, and makes no call when it is (fake time)', async () => {
     const pod = await runPod('waiter');
-    const relists: RelistResult[] = [];
-    pleg.on('relist', (r) => relists.push(r));
-    await pleg.start();
-    await h.clock.advance(0);
-    await waitUntil(() => relists.length === 1);
-    drain(pleg);
+    const relists = await startAfterFirstRelist();
     // Already newer (a worker's first sync): answered from the cache, no CRI call.
     h.fake.clearCalls();
     await expect(pleg.getNewerThan(pod.uid, 0)).resolves.toMatchObject({ status: { id: pod.uid } });

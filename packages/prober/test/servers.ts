@@ -9,7 +9,6 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { createServer as createNetServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -54,13 +53,7 @@ export async function startHttpServer(
 }
 
 /** A loopback port nobody listens on (bound, then released). */
-export async function freePort(): Promise<number> {
-  const s = createNetServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
+export { freePort } from '@nodeagent/test-support/free-port';
 
 export interface HealthServer {
   readonly port: number;

@@ -200,6 +200,24 @@ describe('the entry points load without any backend package', () => {
   });
 });
 
+/** `trace -b <backend>` of a packet to the fixture's web Service, with `load` as the module loader. */
+const traceWeb = (backend: string, load: ModuleLoader) =>
+  runCli(
+    [
+      'trace',
+      '--backend',
+      backend,
+      ...BASE_ARGS,
+      '--src',
+      '10.0.0.99',
+      '--dst',
+      '172.30.0.10',
+      '--port',
+      '80',
+    ],
+    { load },
+  );
+
 describe('render, trace, apply and doctor with only their backend installed', () => {
   const others = (mode: keyof typeof BACKEND_PACKAGES) =>
     without(...Object.entries(BACKEND_PACKAGES).flatMap(([m, p]) => (m === mode ? [] : [p])));
@@ -216,41 +234,13 @@ describe('render, trace, apply and doctor with only their backend installed', ()
     const r = await runCli(['render', '--backend', 'iptables', ...BASE_ARGS], { load });
     expect([r.code, r.stderr]).toEqual([0, '']);
     expect(r.stdout).toContain('-A KUBE-SERVICES');
-    const t = await runCli(
-      [
-        'trace',
-        '--backend',
-        'iptables',
-        ...BASE_ARGS,
-        '--src',
-        '10.0.0.99',
-        '--dst',
-        '172.30.0.10',
-        '--port',
-        '80',
-      ],
-      { load },
-    );
+    const t = await traceWeb('iptables', load);
     expect([t.code, t.stderr]).toEqual([0, '']);
     expect(t.stdout).toContain('outcome:    endpoints');
   });
 
   it('trace -b nftables works with only @nodeagent/nftables', async () => {
-    const t = await runCli(
-      [
-        'trace',
-        '--backend',
-        'nftables',
-        ...BASE_ARGS,
-        '--src',
-        '10.0.0.99',
-        '--dst',
-        '172.30.0.10',
-        '--port',
-        '80',
-      ],
-      { load: others('nftables') },
-    );
+    const t = await traceWeb('nftables', others('nftables'));
     expect([t.code, t.stderr]).toEqual([0, '']);
     expect(t.stdout).toContain('outcome:    endpoints');
   });
@@ -275,21 +265,7 @@ describe('render, trace, apply and doctor with only their backend installed', ()
     expect(r.stderr).toBe(
       'nodeagent-proxy: error: --backend nftables needs @nodeagent/nftables: npm install @nodeagent/nftables\n',
     );
-    const t = await runCli(
-      [
-        'trace',
-        '--backend',
-        'ipvs',
-        ...BASE_ARGS,
-        '--src',
-        '10.0.0.99',
-        '--dst',
-        '172.30.0.10',
-        '--port',
-        '80',
-      ],
-      { load: without('@nodeagent/ipvs') },
-    );
+    const t = await traceWeb('ipvs', without('@nodeagent/ipvs'));
     expect(t.stderr).toContain('--backend ipvs needs @nodeagent/ipvs: npm install @nodeagent/ipvs');
   });
 

@@ -7,31 +7,18 @@
  * otherwise. A dual-stack Service is programmed into both backends. Fake nft executors, the
  * mini-apiserver in-process.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { type AddressInfo, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import type { Logger } from '@nodeagent/core';
-import { renderKubeconfig, startMiniApiServer } from '@nodeagent/mini-apiserver';
+import { startMiniApiServer } from '@nodeagent/mini-apiserver';
 import { NftablesBackend } from '@nodeagent/nftables';
 import { dumpTable, FakeNftExecutor } from '@nodeagent/nftables/testing';
 import type { IPFamily } from '@nodeagent/proxy-state';
 import { describe, expect, it } from 'vitest';
-import { detectNodeIPs, type PlatformSupport, runProxy } from '../src/cli/run.js';
-import { parseRunCommandLine, type RunCommand } from '../src/cli/run-config.js';
+import { detectNodeIPs, type PlatformSupport } from '../src/cli/run.js';
 import { endpointSlice, eventually, service } from './fixtures.js';
+import { type ProxyRun, startProxyRun } from './support/run-harness.js';
 
 const NODE = 'dual-node';
-
-/** A TCP port free on loopback right now. */
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 describe('detectNodeIPs (kube-proxy)', () => {
   it('takes the primary family from the first node IP and loopback for a family without one', () => {
@@ -57,14 +44,9 @@ describe('detectNodeIPs (kube-proxy)', () => {
 /** Runs `run` with `platform` against a server holding a Node with `addresses` and a dual-stack Service. */
 async function runWith(addresses: readonly string[], platform: PlatformSupport) {
   const server = await startMiniApiServer({ autoCreateNamespaces: true, endpointSliceController: false });
-  const dir = await mkdtemp(join(tmpdir(), 'proxy-dual-'));
-  let stop!: (s: string) => void;
-  const stopSignal = new Promise<string>((r) => {
-    stop = r;
-  });
   const executors = new Map<IPFamily, FakeNftExecutor>();
   const built: IPFamily[] = [];
-  const logs: string[] = [];
+  let run: ProxyRun | undefined;
   try {
     server.store.create('nodes', {
       apiVersion: 'v1',
@@ -84,45 +66,30 @@ async function runWith(addresses: readonly string[], platform: PlatformSupport) 
     server.store.create('endpointslices', endpointSlice('web', [{ ip: '10.7.0.5' }]) as never);
     const v6 = endpointSlice('web', [{ ip: 'fd00:7::5' }], { name: 'web-v6' });
     server.store.create('endpointslices', { ...v6, addressType: 'IPv6' } as never);
-    const kubeconfig = join(dir, 'kubeconfig');
-    await writeFile(kubeconfig, renderKubeconfig({ server: server.url }));
-    const cmd = (await parseRunCommandLine(
-      [
-        '--kubeconfig',
-        kubeconfig,
-        '--proxy-mode',
-        'nftables',
-        '--hostname-override',
-        NODE,
-        '--healthz-bind-address=',
-        '--metrics-bind-address',
-        `127.0.0.1:${await freePort()}`,
-      ],
-      async () => '',
-    )) as RunCommand;
-    const done = runProxy(cmd, {
-      stderr: { write: (t: string) => logs.push(t) },
-      env: {},
-      stopSignal,
-      platform: async () => platform,
-      makeBackend: async (config, family, _ips, log: Logger) => {
-        built.push(family);
-        const executor = new FakeNftExecutor();
-        executors.set(family, executor);
-        return new NftablesBackend({
-          [family === 6 ? 'ipv6' : 'ipv4']: { executor },
-          render: { masqueradeBit: config.masqueradeBit },
-          logger: log,
-        });
+    run = await startProxyRun(server, {
+      nodeName: NODE,
+      io: {
+        platform: async () => platform,
+        makeBackend: async (config, family, _ips, log: Logger) => {
+          built.push(family);
+          const executor = new FakeNftExecutor();
+          executors.set(family, executor);
+          return new NftablesBackend({
+            [family === 6 ? 'ipv6' : 'ipv4']: { executor },
+            render: { masqueradeBit: config.masqueradeBit },
+            logger: log,
+          });
+        },
       },
     });
+    const { done, log } = run;
     const table = (family: IPFamily) =>
       JSON.stringify(
         dumpTable(executors.get(family)?.state.table(family === 6 ? 'ip6' : 'ip', 'kube-proxy')) ?? null,
       );
     // A refusal to start rejects `done` before anything runs.
     await Promise.race([
-      eventually(() => expect(logs.join('')).toContain('running; rules follow'), 10_000),
+      eventually(() => expect(log()).toContain('running; rules follow'), 10_000),
       done.then((code) => {
         throw new Error(`run exited early with ${code}`);
       }),
@@ -131,13 +98,12 @@ async function runWith(addresses: readonly string[], platform: PlatformSupport) 
     for (const f of want) {
       await eventually(() => expect(table(f)).toContain(f === 6 ? 'fd00:30::10' : '172.30.7.10'), 10_000);
     }
-    stop('SIGTERM');
+    run.stop();
     expect(await done).toBe(0);
-    return { built, table, log: logs.join('') };
+    return { built, table, log: log() };
   } finally {
-    stop('SIGTERM');
+    await run?.close();
     await server.stop();
-    await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -7,26 +7,21 @@
  * without the Service rule nothing is programmed.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { type AddressInfo, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
 import {
   type KubeObject,
   type PolicyRule,
   RbacAuthorizer,
-  renderKubeconfig,
   requestInfo,
   startMiniApiServer,
   type UserInfo,
 } from '@nodeagent/mini-apiserver';
 import { NftablesBackend } from '@nodeagent/nftables';
 import { dumpTable, FakeNftExecutor } from '@nodeagent/nftables/testing';
+import { withoutVerb } from '@nodeagent/test-support/rbac-manifests';
 import { describe, expect, it } from 'vitest';
-import { runProxy } from '../src/cli/run.js';
-import { parseRunCommandLine, type RunCommand } from '../src/cli/run-config.js';
 import { endpointSlice, eventually, node, service } from './fixtures.js';
+import { type ProxyRun, startProxyRun } from './support/run-harness.js';
 
 const NODE = 'rbac-proxy';
 const PROXY: UserInfo = { name: 'system:kube-proxy', groups: ['system:authenticated'] };
@@ -38,25 +33,7 @@ const RESOURCE_OF: Record<string, string> = {
   ClusterRoleBinding: 'clusterrolebindings',
 };
 
-/** A TCP port free on loopback right now. */
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
-
-function without(drop?: [number, number, string]): KubeObject[] {
-  return MANIFESTS.map((m, i) => {
-    const rules = (m as { rules?: PolicyRule[] }).rules;
-    if (!drop || i !== drop[0] || !rules) return structuredClone(m);
-    return {
-      ...structuredClone(m),
-      rules: rules.map((r, j) => (j === drop[1] ? { ...r, verbs: r.verbs.filter((v) => v !== drop[2]) } : r)),
-    } as KubeObject;
-  });
-}
+const without = (drop?: [number, number, string]) => withoutVerb(MANIFESTS, drop);
 
 /** Runs `run` against an RBAC server with `manifests`; returns what was programmed and the proxy's requests. */
 async function runWith(manifests: KubeObject[], waitForRules: boolean) {
@@ -66,45 +43,25 @@ async function runWith(manifests: KubeObject[], waitForRules: boolean) {
     endpointSliceController: false,
     tokens: [{ token: 'proxy-token', user: PROXY.name, groups: [] }],
   });
-  const dir = await mkdtemp(join(tmpdir(), 'proxy-rbac-'));
-  let stop!: (s: string) => void;
-  const stopSignal = new Promise<string>((r) => {
-    stop = r;
-  });
   const nft = new FakeNftExecutor();
+  let run: ProxyRun | undefined;
   try {
     for (const m of manifests) server.store.create(RESOURCE_OF[m.kind ?? ''] ?? '', m);
     server.store.create('nodes', node(NODE, '192.168.7.2') as never);
     server.store.create('services', service('web', { clusterIP: '172.30.7.10' }) as never);
     server.store.create('endpointslices', endpointSlice('web', [{ ip: '10.7.0.5' }]) as never);
-    const kubeconfig = join(dir, 'kubeconfig');
-    await writeFile(kubeconfig, renderKubeconfig({ server: server.url, token: 'proxy-token' }));
-    const cmd = (await parseRunCommandLine(
-      [
-        '--kubeconfig',
-        kubeconfig,
-        '--proxy-mode',
-        'nftables',
-        '--hostname-override',
-        NODE,
-        '--healthz-bind-address=',
-        '--metrics-bind-address',
-        `127.0.0.1:${await freePort()}`,
-      ],
-      async () => '',
-    )) as RunCommand;
-    const logs: string[] = [];
-    const done = runProxy(cmd, {
-      stderr: { write: (t: string) => logs.push(t) },
-      env: {},
-      stopSignal,
-      // Dual-stack here (nftables supports both families): the IPv6 side gets an executor of its own.
-      makeBackend: async (config, family, _ips, log) =>
-        new NftablesBackend({
-          [family === 6 ? 'ipv6' : 'ipv4']: { executor: family === 6 ? new FakeNftExecutor() : nft },
-          render: { masqueradeBit: config.masqueradeBit },
-          logger: log,
-        }),
+    run = await startProxyRun(server, {
+      nodeName: NODE,
+      token: 'proxy-token',
+      io: {
+        // Dual-stack here (nftables supports both families): the IPv6 side gets an executor of its own.
+        makeBackend: async (config, family, _ips, log) =>
+          new NftablesBackend({
+            [family === 6 ? 'ipv6' : 'ipv4']: { executor: family === 6 ? new FakeNftExecutor() : nft },
+            render: { masqueradeBit: config.masqueradeBit },
+            logger: log,
+          }),
+      },
     });
     const programmed = () =>
       JSON.stringify(dumpTable(nft.state.table('ip', 'kube-proxy')) ?? null).includes('172.30.7.10');
@@ -120,16 +77,15 @@ async function runWith(manifests: KubeObject[], waitForRules: boolean) {
       );
     } else await new Promise((r) => setTimeout(r, 1500));
     const had = programmed();
-    stop('SIGTERM');
-    expect(await done).toBe(0);
+    run.stop();
+    expect(await run.done).toBe(0);
     const requests = server.requests
       .filter((r) => r.user === PROXY.name)
       .map((r) => requestInfo(r.method, r.path, new URLSearchParams(r.query)));
-    return { programmed: had, requests, server, logs };
+    return { programmed: had, requests, server, log: run.log() };
   } finally {
-    stop('SIGTERM');
+    await run?.close();
     await server.stop();
-    await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -162,10 +118,10 @@ describe('nodeagent-proxy run with deploy/rbac.yaml only', () => {
   }, 30_000);
 
   it('without list on services nothing is programmed', async () => {
-    const { programmed, logs } = await runWith(without([0, 1, 'list']), false);
+    const { programmed, log } = await runWith(without([0, 1, 'list']), false);
     expect(programmed).toBe(false);
     // The informer says why (and keeps retrying), it does not crash.
-    expect(logs.join('')).toMatch(
+    expect(log).toMatch(
       /"resource":"services".*list\/watch failed|list\/watch failed.*"resource":"services"/,
     );
   }, 30_000);

@@ -52,19 +52,24 @@ describeRealNode('nodeagent-proxy doctor --netns (real kernel)', ['root', 'netns
     expect(await listLeakedNetns(PREFIX)).toEqual([]);
   });
 
+  /** A node namespace (and its peer) with cluster.yaml applied in `mode`. */
+  const appliedNode = async (mode: 'iptables' | 'nftables'): Promise<Netns> => {
+    const n = await nodeNs();
+    all.push(n.node, n.peer);
+    const a = await runCli(
+      ['apply', '-b', mode, '--netns', n.node.name, '-f', 'cluster.yaml', ...NODE_FLAGS],
+      {
+        files: FILES,
+      },
+    );
+    expect(a.code, a.stderr).toBe(0);
+    return n.node;
+  };
+
   describe('iptables mode', () => {
     let node: Netns;
     beforeAll(async () => {
-      const n = await nodeNs();
-      node = n.node;
-      all.push(n.node, n.peer);
-      const a = await runCli(
-        ['apply', '-b', 'iptables', '--netns', node.name, '-f', 'cluster.yaml', ...NODE_FLAGS],
-        {
-          files: FILES,
-        },
-      );
-      expect(a.code, a.stderr).toBe(0);
+      node = await appliedNode('iptables');
     }, 60_000);
 
     it('healthy: the mode, no drift, a trace through the live rules', async () => {
@@ -130,16 +135,7 @@ describeRealNode('nodeagent-proxy doctor --netns (real kernel)', ['root', 'netns
   describe('nftables mode', () => {
     let node: Netns;
     beforeAll(async () => {
-      const n = await nodeNs();
-      node = n.node;
-      all.push(n.node, n.peer);
-      const a = await runCli(
-        ['apply', '-b', 'nftables', '--netns', node.name, '-f', 'cluster.yaml', ...NODE_FLAGS],
-        {
-          files: FILES,
-        },
-      );
-      expect(a.code, a.stderr).toBe(0);
+      node = await appliedNode('nftables');
     }, 60_000);
 
     it('healthy: no drift; ClusterIP and NodePort traced on the live table; text output exits 0', async () => {

@@ -7,8 +7,6 @@
  * timeout). Timing through FakeClock; informers are FakeListerWatchers.
  */
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { FakeClock } from '@nodeagent/core/testing';
-import type { InformerRequest, KubeObject, ListerWatcher } from '@nodeagent/informer';
 import { FakeListerWatcher } from '@nodeagent/informer/testing';
 import { NftablesBackend } from '@nodeagent/nftables';
 import { FakeNftExecutor } from '@nodeagent/nftables/testing';
@@ -19,11 +17,10 @@ import type {
   IPFamily,
   ProxyCheckout,
 } from '@nodeagent/proxy-state';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Proxier, type ProxierOptions } from '../src/index.js';
 import { endpointSlice, service } from './fixtures.js';
-
-const T0 = 1_700_000_000_000;
+import { fakeListerWatchers, startFakeClockProxier } from './support/fake-proxier.js';
 
 /** Records what its loop hands it (its family's changed services, full or not). */
 class FamilyBackend implements DataPlaneBackend {
@@ -65,37 +62,15 @@ const dualService = service('web', {
   ipFamilyPolicy: 'RequireDualStack',
 });
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
 async function start(backend: ProxierOptions['backend'], extra: Partial<ProxierOptions> = {}) {
-  const clock = new FakeClock({ startMs: T0 });
-  const lws: Record<string, FakeListerWatcher> = {
-    services: new FakeListerWatcher(),
-    endpointslices: new FakeListerWatcher(),
-    nodes: new FakeListerWatcher(),
-    servicecidrs: new FakeListerWatcher(),
-  };
-  lws.services!.upsert(dualService as unknown as KubeObject);
-  lws.endpointslices!.upsert(endpointSlice('web', [{ ip: '10.180.0.1' }]) as unknown as KubeObject);
-  lws.endpointslices!.upsert(v6Slice('web', 'fd00:180::1') as unknown as KubeObject);
-  const proxier = new Proxier({
-    nodeName: 'node-a',
+  const lws = fakeListerWatchers();
+  lws.upsert('services', dualService);
+  lws.upsert('endpointslices', endpointSlice('web', [{ ip: '10.180.0.1' }]));
+  lws.upsert('endpointslices', v6Slice('web', 'fd00:180::1'));
+  const { proxier, clock } = await startFakeClockProxier(backend, lws, {
     nodeIPs: ['192.168.0.2', 'fd00::2'],
-    backend,
-    listerWatcherFor: (req: InformerRequest): ListerWatcher => lws[req.resource]!,
-    clock,
-    minSyncPeriodMs: 1_000,
-    syncPeriodMs: 30_000,
-    healthz: false,
-    healthCheckNodePorts: false,
-    conntrack: false,
     ...extra,
   });
-  cleanups.push(() => proxier.stop());
-  await proxier.start();
   const settle = async (ms = 0) => {
     await clock.advance(ms);
     for (let i = 0; i < 40; i++) await clock.advance(0);
@@ -129,12 +104,12 @@ describe('dual-stack: one runner per family', () => {
     expect(v4.syncs).toEqual([{ full: true, changed: ['ns1/web'], services: ['172.30.0.41'] }]);
     expect(v6.syncs).toEqual([{ full: true, changed: ['ns1/web'], services: ['fd00:30::41'] }]);
     // An IPv6 EndpointSlice change: only the IPv6 runner syncs (partially).
-    lws.endpointslices!.upsert(v6Slice('web', 'fd00:180::2') as unknown as KubeObject);
+    lws.upsert('endpointslices', v6Slice('web', 'fd00:180::2'));
     await settle(1_000);
     expect(v4.syncs).toHaveLength(1);
     expect(v6.syncs.slice(1)).toEqual([{ full: false, changed: ['ns1/web'], services: ['fd00:30::41'] }]);
     // An IPv4 one: only the IPv4 runner.
-    lws.endpointslices!.upsert(endpointSlice('web', [{ ip: '10.180.0.2' }]) as unknown as KubeObject);
+    lws.upsert('endpointslices', endpointSlice('web', [{ ip: '10.180.0.2' }]));
     await settle(1_000);
     expect(v6.syncs).toHaveLength(2);
     expect(v4.syncs.slice(1)).toEqual([{ full: false, changed: ['ns1/web'], services: ['172.30.0.41'] }]);
@@ -147,11 +122,12 @@ describe('dual-stack: one runner per family', () => {
     const { lws, settle } = await start([v4, v6]);
     await settle();
     v6.failing = true;
-    lws.services!.upsert(
+    lws.upsert(
+      'services',
       service('web', {
         ...dualService.spec,
         ports: [{ name: 'p80', port: 81, protocol: 'TCP' }],
-      }) as unknown as KubeObject,
+      }),
     );
     await settle(1_000);
     expect(v4.syncs.map((s) => s.full)).toEqual([true, false]);
@@ -161,7 +137,7 @@ describe('dual-stack: one runner per family', () => {
     await settle(30_000);
     expect(v6.syncs.map((s) => s.full)).toEqual([true, false, true]);
     expect(v4.syncs.map((s) => s.full)).toEqual([true, false]);
-    lws.endpointslices!.upsert(endpointSlice('web', [{ ip: '10.180.0.3' }]) as unknown as KubeObject);
+    lws.upsert('endpointslices', endpointSlice('web', [{ ip: '10.180.0.3' }]));
     await settle(1_000);
     expect(v4.syncs.map((s) => s.full)).toEqual([true, false, false]);
   });
@@ -173,7 +149,7 @@ describe('dual-stack: one runner per family', () => {
     await settle();
     expect(proxier.healthz!.isHealthy()).toBe(true);
     v6.failing = true;
-    lws.endpointslices!.upsert(v6Slice('web', 'fd00:180::9') as unknown as KubeObject);
+    lws.upsert('endpointslices', v6Slice('web', 'fd00:180::9'));
     // Past the health timeout (2 × syncPeriod) with IPv6 still failing: unhealthy, though IPv4 is fine.
     await settle(1_000);
     await settle(61_000);
@@ -192,7 +168,7 @@ describe('dual-stack: one runner per family', () => {
     await settle();
     expect(proxier.runners).toHaveLength(1);
     expect(proxier.backends).toEqual([v4]);
-    lws.endpointslices!.upsert(v6Slice('web', 'fd00:180::2') as unknown as KubeObject);
+    lws.upsert('endpointslices', v6Slice('web', 'fd00:180::2'));
     await settle(1_000);
     // The IPv6 change is not this proxier's business: the IPv4 runner syncs nothing new.
     expect(v4.syncs.every((s) => s.services.join() === '172.30.0.41')).toBe(true);

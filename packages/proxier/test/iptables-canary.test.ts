@@ -5,18 +5,15 @@
  * FakeClock, rules through the fake executor.
  */
 import { FakeClock } from '@nodeagent/core/testing';
-import type { InformerRequest, KubeObject, ListerWatcher } from '@nodeagent/informer';
-import { FakeListerWatcher } from '@nodeagent/informer/testing';
 import { IptablesBackend, KUBE_PROXY_CANARY, tracePacket } from '@nodeagent/iptables';
 import { FakeIptablesExecutor } from '@nodeagent/iptables/testing';
 import type { BackendHost } from '@nodeagent/proxy-state';
 import { ProxyState } from '@nodeagent/proxy-state';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Proxier } from '../src/index.js';
 import { endpointSlice, node, service } from './fixtures.js';
+import { fakeListerWatchers, startFakeClockProxier, T0 } from './support/fake-proxier.js';
 
 const DETECTOR = { mode: 'ClusterCIDR', cidr: '10.0.0.0/8' } as const;
-const T0 = 1_700_000_000_000;
 
 function flushAll(ipt: FakeIptablesExecutor): void {
   // A firewall reload: every table emptied, our chains, jumps and canaries included.
@@ -106,33 +103,20 @@ describe('IptablesBackend canary', () => {
   });
 
   it('under a Proxier: flushed tables are rewritten by a full sync after the next canary poll', async () => {
-    const clock = new FakeClock({ startMs: T0 });
     const ipt = new FakeIptablesExecutor();
-    const lws: Record<string, FakeListerWatcher> = {
-      services: new FakeListerWatcher(),
-      endpointslices: new FakeListerWatcher(),
-      nodes: new FakeListerWatcher(),
-    };
-    lws.services!.upsert(service('web', { clusterIP: '172.30.0.41' }) as unknown as KubeObject);
-    lws.endpointslices!.upsert(endpointSlice('web', [{ ip: '10.180.0.1' }]) as unknown as KubeObject);
-    lws.nodes!.upsert(node('node-a', '192.168.0.2') as unknown as KubeObject);
-    const proxier = new Proxier({
-      nodeName: 'node-a',
-      backend: new IptablesBackend({
-        ipv4: { executor: ipt, render: { localDetector: DETECTOR } },
-        canary: { intervalMs: 30_000 },
-        clock,
-      }),
-      listerWatcherFor: (req: InformerRequest): ListerWatcher => lws[req.resource]!,
-      clock,
-      minSyncPeriodMs: 1_000,
-      syncPeriodMs: 30_000,
-      healthz: false,
-      healthCheckNodePorts: false,
-      conntrack: false,
-    });
-    cleanups.push(() => proxier.stop());
-    await proxier.start();
+    const lws = fakeListerWatchers();
+    lws.upsert('services', service('web', { clusterIP: '172.30.0.41' }));
+    lws.upsert('endpointslices', endpointSlice('web', [{ ip: '10.180.0.1' }]));
+    lws.upsert('nodes', node('node-a', '192.168.0.2'));
+    const { proxier, clock } = await startFakeClockProxier(
+      (clock) =>
+        new IptablesBackend({
+          ipv4: { executor: ipt, render: { localDetector: DETECTOR } },
+          canary: { intervalMs: 30_000 },
+          clock,
+        }),
+      lws,
+    );
     for (let i = 0; i < 50 && proxier.syncCount === 0; i++) await clock.advance(0);
     expect(proxier.syncCount).toBe(1);
     expect(proxier.lastSyncResult?.full).toBe(true);

@@ -4,7 +4,6 @@
  * nfacct-backed `kubeproxy_iptables_ct_state_invalid_dropped_packets_total` /
  * `kubeproxy_iptables_localhost_nodeports_accepted_packets_total`, read on each scrape.
  */
-import { FakeListerWatcher } from '@nodeagent/informer/testing';
 import {
   countWrittenRules,
   IptablesBackend,
@@ -21,6 +20,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { NFACCT_METRICS, Proxier, registerNfacctCollectors } from '../src/index.js';
 import { FakeConntrackCleaner } from '../src/testing.js';
 import { endpointSlice, eventually, node, service } from './fixtures.js';
+import { fakeListerWatchers } from './support/fake-proxier.js';
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -28,15 +28,7 @@ afterEach(async () => {
 });
 
 function start(backend: Backend, extra: { nfacct?: NfacctClient } = {}) {
-  const lws = new Map<string, FakeListerWatcher>();
-  const lw = (resource: string) => {
-    let f = lws.get(resource);
-    if (!f) {
-      f = new FakeListerWatcher();
-      lws.set(resource, f);
-    }
-    return f;
-  };
+  const { lw, listerWatcherFor } = fakeListerWatchers();
   lw('services').upsert(service('web', { clusterIP: '172.30.0.10' }) as never);
   lw('endpointslices').upsert(endpointSlice('web', [{ ip: '10.0.1.5' }]) as never);
   lw('nodes').upsert(node('node-a', '192.168.0.2') as never);
@@ -44,7 +36,7 @@ function start(backend: Backend, extra: { nfacct?: NfacctClient } = {}) {
   const proxier = new Proxier({
     nodeName: 'node-a',
     backend,
-    listerWatcherFor: (req) => lw(req.resource),
+    listerWatcherFor,
     minSyncPeriodMs: 0,
     healthz: false,
     healthCheckNodePorts: false,

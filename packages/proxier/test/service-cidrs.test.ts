@@ -5,14 +5,14 @@
  * does not hold back the first sync.
  */
 import type { V1ServiceCIDR } from '@kubernetes/client-node';
-import type { InformerRequest, KubeObject } from '@nodeagent/informer';
-import { FakeListerWatcher } from '@nodeagent/informer/testing';
+import type { KubeObject } from '@nodeagent/informer';
 import { NftablesBackend, tracePacket } from '@nodeagent/nftables';
 import { dumpTable, FakeNftExecutor } from '@nodeagent/nftables/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Proxier } from '../src/index.js';
 import { FakeConntrackCleaner } from '../src/testing.js';
 import { endpointSlice, eventually, node, service } from './fixtures.js';
+import { fakeListerWatchers } from './support/fake-proxier.js';
 
 const DROP_RULE = 'Drop traffic to unallocated ClusterIPs';
 
@@ -31,15 +31,7 @@ afterEach(async () => {
 });
 
 function setup(opts: { serviceCIDRsNeverList?: boolean } = {}) {
-  const lws = new Map<string, FakeListerWatcher>();
-  const lw = (resource: string) => {
-    let f = lws.get(resource);
-    if (!f) {
-      f = new FakeListerWatcher();
-      lws.set(resource, f);
-    }
-    return f;
-  };
+  const { lw, listerWatcherFor } = fakeListerWatchers();
   lw('services').upsert(service('web', { clusterIP: '172.30.0.10' }) as never);
   lw('endpointslices').upsert(endpointSlice('web', [{ ip: '10.0.1.5' }]) as never);
   lw('nodes').upsert(node('node-a', '192.168.0.2') as never);
@@ -49,7 +41,7 @@ function setup(opts: { serviceCIDRsNeverList?: boolean } = {}) {
   const proxier = new Proxier({
     nodeName: 'node-a',
     backend: new NftablesBackend({ ipv4: { executor: nft }, render: { localDetector: { mode: 'None' } } }),
-    listerWatcherFor: (req: InformerRequest) => lw(req.resource),
+    listerWatcherFor,
     minSyncPeriodMs: 0,
     healthz: false,
     healthCheckNodePorts: false,

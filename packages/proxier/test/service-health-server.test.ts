@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import { buildProxySnapshots } from '@nodeagent/proxy-state';
+import { freePort } from '@nodeagent/test-support/free-port';
 import { afterEach, describe, expect, it } from 'vitest';
 import { healthCheckNodePorts, localReadyEndpoints, ServiceHealthServer } from '../src/index.js';
 
@@ -7,14 +8,6 @@ const servers: ServiceHealthServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 async function get(port: number) {
   const res = await fetch(`http://127.0.0.1:${port}/`);

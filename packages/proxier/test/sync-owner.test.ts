@@ -5,9 +5,6 @@
  * the backends are asked `sync(checkout, { full })` and only plan partial syncs. Timing through
  * FakeClock; the informers are FakeListerWatchers.
  */
-import { FakeClock } from '@nodeagent/core/testing';
-import type { InformerRequest, KubeObject, ListerWatcher } from '@nodeagent/informer';
-import { FakeListerWatcher } from '@nodeagent/informer/testing';
 import { IptablesBackend } from '@nodeagent/iptables';
 import { FakeIptablesExecutor } from '@nodeagent/iptables/testing';
 import { NftablesBackend } from '@nodeagent/nftables';
@@ -21,11 +18,11 @@ import {
   type IPFamily,
   type ProxyCheckout,
 } from '@nodeagent/proxy-state';
-import { afterEach, describe, expect, it } from 'vitest';
-import { Proxier, type ProxierOptions } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import type { ProxierOptions } from '../src/index.js';
 import { endpointSlice, node, service } from './fixtures.js';
+import { fakeListerWatchers, startFakeClockProxier } from './support/fake-proxier.js';
 
-const T0 = 1_700_000_000_000;
 const DETECTOR = { mode: 'ClusterCIDR', cidr: '10.0.0.0/8' } as const;
 
 /** Records what the loop asks; fails a family when told to. */
@@ -52,36 +49,12 @@ class RecordingBackend implements DataPlaneBackend {
   async cleanup(): Promise<void> {}
 }
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
 async function start(backend: DataPlaneBackend, extra: Partial<ProxierOptions> = {}) {
-  const clock = new FakeClock({ startMs: T0 });
-  const lws: Record<string, FakeListerWatcher> = {
-    services: new FakeListerWatcher(),
-    endpointslices: new FakeListerWatcher(),
-    nodes: new FakeListerWatcher(),
-    servicecidrs: new FakeListerWatcher(),
-  };
-  lws.services!.upsert(service('web', { clusterIP: '172.30.0.41' }) as unknown as KubeObject);
-  lws.endpointslices!.upsert(endpointSlice('web', [{ ip: '10.180.0.1' }]) as unknown as KubeObject);
-  lws.nodes!.upsert(node('node-a', '192.168.0.2') as unknown as KubeObject);
-  const proxier = new Proxier({
-    nodeName: 'node-a',
-    backend,
-    listerWatcherFor: (req: InformerRequest): ListerWatcher => lws[req.resource]!,
-    clock,
-    minSyncPeriodMs: 1_000,
-    syncPeriodMs: 30_000,
-    healthz: false,
-    healthCheckNodePorts: false,
-    conntrack: false,
-    ...extra,
-  });
-  cleanups.push(() => proxier.stop());
-  await proxier.start();
+  const lws = fakeListerWatchers();
+  lws.upsert('services', service('web', { clusterIP: '172.30.0.41' }));
+  lws.upsert('endpointslices', endpointSlice('web', [{ ip: '10.180.0.1' }]));
+  lws.upsert('nodes', node('node-a', '192.168.0.2'));
+  const { proxier, clock } = await startFakeClockProxier(backend, lws, extra);
   /** Advances the clock by `ms`, then lets the runner and informers catch up until `n` syncs ran. */
   const until = async (n: number, ms = 0) => {
     await clock.advance(ms);
@@ -89,8 +62,7 @@ async function start(backend: DataPlaneBackend, extra: Partial<ProxierOptions> =
     expect(proxier.syncCount).toBe(n);
     return proxier.lastSyncResult!;
   };
-  const setEndpoint = (ip: string) =>
-    lws.endpointslices!.upsert(endpointSlice('web', [{ ip }]) as unknown as KubeObject);
+  const setEndpoint = (ip: string) => lws.upsert('endpointslices', endpointSlice('web', [{ ip }]));
   return { proxier, clock, lws, until, setEndpoint };
 }
 
@@ -145,12 +117,12 @@ describe('the sync loop owns full vs partial', () => {
     const b = new RecordingBackend();
     const { until, lws, setEndpoint } = await start(b);
     await until(1);
-    lws.nodes!.upsert(node('node-a', '192.168.0.2', 'zone-b') as unknown as KubeObject);
+    lws.upsert('nodes', node('node-a', '192.168.0.2', 'zone-b'));
     expect((await until(2, 1_000)).full).toBe(true);
     setEndpoint('10.180.0.2');
     expect((await until(3, 1_000)).full).toBe(false);
     // The node's IP comes from its addresses (no nodeIPs option): proxy-state requires a full sync.
-    lws.nodes!.upsert(node('node-a', '192.168.0.9', 'zone-b') as unknown as KubeObject);
+    lws.upsert('nodes', node('node-a', '192.168.0.9', 'zone-b'));
     expect((await until(4, 1_000)).full).toBe(true);
     expect(b.asked).toEqual([true, true, false, true]);
   });
