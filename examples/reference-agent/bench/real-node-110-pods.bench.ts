@@ -38,6 +38,7 @@ import {
   type PodSandboxConfig,
 } from '@nodeagent/cri';
 import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
+import { freePort } from '@nodeagent/test-support/free-port';
 import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
 import { describeRealNode, NODE_SANDBOX_REQUIREMENTS } from '@nodeagent/test-support/real-node';
 import { afterAll, beforeAll, it } from 'vitest';
@@ -74,6 +75,16 @@ function processCpuMs(pid: number): number {
 function statusMiB(pid: number, field: string): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(m?.[1] ?? Number.NaN) / 1024;
+}
+
+/** `kubelet_runtime_operations_total` by `operation_type`, from the agent's read-only port. */
+async function criOperations(port: number): Promise<Map<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^kubelet_runtime_operations_total\{operation_type="([^"]+)"\} (\S+)$/gm)) {
+    out.set(m[1] as string, Number(m[2]));
+  }
+  return out;
 }
 
 function pod(name: string): V1Pod {
@@ -244,6 +255,8 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
       const kubeconfigPath = join(node.rootDir, 'kubeconfig');
       const server = await startMiniApiServer({ kubeconfigPath });
       api = server;
+      // The read-only port serves /metrics: the CRI calls the agent made per pod.
+      const readOnlyPort = await freePort();
       const agentStderr = AGENT_LOG_FILE === undefined ? 'inherit' : openSync(AGENT_LOG_FILE, 'w');
       const child = spawn(
         process.execPath,
@@ -259,6 +272,7 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
           '--address=127.0.0.1',
           '--port=0',
           '--healthz-port=0',
+          `--read-only-port=${readOnlyPort}`,
           `--log-level=${AGENT_LOG_LEVEL}`,
         ],
         { stdio: ['ignore', 'ignore', agentStderr] },
@@ -301,6 +315,7 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
       );
       const addsLoad = [loadavg()];
       const cpuBeforeAdds = processCpuMs(agentPid);
+      const criCallsBefore = await criOperations(readOnlyPort);
       const toRunning: number[] = [];
       const toStarted: number[] = [];
       // Where ADD → Running goes, per pod (runtime times as containerd recorded them).
@@ -350,6 +365,12 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
         }
       }
       const rampCpuMs = processCpuMs(agentPid) - cpuBeforeAdds;
+      const criCallsAfter = await criOperations(readOnlyPort);
+      const criCalls = [...criCallsAfter]
+        .map(([op, n]) => [op, n - (criCallsBefore.get(op) ?? 0)] as const)
+        .filter(([, n]) => n > 0)
+        .sort((a, b) => b[1] - a[1]);
+      const criTotal = criCalls.reduce((sum, [, n]) => sum + n, 0);
       const rampRss = statusMiB(agentPid, 'VmRSS');
       addsLoad.push(loadavg());
       unsubscribe();
@@ -401,6 +422,7 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
           `  ADD → started vs bare: p50 ${ratio(50)} %, p99 ${ratio(99)} %; ADD → Running vs bare: p50 ${ratioRunning(50)} %, p99 ${ratioRunning(99)} % (target: within 15 %)`,
           `  SLO (p99 ADD → Running ≤ 5 s, no image pulls): p99 ${(percentile(toRunning, 99) / 1000).toFixed(2)} s — ${percentile(toRunning, 99) <= 5000 ? 'met' : 'NOT met'}`,
           `  agent CPU over the ramp (its ${PODS} ADDs, interleaved with the bare pods): ${(rampCpuMs / 1000).toFixed(1)} s (${(rampCpuMs / PODS).toFixed(0)} ms per pod); RSS after them ${rampRss.toFixed(0)} MiB`,
+          `  CRI calls by the agent over the ramp: ${criTotal} (${(criTotal / PODS).toFixed(1)} per pod; the floor makes 3): ${criCalls.map(([op, n]) => `${op} ${n}`).join(', ')}`,
           `  steady state (${runningPods} pods Running, ${WINDOW_MS / 1000} s window): agent CPU ${steadyCpuPct.toFixed(1)} % of one core, RSS ${Math.min(...rss).toFixed(0)}–${Math.max(...rss).toFixed(0)} MiB (peak ${hwm.toFixed(0)} MiB)`,
           `  load average (1/5/15 min) during the ${PODS} pods of each path ${addsLoad.join(' → ')}; steady ${steadyLoad.join(' → ')}`,
           '',
