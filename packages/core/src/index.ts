@@ -88,6 +88,11 @@ export {
   runCommand,
 } from './run-command.js';
 export {
+  RateLimiterWaitError,
+  type RequestRateLimiter,
+  TokenBucketRateLimiter,
+} from './token-bucket-rate-limiter.js';
+export {
   decodeSpdyHeaderBlock,
   encodeSpdyHeaderBlock,
   SPDY_FLAG_FIN,
