@@ -88,11 +88,6 @@ export {
   runCommand,
 } from './run-command.js';
 export {
-  RateLimiterWaitError,
-  type RequestRateLimiter,
-  TokenBucketRateLimiter,
-} from './token-bucket-rate-limiter.js';
-export {
   decodeSpdyHeaderBlock,
   encodeSpdyHeaderBlock,
   SPDY_FLAG_FIN,
@@ -111,6 +106,11 @@ export {
   spdyControlFrame,
   spdyDataFrame,
 } from './spdy.js';
+export {
+  RateLimiterWaitError,
+  type RequestRateLimiter,
+  TokenBucketRateLimiter,
+} from './token-bucket-rate-limiter.js';
 export {
   WorkQueue,
   type WorkQueueItem,
