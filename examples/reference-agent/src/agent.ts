@@ -520,6 +520,7 @@ async function start(
       },
       nodeName,
       kubeConfig,
+      api,
       cri,
       pods: () => podSourcesRef?.config.pods() ?? [],
       podStatus: (uid) => podStatusRef?.getPodStatus(uid),
