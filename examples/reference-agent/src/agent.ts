@@ -35,7 +35,7 @@ import {
   podEventRecorder,
   StartingKubelet,
 } from '@nodeagent/events';
-import { type ApiObject, SharedInformerFactory } from '@nodeagent/informer';
+import { type ApiObject, restClientRateLimiter, SharedInformerFactory } from '@nodeagent/informer';
 import { criPodStatusSource, criRuntimeLister } from '@nodeagent/kubecontainer';
 import { HealthzServer, type KubeletServer } from '@nodeagent/kubelet-server';
 import { KubeRuntimeManager } from '@nodeagent/kuberuntime';
@@ -76,7 +76,7 @@ import {
 } from './kubelet-server-wiring.js';
 import { createLogRotation, type LogRotationSettings } from './log-rotation-wiring.js';
 import { createAgentMetrics } from './metrics-wiring.js';
-import { imagePullLimit, type NodeTuningSettings } from './node-tuning-wiring.js';
+import { DEFAULT_NODE_TUNING, imagePullLimit, type NodeTuningSettings } from './node-tuning-wiring.js';
 import { PodLifecycle, type PodObject } from './pod-lifecycle.js';
 import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
@@ -153,7 +153,7 @@ export interface AgentOptions {
   /** Serve the kubelet API (`@nodeagent/kubelet-server`, kubelet-server-wiring.ts). @default off */
   readonly kubeletServer?: KubeletServerSettings | undefined;
   /**
-   * `--event-qps`, `--event-burst`, `--node-status-max-images`, `--pods-per-core`,
+   * `--kube-api-qps`, `--kube-api-burst`, `--event-qps`, `--event-burst`, `--node-status-max-images`, `--pods-per-core`,
    * `--register-node`, `--pod-max-pids`, `--runtime-request-timeout`, `--serialize-image-pulls`
    * (with `maxParallelImagePulls`), `--enable-server` (node-tuning-wiring.ts).
    * @default the kubelet's (DEFAULT_NODE_TUNING)
@@ -332,12 +332,24 @@ async function start(
   } else {
     kubeConfig.loadFromFile(kubeconfigPath);
   }
-  const api = new ApiClient(kubeConfig);
+  // --- API client rate limit (node-tuning-wiring.ts): --kube-api-qps / --kube-api-burst ---
+  // One token bucket for the client config, as client-go's clientset: the informers' lists
+  // (kube-proxy's included) and every write. Events have their own client, limited by
+  // --event-qps / --event-burst in the recorder, as the kubelet's event client.
+  const kubeApiLimiter = restClientRateLimiter({
+    qps: tuning.kubeApiQps ?? DEFAULT_NODE_TUNING.kubeApiQps,
+    burst: tuning.kubeApiBurst ?? DEFAULT_NODE_TUNING.kubeApiBurst,
+    clock,
+  });
+  const api = new ApiClient(kubeConfig, { rateLimiter: kubeApiLimiter, metrics, logger: log, clock });
   cleanups.push(() => api.close());
+  const eventsApi = new ApiClient(kubeConfig, { metrics, logger: log, clock });
+  cleanups.push(() => eventsApi.close());
+  // --- end API client rate limit ---
   // One recorder for the node, as the kubelet's (source kubelet/<node>); at stop, what is
   // queued gets two seconds to be written.
   const events = new EventRecorder({
-    sink: apiClientEventSink(api),
+    sink: apiClientEventSink(eventsApi),
     host: nodeName,
     clock,
     logger: log,
@@ -513,6 +525,7 @@ async function start(
       },
       nodeName,
       kubeConfig,
+      api,
       cri,
       pods: () => podSourcesRef?.config.pods() ?? [],
       podStatus: (uid) => podStatusRef?.getPodStatus(uid),
@@ -685,7 +698,11 @@ async function start(
     ...definedFields({ backOffPeriodMs: options.backOffPeriodMs }),
   });
 
-  const informers = new SharedInformerFactory({ kubeConfig, defaults: { logger: log, clock, metrics } });
+  const informers = new SharedInformerFactory({
+    kubeConfig,
+    defaults: { logger: log, clock, metrics },
+    ...definedFields({ rateLimiter: kubeApiLimiter }),
+  });
   const pods = informers.pods<PodObject>({ fieldSelector: `spec.nodeName=${nodeName}` });
   podsRef = pods;
   const node = informers.nodes<ApiObject<V1Node>>({ fieldSelector: `metadata.name=${nodeName}` });

@@ -3,12 +3,32 @@
  * final pod delete). Reads go through informers; this only needs GET/POST/PUT/PATCH/DELETE
  * with the kubeconfig's server, TLS material and credentials, keeping objects plain JSON.
  *
+ * As a client-go REST client: every request first waits for a token of the client config's
+ * shared limiter (`--kube-api-qps`/`--kube-api-burst`, the same one the informers use), and
+ * is counted in `rest_client_requests_total{code,method,host}`,
+ * `rest_client_request_duration_seconds{verb,host}` (the wait included, as client-go's
+ * `request()`) and `rest_client_rate_limiter_duration_seconds{verb,host}`.
+ *
  * @module
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { definedFields } from '@nodeagent/core';
+import {
+  type Clock,
+  definedFields,
+  type Logger,
+  type MetricsOptions,
+  type RequestRateLimiter,
+  realClock,
+} from '@nodeagent/core';
+import {
+  createRestClientMetrics,
+  noopRestClientMetrics,
+  type RequestThrottle,
+  type RestClientMetrics,
+  throttleRequest,
+} from '@nodeagent/informer';
 
 /** A non-2xx answer from the API server, with its HTTP code and the Status `reason`. */
 export class ApiError extends Error {
@@ -44,6 +64,21 @@ interface ApiRequest {
   readonly signal?: AbortSignal | undefined;
 }
 
+/** Options of an {@link ApiClient}. */
+export interface ApiClientOptions {
+  /**
+   * The client config's request limiter, shared with the informers (`restClientRateLimiter`
+   * of `@nodeagent/informer`). No client-side limit when unset.
+   */
+  readonly rateLimiter?: RequestRateLimiter | undefined;
+  /** Where client-go's `rest_client_*` metrics go; none when unset. */
+  readonly metrics?: MetricsOptions | undefined;
+  /** Where "Waited before sending request" goes. @default no logging */
+  readonly logger?: Logger | undefined;
+  /** Measures rate-limiter waits and request latency; pass the limiter's clock. @default realClock */
+  readonly clock?: Clock | undefined;
+}
+
 /**
  * JSON over HTTP(S) to the API server named by a client-node `KubeConfig` (current
  * context). Connections are kept alive and closed by {@link ApiClient.close}.
@@ -52,10 +87,24 @@ export class ApiClient {
   #agent: http.Agent | undefined;
 
   readonly #kubeConfig: KubeConfig;
+  readonly #metrics: RestClientMetrics;
+  readonly #throttle: RequestThrottle;
+  readonly #clock: Clock;
 
-  /** @param kubeConfig the API server, TLS material and credentials (current context). */
-  constructor(kubeConfig: KubeConfig) {
+  /**
+   * @param kubeConfig the API server, TLS material and credentials (current context).
+   * @param options the shared rate limiter, metrics and logger.
+   */
+  constructor(kubeConfig: KubeConfig, options: ApiClientOptions = {}) {
     this.#kubeConfig = kubeConfig;
+    this.#metrics = options.metrics ? createRestClientMetrics(options.metrics) : noopRestClientMetrics;
+    this.#clock = options.clock ?? realClock;
+    this.#throttle = {
+      limiter: options.rateLimiter,
+      metrics: this.#metrics,
+      clock: this.#clock,
+      ...definedFields({ logger: options.logger }),
+    };
   }
 
   /** GET `path`; resolves `undefined` on 404. */
@@ -146,22 +195,39 @@ export class ApiClient {
         })
       : new http.Agent({ keepAlive: true });
     const transport = isHttps ? https : http;
-    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const r = transport.request(
-        url,
-        { method: req.method, headers, agent: this.#agent, ...(req.signal ? { signal: req.signal } : {}) },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-          );
-          res.on('error', reject);
-        },
-      );
-      r.on('error', reject);
-      r.end(payload);
-    });
+    const agent = this.#agent;
+    const host = url.host;
+    // As client-go's request(): the latency covers the limiter's wait and the whole body.
+    const started = this.#clock.now();
+    let answered = false;
+    let status: number;
+    let text: string;
+    try {
+      await throttleRequest(this.#throttle, req.method, url, req.signal);
+      ({ status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const r = transport.request(
+          url,
+          { method: req.method, headers, agent, ...(req.signal ? { signal: req.signal } : {}) },
+          (res) => {
+            answered = true;
+            this.#metrics.requestResult(res.statusCode, req.method, host);
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+            );
+            res.on('error', reject);
+          },
+        );
+        r.on('error', (err) => {
+          if (!answered) this.#metrics.requestResult(undefined, req.method, host);
+          reject(err);
+        });
+        r.end(payload);
+      }));
+    } finally {
+      this.#metrics.requestLatency(req.method, host, (this.#clock.now() - started) / 1000);
+    }
     const parsed = parseJson(text);
     if (status < 200 || status >= 300) {
       const body = (parsed ?? {}) as { reason?: string; message?: string };

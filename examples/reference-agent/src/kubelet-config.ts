@@ -171,6 +171,8 @@ export const SUPPORTED_KUBELET_CONFIG_FIELDS: Readonly<Record<string, FieldSpec>
     },
   },
   // node-tuning-wiring.ts
+  kubeAPIQPS: { kind: 'int32', flag: 'kube-api-qps', toFlag: asText },
+  kubeAPIBurst: { kind: 'int32', flag: 'kube-api-burst', toFlag: asText },
   eventRecordQPS: { kind: 'int32', flag: 'event-qps', toFlag: asText },
   eventBurst: { kind: 'int32', flag: 'event-burst', toFlag: asText },
   nodeStatusMaxImages: { kind: 'int32', flag: 'node-status-max-images', toFlag: asText },
@@ -226,8 +228,6 @@ export const UNSUPPORTED_KUBELET_CONFIG_FIELDS: readonly string[] = [
   'cpuCFSQuotaPeriod',
   'maxOpenFiles',
   'contentType',
-  'kubeAPIQPS',
-  'kubeAPIBurst',
   'protectKernelDefaults',
   'makeIPTablesUtilChains',
   'iptablesMasqueradeBit',

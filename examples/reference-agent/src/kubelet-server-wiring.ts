@@ -14,6 +14,7 @@ import type { KubeConfig, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { Clock, Logger } from '@nodeagent/core';
 import type { CriClient } from '@nodeagent/cri';
 import {
+  type ApiPoster,
   type ApiServerConnection,
   type Authorizer,
   alwaysAllowAuthorizer,
@@ -32,6 +33,7 @@ import {
   type KubeletClientOptions,
 } from '@nodeagent/mini-apiserver';
 import type { SummaryProvider } from '@nodeagent/stats';
+import type { ApiClient } from './api-client.js';
 
 /** The kubelet server flags, parsed. */
 export interface KubeletServerSettings {
@@ -190,6 +192,12 @@ export interface KubeletServerDeps {
   readonly settings: KubeletServerSettings;
   readonly nodeName: string;
   readonly kubeConfig: KubeConfig;
+  /**
+   * The agent's API client: the webhook reviews (`TokenReview`, `SubjectAccessReview`) go
+   * through it, so they take `--kube-api-qps` tokens and are counted in `rest_client_*`, as
+   * the kubelet's go through its client. @default a poster of its own on `kubeConfig`
+   */
+  readonly api?: ApiClient | undefined;
   readonly cri: CriClient;
   /** The desired pods (pod sources). */
   readonly pods: () => readonly V1Pod[];
@@ -227,7 +235,18 @@ export async function startKubeletServer(deps: KubeletServerDeps): Promise<Kubel
   const clientCa =
     settings.clientCaFile !== undefined ? readFileSync(settings.clientCaFile, 'utf8') : deps.clientCa;
   const needsApi = settings.authenticationTokenWebhook || settings.authorizationMode === 'Webhook';
-  const post = needsApi ? createApiPoster(apiConnectionOf(deps.kubeConfig)) : undefined;
+  const api = deps.api;
+  const post: ApiPoster | undefined = !needsApi
+    ? undefined
+    : api !== undefined
+      ? (path, body, signal) =>
+          // createApiPoster's 10 s bound; unlike client-go's, it includes the rate limiter's wait.
+          api.create(
+            path,
+            body,
+            signal ? AbortSignal.any([signal, AbortSignal.timeout(10_000)]) : AbortSignal.timeout(10_000),
+          )
+      : createApiPoster(apiConnectionOf(deps.kubeConfig));
   const authorizer: Authorizer =
     settings.authorizationMode === 'Webhook' && post !== undefined
       ? new SubjectAccessReviewAuthorizer({ post, clock: deps.clock })

@@ -1,6 +1,8 @@
 /**
  * The kubelet's knobs of rates, capacity and runtime calls, as its flags (and `--config`
- * fields): `--event-qps`/`--event-burst` (`@nodeagent/events`), `--node-status-max-images`,
+ * fields): `--kube-api-qps`/`--kube-api-burst` (the API client's token bucket, shared by the
+ * informers and every write but events; `restClientRateLimiter` of `@nodeagent/informer`),
+ * `--event-qps`/`--event-burst` (`@nodeagent/events`), `--node-status-max-images`,
  * `--pods-per-core` and `--register-node` (`@nodeagent/status`), `--pod-max-pids`
  * (`@nodeagent/cgroups`), `--runtime-request-timeout` (the CRI client, kuberuntime, prober),
  * `--serialize-image-pulls` with the config-only `maxParallelImagePulls` (kuberuntime's image
@@ -13,6 +15,14 @@ import { parseGoDuration } from '@nodeagent/core';
 
 /** The parsed knobs, each with the kubelet's default when not given. */
 export interface NodeTuningSettings {
+  /**
+   * `--kube-api-qps` (`kubeAPIQPS`): requests per second to the API server, for the informers'
+   * lists and every write but events (those follow `eventQps`). 0 means client-go's default
+   * (5), as in the kubelet. @default 50
+   */
+  readonly kubeApiQps: number;
+  /** `--kube-api-burst` (`kubeAPIBurst`): requests at once before `kubeApiQps` applies; 0: client-go's 10. @default 100 */
+  readonly kubeApiBurst: number;
   /** `--event-qps` (`eventRecordQPS`): event writes per second; 0 means the default. @default 50 */
   readonly eventQps: number;
   /** `--event-burst` (`eventBurst`): event writes at once before the QPS applies; 0 means the default. @default 100 */
@@ -37,6 +47,8 @@ export interface NodeTuningSettings {
 
 /** The kubelet's defaults. */
 export const DEFAULT_NODE_TUNING: NodeTuningSettings = {
+  kubeApiQps: 50,
+  kubeApiBurst: 100,
   eventQps: 50,
   eventBurst: 100,
   nodeStatusMaxImages: 50,
@@ -51,6 +63,8 @@ export const DEFAULT_NODE_TUNING: NodeTuningSettings = {
 
 /** `node:util` parseArgs specs of the flags. */
 export const NODE_TUNING_FLAG_OPTIONS = {
+  'kube-api-qps': { type: 'string' },
+  'kube-api-burst': { type: 'string' },
   'event-qps': { type: 'string' },
   'event-burst': { type: 'string' },
   'node-status-max-images': { type: 'string' },
@@ -70,7 +84,10 @@ export const NODE_TUNING_BOOL_FLAGS: readonly string[] = [
 ];
 
 /** Usage lines of the flags. */
-export const NODE_TUNING_USAGE = `  --event-qps N                  event writes per second to the API server (default 50; 0: the default)
+export const NODE_TUNING_USAGE = `  --kube-api-qps N               QPS to use while talking with the API server (default 50; 0: client-go's 5);
+                                 events follow --event-qps instead
+  --kube-api-burst N             burst to use while talking with the API server (default 100; 0: client-go's 10)
+  --event-qps N                  event writes per second to the API server (default 50; 0: the default)
   --event-burst N                event writes at once before --event-qps applies (default 100; 0: the default)
   --node-status-max-images N     images reported in the node status (default 50; -1: all)
   --pods-per-core N              pods per core, capacity pods = min(--max-pods, N x cores) (default 0: off)
@@ -119,6 +136,9 @@ export function parseNodeTuningFlags(
   const s = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
   const d = DEFAULT_NODE_TUNING;
   // 0 means the default (the kubelet's help: "If 0 will use default QPS (50)").
+  // 0 is passed on: client-go's RESTClientFor turns it into its defaults (5 / 10), as in the kubelet.
+  const kubeApiQps = integer('kube-api-qps', 'kubeAPIQPS', s('kube-api-qps'), 0, d.kubeApiQps);
+  const kubeApiBurst = integer('kube-api-burst', 'kubeAPIBurst', s('kube-api-burst'), 0, d.kubeApiBurst);
   const eventQps = integer('event-qps', 'eventRecordQPS', s('event-qps'), 0, d.eventQps) || d.eventQps;
   const eventBurst = integer('event-burst', 'eventBurst', s('event-burst'), 0, d.eventBurst) || d.eventBurst;
   const timeoutText = s('runtime-request-timeout');
@@ -149,6 +169,8 @@ export function parseNodeTuningFlags(
     );
   }
   return {
+    kubeApiQps,
+    kubeApiBurst,
     eventQps,
     eventBurst,
     nodeStatusMaxImages: integer(

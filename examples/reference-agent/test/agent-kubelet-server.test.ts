@@ -136,6 +136,23 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
       ]) {
         expect(metrics, name).toMatch(new RegExp(`^${name}[{ ]`, 'm'));
       }
+      // The ApiClient's writes are counted as client-go counts every request (pod creation
+      // POST, status PATCH), and each one's wait for the --kube-api-qps limiter is observed.
+      const lines = metrics.split('\n');
+      for (const method of ['POST', 'PATCH']) {
+        expect(
+          lines.some((l) => l.startsWith('rest_client_requests_total{') && l.includes(`method="${method}"`)),
+          method,
+        ).toBe(true);
+        expect(
+          lines.some(
+            (l) =>
+              l.startsWith('rest_client_rate_limiter_duration_seconds_count{') &&
+              l.includes(`verb="${method}"`),
+          ),
+          method,
+        ).toBe(true);
+      }
       expect(metrics).not.toMatch(/^prober_probe_total/m);
       const probes = await waitFor('a successful readiness probe counted', async () => {
         const r = await kubectl('get', '--raw', `/api/v1/nodes/${NODE}/proxy/metrics/probes`);

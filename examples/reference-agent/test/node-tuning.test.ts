@@ -40,8 +40,10 @@ const errorOf = (fn: () => unknown): string => {
 };
 
 describe('node tuning flags and config fields', () => {
-  it('defaults are the kubelet’s: event 50/100, 50 images, no pods-per-core, register, no pids limit, 2m, serialized pulls, server on', () => {
+  it('defaults are the kubelet’s: kube-api 50/100, event 50/100, 50 images, no pods-per-core, register, no pids limit, 2m, serialized pulls, server on', () => {
     expect(parseFlags([], 'host').nodeTuning).toEqual({
+      kubeApiQps: 50,
+      kubeApiBurst: 100,
       eventQps: 50,
       eventBurst: 100,
       nodeStatusMaxImages: 50,
@@ -58,6 +60,8 @@ describe('node tuning flags and config fields', () => {
 
   it('each config field sets the same option as its flag', () => {
     const fromFile = withConfig(`
+kubeAPIQPS: 15
+kubeAPIBurst: 25
 eventRecordQPS: 7
 eventBurst: 9
 nodeStatusMaxImages: -1
@@ -70,6 +74,8 @@ maxParallelImagePulls: 3
 enableServer: false
 `);
     const expected = {
+      kubeApiQps: 15,
+      kubeApiBurst: 25,
       eventQps: 7,
       eventBurst: 9,
       nodeStatusMaxImages: -1,
@@ -85,6 +91,9 @@ enableServer: false
     expect(fromFile.warnings).toEqual([]);
     const fromFlags = parseFlags(
       [
+        '--kube-api-qps=15',
+        '--kube-api-burst',
+        '25',
         '--event-qps=7',
         '--event-burst',
         '9',
@@ -108,11 +117,11 @@ enableServer: false
     expect(withConfig('podsPerCore: 10\n', ['--pods-per-core=2']).nodeTuning.podsPerCore).toBe(2);
   });
 
-  it('kubeAPIQPS / kubeAPIBurst stay reported (the API clients have no rate limiter)', () => {
-    expect(withConfig('kubeAPIQPS: 10\nkubeAPIBurst: 20\n').warnings).toEqual([
-      'kubeAPIQPS is not supported by this agent; the value in /etc/kubelet/config.yaml is ignored',
-      'kubeAPIBurst is not supported by this agent; the value in /etc/kubelet/config.yaml is ignored',
-    ]);
+  it('0 for the kube-api QPS or burst is kept: client-go’s RESTClientFor makes it 5 / 10, as in the kubelet', () => {
+    expect(parseFlags(['--kube-api-qps=0', '--kube-api-burst=0'], 'host').nodeTuning).toMatchObject({
+      kubeApiQps: 0,
+      kubeApiBurst: 0,
+    });
   });
 
   it('0 for the event QPS or burst means the default, as the kubelet’s help says', () => {
@@ -123,6 +132,21 @@ enableServer: false
   });
 
   it('bad values are refused with the kubelet’s validation texts, naming the field from a file', () => {
+    expect(errorOf(() => parseFlags(['--kube-api-qps=-1'], 'h'))).toBe(
+      'invalid configuration: kubeAPIQPS (--kube-api-qps) -1 must not be a negative number',
+    );
+    expect(errorOf(() => parseFlags(['--kube-api-burst=-2'], 'h'))).toBe(
+      'invalid configuration: kubeAPIBurst (--kube-api-burst) -2 must not be a negative number',
+    );
+    expect(errorOf(() => parseFlags(['--kube-api-qps=abc'], 'h'))).toBe(
+      '--kube-api-qps: expected an integer, got "abc"',
+    );
+    expect(errorOf(() => withConfig('kubeAPIQPS: -5\n'))).toContain(
+      'invalid configuration: kubeAPIQPS (--kube-api-qps) -5 must not be a negative number',
+    );
+    expect(errorOf(() => withConfig('kubeAPIBurst: "many"\n'))).toContain(
+      'cannot unmarshal string into Go struct field KubeletConfiguration.kubeAPIBurst of type int32',
+    );
     expect(errorOf(() => parseFlags(['--event-qps=-1'], 'h'))).toBe(
       'invalid configuration: eventRecordQPS (--event-qps) -1 must not be a negative number',
     );

@@ -107,6 +107,11 @@ export {
   spdyDataFrame,
 } from './spdy.js';
 export {
+  RateLimiterWaitError,
+  type RequestRateLimiter,
+  TokenBucketRateLimiter,
+} from './token-bucket-rate-limiter.js';
+export {
   WorkQueue,
   type WorkQueueItem,
   type WorkQueueKey,

@@ -6,6 +6,7 @@
  * @module
  */
 import { type Clock, realClock } from './clock.js';
+import { TokenBucketRateLimiter } from './token-bucket-rate-limiter.js';
 
 /**
  * Decides how long a key waits before it is retried, and counts its retries.
@@ -77,38 +78,25 @@ export class ItemExponentialFailureRateLimiter<K> implements RateLimiter<K> {
  * are committed, so a burst of retries is spread out at `qps`.
  */
 export class BucketRateLimiter<K> implements RateLimiter<K> {
-  private tokens: number;
-  private lastMs: number | undefined;
+  private readonly bucket: TokenBucketRateLimiter;
 
   /**
    * @param qps tokens added per second. Must be > 0 (`Infinity` means no limit).
    * @param burst the bucket size (and initial tokens). Minimum: 1.
    * @param clock the time source for refills. Default: `realClock`.
    */
-  constructor(
-    private readonly qps: number,
-    private readonly burst: number,
-    private readonly clock: Clock = realClock,
-  ) {
+  constructor(qps: number, burst: number, clock: Clock = realClock) {
     if (!(qps > 0)) throw new RangeError(`BucketRateLimiter: qps must be > 0, got ${qps}`);
     if (!(burst >= 1) || !Number.isInteger(burst)) {
       throw new RangeError(`BucketRateLimiter: burst must be an integer >= 1, got ${burst}`);
     }
-    this.tokens = burst;
+    this.bucket = new TokenBucketRateLimiter(qps, burst, clock);
   }
 
   /** Takes a token and returns how long until it is available, in ms (0 when one was left). */
   when(_key: K): number {
-    if (this.qps === Number.POSITIVE_INFINITY) return 0;
-    const now = this.clock.now();
-    if (this.lastMs !== undefined) {
-      const elapsedMs = Math.max(0, now - this.lastMs);
-      this.tokens = Math.min(this.burst, this.tokens + (elapsedMs * this.qps) / 1000);
-    }
-    // A clock that stepped back refills nothing (elapsed clamps at 0), as in x/time/rate.
-    this.lastMs = now;
-    this.tokens -= 1;
-    return this.tokens >= 0 ? 0 : (-this.tokens * 1000) / this.qps;
+    // qps > 0 and burst >= 1: a reservation always succeeds.
+    return this.bucket.reserveDelayMs() ?? 0;
   }
 
   /** No-op: the bucket does not track keys. */

@@ -2,11 +2,12 @@
  * The spam filter (upstream `EventSourceObjectSpamFilter`): one token bucket per source +
  * involved object, `burst` tokens to start with and `qps` refill, so a component can burst
  * 25 events about one object and then gets one more every 5 minutes. An event that finds
- * the bucket empty is skipped.
+ * the bucket empty is skipped. The buckets are core's `TokenBucketRateLimiter` (upstream's
+ * `flowcontrol` token bucket).
  *
  * @module
  */
-import type { Clock } from '@nodeagent/core';
+import { type Clock, realClock, TokenBucketRateLimiter } from '@nodeagent/core';
 import type { CoreEvent } from './event.js';
 import { LruCache } from './lru-cache.js';
 
@@ -20,30 +21,6 @@ export function spamKey(event: CoreEvent): string {
   return [event.source?.component, event.source?.host, o.kind, o.namespace, o.name, o.uid, o.apiVersion]
     .map((s) => s ?? '')
     .join('');
-}
-
-/** A token bucket that never waits: `tryAccept` takes a token if there is one. */
-class TokenBucket {
-  #tokens: number;
-  #lastMs: number;
-
-  constructor(
-    readonly qps: number,
-    readonly burst: number,
-    nowMs: number,
-  ) {
-    this.#tokens = burst;
-    this.#lastMs = nowMs;
-  }
-
-  tryAccept(nowMs: number): boolean {
-    const elapsed = Math.max(0, nowMs - this.#lastMs);
-    this.#lastMs = Math.max(this.#lastMs, nowMs);
-    this.#tokens = Math.min(this.burst, this.#tokens + (elapsed * this.qps) / 1000);
-    if (this.#tokens < 1) return false;
-    this.#tokens -= 1;
-    return true;
-  }
 }
 
 /** Settings of {@link EventSpamFilter}. */
@@ -60,13 +37,15 @@ export interface SpamFilterSettings {
 
 /** Throttles the events a source produces about one object. */
 export class EventSpamFilter {
-  readonly #cache: LruCache<TokenBucket>;
+  readonly #cache: LruCache<TokenBucketRateLimiter>;
 
   constructor(
     readonly settings: SpamFilterSettings,
     private readonly clock: Pick<Clock, 'now'>,
   ) {
     this.#cache = new LruCache(settings.lruCacheSize);
+    // A bad qps or burst is refused here (InvalidOptionsError), not at the first event.
+    new TokenBucketRateLimiter(settings.qps, settings.burst, realClock);
   }
 
   /** Whether `event` must be skipped (its source + object bucket is empty). Takes a token otherwise. */
@@ -74,8 +53,10 @@ export class EventSpamFilter {
     const key = this.settings.spamKey(event);
     const now = this.clock.now();
     let bucket = this.#cache.get(key);
-    if (bucket === undefined) bucket = new TokenBucket(this.settings.qps, this.settings.burst, now);
-    const skip = !bucket.tryAccept(now);
+    // Upstream's NewTokenBucketPassiveRateLimiterWithClock: time is passed in, never waited on.
+    if (bucket === undefined)
+      bucket = new TokenBucketRateLimiter(this.settings.qps, this.settings.burst, realClock);
+    const skip = !bucket.tryAcceptAt(now);
     this.#cache.set(key, bucket);
     return skip;
   }

@@ -15,7 +15,7 @@ import type {
   V1Secret,
   V1Service,
 } from '@kubernetes/client-node';
-import { definedFields, type Lifecycle, StartOnce } from '@nodeagent/core';
+import { definedFields, type Lifecycle, type RequestRateLimiter, StartOnce } from '@nodeagent/core';
 import type { ListerWatcher } from './lister-watcher.js';
 import { collectionPath, type ResourceRef, RestListerWatcher } from './rest-lister-watcher.js';
 import { SharedInformer, type SharedInformerOptions } from './shared-informer.js';
@@ -35,6 +35,12 @@ export interface SharedInformerFactoryOptions {
   readonly kubeConfig?: KubeConfig;
   /** Defaults applied to every informer (logger, clock, metrics, backoff, transform, …). */
   readonly defaults?: FactoryInformerOptions;
+  /**
+   * The client config's request limiter, shared by the lists of every informer (and by any
+   * other client of the same config), as client-go's clientset shares one per config. See
+   * `restClientRateLimiter`. No client-side limit when unset. Ignored with `listerWatcherFor`.
+   */
+  readonly rateLimiter?: RequestRateLimiter;
 }
 
 /** Common resources of a node agent, by group/version/resource. */
@@ -90,7 +96,12 @@ export class SharedInformerFactory implements Lifecycle {
             kubeConfig: this.#options.kubeConfig as KubeConfig,
             path: collectionPath(request),
             // The informers' metrics registry also gets the client's rest_client_* metrics.
-            ...definedFields({ metrics: this.#options.defaults?.metrics }),
+            ...definedFields({
+              metrics: this.#options.defaults?.metrics,
+              rateLimiter: this.#options.rateLimiter,
+              logger: this.#options.defaults?.logger,
+              clock: this.#options.defaults?.clock,
+            }),
           });
       informer = new SharedInformer(lw, {
         ...this.#options.defaults,

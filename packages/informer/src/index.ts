@@ -107,6 +107,16 @@ export {
   type RestClientMetrics,
 } from './rest-client-metrics.js';
 export {
+  DEFAULT_REST_CLIENT_BURST,
+  DEFAULT_REST_CLIENT_QPS,
+  EXTRA_LONG_THROTTLE_LATENCY_MS,
+  LONG_THROTTLE_LATENCY_MS,
+  type RequestThrottle,
+  type RestClientRateLimitOptions,
+  restClientRateLimiter,
+  throttleRequest,
+} from './rest-client-throttle.js';
+export {
   collectionPath,
   type ResourceRef,
   RestListerWatcher,

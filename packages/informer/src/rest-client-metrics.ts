@@ -1,7 +1,8 @@
 /**
  * client-go's REST client metrics (`k8s.io/client-go/tools/metrics`, registered by
  * `k8s.io/component-base/metrics/prometheus/restclient`) for the informer's own HTTP client,
- * with the same names, labels and buckets, so dashboards built for Go components work.
+ * with the same names, labels and buckets, so dashboards built for Go components work. Any
+ * REST client can report here (the informer's lister-watcher, an agent's own API client).
  *
  * @module
  */
@@ -11,9 +12,10 @@ import { createMetricFactory, type MetricsOptions } from '@nodeagent/core';
 export const REST_CLIENT_METRIC_NAMES = [
   'rest_client_requests_total',
   'rest_client_request_duration_seconds',
+  'rest_client_rate_limiter_duration_seconds',
 ] as const;
 
-/** client-go's `rest_client_request_duration_seconds` buckets, in seconds. */
+/** client-go's `rest_client_request_duration_seconds` (and `_rate_limiter_`) buckets, in seconds. */
 export const REST_CLIENT_DURATION_BUCKETS: readonly number[] = [
   0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60,
 ];
@@ -30,12 +32,15 @@ export interface RestClientMetrics {
   requestResult(code: number | undefined, method: string, host: string): void;
   /** A request (a list, its body included) completed after `seconds`. */
   requestLatency(verb: string, host: string, seconds: number): void;
+  /** A request waited `seconds` for the client-side rate limiter (0 when a token was available). */
+  rateLimiterLatency(verb: string, host: string, seconds: number): void;
 }
 
 /** Records nothing. */
 export const noopRestClientMetrics: RestClientMetrics = {
   requestResult() {},
   requestLatency() {},
+  rateLimiterLatency() {},
 };
 
 /**
@@ -55,9 +60,16 @@ export function createRestClientMetrics(metrics: MetricsOptions): RestClientMetr
     labelNames: ['verb', 'host'],
     buckets: REST_CLIENT_DURATION_BUCKETS,
   });
+  const rateLimiter = factory.histogram({
+    name: 'rest_client_rate_limiter_duration_seconds',
+    help: 'Client side rate limiter latency in seconds. Broken down by verb, and host.',
+    labelNames: ['verb', 'host'],
+    buckets: REST_CLIENT_DURATION_BUCKETS,
+  });
   return {
     requestResult: (code, method, host) =>
       requests.inc({ code: code === undefined ? REST_CLIENT_ERROR_CODE : String(code), method, host }),
     requestLatency: (verb, host, seconds) => latency.observe({ verb, host }, seconds),
+    rateLimiterLatency: (verb, host, seconds) => rateLimiter.observe({ verb, host }, seconds),
   };
 }

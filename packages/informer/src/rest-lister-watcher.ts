@@ -16,7 +16,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { MetricsOptions } from '@nodeagent/core';
+import type { Clock, Logger, MetricsOptions, RequestRateLimiter } from '@nodeagent/core';
 import { StatusError, TlsVerificationError } from './errors.js';
 import type { ActivityCallback, ListerWatcher } from './lister-watcher.js';
 import {
@@ -24,6 +24,7 @@ import {
   noopRestClientMetrics,
   type RestClientMetrics,
 } from './rest-client-metrics.js';
+import { throttleRequest } from './rest-client-throttle.js';
 import type { KubeObject, ListOptions, ObjectList, Status, WatchEvent, WatchOptions } from './types.js';
 import { WatchDecoder } from './watch-decoder.js';
 
@@ -64,6 +65,16 @@ export interface RestListerWatcherOptions {
    * `rest_client_request_duration_seconds{verb,host}` go; none when unset.
    */
   readonly metrics?: MetricsOptions;
+  /**
+   * The client config's request limiter (client-go's `rest.Config` `QPS`/`Burst`, see
+   * `restClientRateLimiter`), shared with every other client of that config. Lists wait for
+   * a token; watches do not, as in client-go. No client-side limit when unset.
+   */
+  readonly rateLimiter?: RequestRateLimiter;
+  /** Where "Waited before sending request" goes. @default no logging */
+  readonly logger?: Logger;
+  /** Measures rate-limiter waits; pass the limiter's clock. @default realClock */
+  readonly clock?: Clock;
 }
 
 interface Prepared {
@@ -84,8 +95,10 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
   #credentials: KubeConfig | undefined;
   #credentialsStale = false;
   readonly #metrics: RestClientMetrics;
+  readonly #options: RestListerWatcherOptions;
 
   constructor(options: RestListerWatcherOptions) {
+    this.#options = options;
     this.#metrics = options.metrics ? createRestClientMetrics(options.metrics) : noopRestClientMetrics;
     this.#kc = options.kubeConfig;
     this.#path = options.path;
@@ -101,12 +114,28 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     setIf(query, 'fieldSelector', options.fieldSelector);
     if (options.limit !== undefined) query.set('limit', String(options.limit));
     setIf(query, 'continue', options.continue);
-    const listSignal = AbortSignal.any([signal, AbortSignal.timeout(this.#listTimeoutMs)]);
+    // Like client-go's request(): the latency includes the rate limiter's wait, and the
+    // timeout starts after it ("a throttled client [should not] return timeouts to callers
+    // before it makes a single request").
     const started = performance.now();
     let res: http.IncomingMessage;
     let body: string;
     try {
-      ({ res } = await this.#send(query, listSignal));
+      const prepared = await this.#prepare(query);
+      const { rateLimiter, logger, clock } = this.#options;
+      await throttleRequest(
+        {
+          limiter: rateLimiter,
+          metrics: this.#metrics,
+          ...(logger ? { logger } : {}),
+          ...(clock ? { clock } : {}),
+        },
+        'GET',
+        prepared.url,
+        signal,
+      );
+      const listSignal = AbortSignal.any([signal, AbortSignal.timeout(this.#listTimeoutMs)]);
+      ({ res } = await this.#send(prepared, listSignal));
       body = await readBody(res);
     } finally {
       // Like client-go's Do(): the latency covers the whole response, body included, and
@@ -148,8 +177,9 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     if (options.sendInitialEvents !== undefined)
       query.set('sendInitialEvents', String(options.sendInitialEvents));
     if (options.timeoutSeconds !== undefined) query.set('timeoutSeconds', String(options.timeoutSeconds));
-    // client-go counts a watch in rest_client_requests_total but observes no latency for it.
-    const { res } = await this.#send(query, signal);
+    // client-go counts a watch in rest_client_requests_total but observes no latency for it,
+    // and does not rate-limit it ("We specifically don't want to rate limit watches").
+    const { res } = await this.#send(await this.#prepare(query), signal);
     if (res.statusCode !== 200) {
       const body = await readBody(res);
       throw this.#failed(res.statusCode ?? 0, body, `watch ${this.#path}`);
@@ -235,10 +265,10 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
   }
 
   async #send(
-    query: URLSearchParams,
+    prepared: Prepared,
     signal: AbortSignal,
   ): Promise<{ readonly res: http.IncomingMessage; readonly host: string }> {
-    const { url, options, transport } = await this.#prepare(query);
+    const { url, options, transport } = prepared;
     signal.throwIfAborted();
     const host = url.host;
     let answered = false;

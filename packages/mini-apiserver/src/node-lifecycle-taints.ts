@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { realClock, TokenBucketRateLimiter } from '@nodeagent/core';
 import { isPlainObject, type KubeObject } from './object.js';
 
 type Rec = Record<string, unknown>;
@@ -176,28 +177,21 @@ export function computeZoneState(
 const EVICTION_RATE_LIMITER_BURST = 1;
 
 /**
- * A token bucket (client-go `NewTokenBucketRateLimiter`, starting full); `qps <= 0` never
- * accepts (`NewFakeNeverRateLimiter`).
+ * The zone's limiter: client-go's token bucket (core's `TokenBucketRateLimiter`, starting
+ * full with burst 1); `qps <= 0` never accepts (upstream `NewFakeNeverRateLimiter`). `qps`
+ * is kept as given, for {@link RateLimitedTimedQueue.swapLimiter}'s comparison.
  */
-class TokenBucket {
-  #tokens: number;
-  #last: number;
-  constructor(
-    readonly qps: number,
-    nowMs: number,
-  ) {
-    this.#tokens = qps > 0 ? EVICTION_RATE_LIMITER_BURST : 0;
-    this.#last = nowMs;
+class ZoneLimiter {
+  readonly #bucket: TokenBucketRateLimiter;
+  constructor(readonly qps: number) {
+    this.#bucket =
+      qps > 0
+        ? new TokenBucketRateLimiter(qps, EVICTION_RATE_LIMITER_BURST, realClock)
+        : new TokenBucketRateLimiter(0, 0, realClock);
   }
 
   tryAccept(nowMs: number): boolean {
-    if (this.qps <= 0) return false;
-    const refill = ((nowMs - this.#last) / 1000) * this.qps;
-    this.#tokens = Math.min(EVICTION_RATE_LIMITER_BURST, this.#tokens + Math.max(0, refill));
-    this.#last = nowMs;
-    if (this.#tokens < 1) return false;
-    this.#tokens -= 1;
-    return true;
+    return this.#bucket.tryAcceptAt(nowMs);
   }
 }
 
@@ -219,11 +213,14 @@ export interface TimedValue {
 export class RateLimitedTimedQueue {
   readonly #queue: TimedValue[] = [];
   readonly #set = new Set<string>();
-  #limiter: TokenBucket;
+  #limiter: ZoneLimiter;
 
-  /** A queue limited to `qps` (burst 1). */
-  constructor(qps: number, nowMs: number) {
-    this.#limiter = new TokenBucket(qps, nowMs);
+  /**
+   * A queue limited to `qps` (burst 1).
+   * @param _nowMs unused: the bucket starts full, so when it was made does not matter.
+   */
+  constructor(qps: number, _nowMs: number) {
+    this.#limiter = new ZoneLimiter(qps);
   }
 
   /** Queues `value` unless it is known; true when it was added. */
@@ -268,7 +265,7 @@ export class RateLimitedTimedQueue {
   /** Replaces the limiter with one of `qps` (upstream `SwapLimiter`); same qps → unchanged. */
   swapLimiter(qps: number, nowMs: number): void {
     if (this.#limiter.qps === qps) return;
-    const next = new TokenBucket(qps, nowMs);
+    const next = new ZoneLimiter(qps);
     // As upstream: a drained limiter hands a drained one over (burst 1).
     if (qps > 0 && !this.#limiter.tryAccept(nowMs)) next.tryAccept(nowMs);
     this.#limiter = next;

@@ -15,6 +15,7 @@ import {
   type Logger,
   type MetricsOptions,
   noopLogger,
+  type RequestRateLimiter,
   realClock,
   StartOnce,
 } from '@nodeagent/core';
@@ -83,6 +84,12 @@ export interface ProxierOptions {
   readonly informerFactory?: SharedInformerFactory;
   /** API access; required unless `listerWatcherFor` or `informerFactory` is given. */
   readonly kubeConfig?: KubeConfig;
+  /**
+   * The client config's request limiter for the proxier's own factory's lists (kube-proxy's
+   * `clientConnection.qps`/`burst`, built with `restClientRateLimiter` of `@nodeagent/informer`).
+   * Unused with `informerFactory` (its own limiter applies). @default no client-side limit
+   */
+  readonly rateLimiter?: RequestRateLimiter;
   /** Builds each informer's ListerWatcher (tests: `FakeListerWatcher`); unused with `informerFactory`. */
   readonly listerWatcherFor?: (request: InformerRequest) => ListerWatcher;
   /** This node's IPs (primary first). @default taken from the Node's addresses */
@@ -389,7 +396,11 @@ export class Proxier extends EventEmitter<ProxierEvents> implements Lifecycle {
     const factory =
       o.informerFactory ??
       new SharedInformerFactory({
-        ...definedFields({ kubeConfig: o.kubeConfig, listerWatcherFor: o.listerWatcherFor }),
+        ...definedFields({
+          kubeConfig: o.kubeConfig,
+          listerWatcherFor: o.listerWatcherFor,
+          rateLimiter: o.rateLimiter,
+        }),
         defaults: { logger: this.#log, ...o.informer },
       });
     this.#factory = factory;

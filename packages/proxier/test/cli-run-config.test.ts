@@ -128,6 +128,46 @@ describe('flags', () => {
   });
 });
 
+describe('--kube-api-qps / --kube-api-burst (clientConnection.qps / burst)', () => {
+  it("defaults to kube-proxy's 5 / 10; flags and the file set them; the file's clientConnection keeps unset defaults", async () => {
+    expect((await parse([])).config).toMatchObject({ kubeApiQps: 5, kubeApiBurst: 10 });
+    expect((await parse(['--kube-api-qps', '20.5', '--kube-api-burst=40'])).config).toMatchObject({
+      kubeApiQps: 20.5,
+      kubeApiBurst: 40,
+    });
+    // A negative QPS is kube-proxy's (and client-go's) "no client-side limit", not an error.
+    expect((await parse(['--kube-api-qps=-1'])).config.kubeApiQps).toBe(-1);
+    files['/qps.yaml'] = `apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  qps: 50
+  burst: 100
+`;
+    expect((await parse(['--config', '/qps.yaml'])).config).toMatchObject({
+      kubeApiQps: 50,
+      kubeApiBurst: 100,
+    });
+    files['/kc.yaml'] = `apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: /k
+`;
+    expect((await parse(['--config', '/kc.yaml'])).config).toMatchObject({ kubeApiQps: 5, kubeApiBurst: 10 });
+  });
+
+  it('refuses a bad value as kube-proxy: pflag wording for the flag, validation wording for a negative burst', async () => {
+    await expect(parse(['--kube-api-qps', 'abc'])).rejects.toThrow(
+      'invalid argument "abc" for "--kube-api-qps" flag: strconv.ParseFloat: parsing "abc": invalid syntax',
+    );
+    await expect(parse(['--kube-api-burst', 'x'])).rejects.toThrow(
+      'invalid argument "x" for "--kube-api-burst" flag: strconv.ParseInt: parsing "x": invalid syntax',
+    );
+    await expect(parse(['--kube-api-burst=-1'])).rejects.toThrow(
+      'KubeProxyConfiguration.ClientConnection.Burst: Invalid value: -1: must be greater than or equal to 0',
+    );
+  });
+});
+
 describe('--config', () => {
   it('replaces the flags, except --hostname-override and --v', async () => {
     files['/c.yaml'] = `apiVersion: kubeproxy.config.k8s.io/v1alpha1

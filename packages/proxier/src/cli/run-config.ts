@@ -27,6 +27,13 @@ export interface RunConfig {
   readonly kubeconfig: string;
   /** `--master`: overrides the API server address of the kubeconfig. */
   readonly master: string;
+  /**
+   * `clientConnection.qps` / `--kube-api-qps`: requests per second to the API server
+   * (client-go's: 0 → 5, negative → no client-side limit). @default 5
+   */
+  readonly kubeApiQps: number;
+  /** `clientConnection.burst` / `--kube-api-burst`: requests at once above the QPS (0 → 10). @default 10 */
+  readonly kubeApiBurst: number;
   /** `hostnameOverride` / `--hostname-override`, lower-cased; `''` = the host name. */
   readonly hostnameOverride: string;
   /** `bindAddress` / `--bind-address`: the node's primary IP when not `0.0.0.0`/`::`. */
@@ -90,6 +97,8 @@ export const RUN_OPTIONS = {
   'proxy-mode': { type: 'string' },
   kubeconfig: { type: 'string' },
   master: { type: 'string' },
+  'kube-api-qps': { type: 'string' },
+  'kube-api-burst': { type: 'string' },
   'hostname-override': { type: 'string' },
   'bind-address': { type: 'string' },
   'healthz-bind-address': { type: 'string' },
@@ -182,6 +191,18 @@ function flagInt(text: string, flag: string): number {
     );
   }
   return Number(text.trim());
+}
+
+function flagFloat(text: string, flag: string): number {
+  const t = text.trim();
+  const n = Number(t);
+  if (t === '' || !Number.isFinite(n)) {
+    throw new CliUsageError(
+      `invalid argument ${JSON.stringify(text)} for "--${flag}" flag: strconv.ParseFloat: parsing ${JSON.stringify(text)}: invalid syntax`,
+      'run',
+    );
+  }
+  return n;
 }
 
 function splitList(v: unknown): string[] {
@@ -353,6 +374,11 @@ class FieldReader {
     if (typeof v !== 'boolean') this.#wrong(path, 'a boolean', v);
     return v;
   }
+  number(path: string): number {
+    const v = this.#at(path);
+    if (typeof v !== 'number' || !Number.isFinite(v)) this.#wrong(path, 'a number', v);
+    return v;
+  }
   int(path: string): number {
     const v = this.#at(path);
     if (typeof v !== 'number' || !Number.isInteger(v)) this.#wrong(path, 'an integer', v);
@@ -427,6 +453,10 @@ function applyFlags(base: Record<string, unknown>, values: Values): Record<strin
     const b = parseBool(t, flag);
     for (const p of paths) set(p, b);
   }
+  const qps = s('kube-api-qps');
+  if (qps !== undefined) set('clientConnection.qps', flagFloat(qps, 'kube-api-qps'));
+  const burst = s('kube-api-burst');
+  if (burst !== undefined) set('clientConnection.burst', flagInt(burst, 'kube-api-burst'));
   const bit = s('iptables-masquerade-bit');
   if (bit !== undefined) {
     const n = flagInt(bit, 'iptables-masquerade-bit');
@@ -598,6 +628,10 @@ function resolve(
         problems.push(invalid(`${ipvsPath}.${f}`, ipvsTimeouts[k], 'must be greater than or equal to 0'));
     }
   }
+  const kubeApiQps = r.number('clientConnection.qps');
+  const kubeApiBurst = r.int('clientConnection.burst');
+  if (kubeApiBurst < 0)
+    problems.push(invalid(`${P}.ClientConnection.Burst`, kubeApiBurst, 'must be greater than or equal to 0'));
   const configSyncPeriodMs = r.durationMs('configSyncPeriod');
   if (configSyncPeriodMs <= 0)
     problems.push(invalid(`${P}.ConfigSyncPeriod`, r.string('configSyncPeriod'), 'must be greater than 0'));
@@ -614,6 +648,8 @@ function resolve(
     mode,
     kubeconfig: r.string('clientConnection.kubeconfig'),
     master: '',
+    kubeApiQps,
+    kubeApiBurst,
     hostnameOverride: hostname.toLowerCase(),
     bindAddress,
     healthzBindAddress,

@@ -21,6 +21,7 @@ import {
   parseCIDR,
   parseIP,
 } from '@nodeagent/core';
+import { restClientRateLimiter } from '@nodeagent/informer';
 // Types only: the backend packages are optional installs, loaded by mode (loadBackendModule).
 import type { NfacctAvailability, NfacctClient } from '@nodeagent/iptables';
 import type { DataPlaneBackend, IPFamily, LocalTrafficDetector } from '@nodeagent/proxy-state';
@@ -675,8 +676,12 @@ export async function runProxy(cmd: RunCommand, io: RunIo): Promise<number> {
   }
   const prom = await loadPromClient();
   if (!prom) log.warn({}, 'prom-client is not installed: /metrics answers 500');
+  // kube-proxy's clientConnection.qps / burst (--kube-api-qps / --kube-api-burst): one
+  // client-side limiter for its client config, as client-go's RESTClientFor builds it.
+  const rateLimiter = restClientRateLimiter({ qps: config.kubeApiQps, burst: config.kubeApiBurst });
   const proxier = new Proxier({
     kubeConfig: kc,
+    ...(rateLimiter ? { rateLimiter } : {}),
     nodeName,
     nodeIPs,
     backend: backends,

@@ -128,6 +128,9 @@ kube-proxy's flags (with --config, the file replaces every flag except --hostnam
   --proxy-mode iptables|nftables|ipvs   (default: iptables)
   --kubeconfig <file>                   (default: --master, else the in-cluster configuration)
   --master <url>                        the API server's address (overrides the kubeconfig's)
+  --kube-api-qps <n>                    requests per second to the API server (default 5; 0: 5;
+                                        negative: no client-side limit)
+  --kube-api-burst <n>                  requests at once above --kube-api-qps (default 10; 0: 10)
   --hostname-override <name>            this node's name (default: the host name)
   --bind-address <ip>                   this node's primary IP (default 0.0.0.0: the Node's addresses)
   --healthz-bind-address <ip:port>      (default 0.0.0.0:10256; '' disables)
