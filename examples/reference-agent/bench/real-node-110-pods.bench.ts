@@ -94,6 +94,8 @@ function pod(name: string): V1Pod {
     metadata: { name, namespace: 'default' },
     spec: {
       nodeName: NODE,
+      // No service-account token volume: the bare floor mounts none either.
+      automountServiceAccountToken: false,
       terminationGracePeriodSeconds: 0,
       containers: [{ name: 'app', image: '', imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }],
     },
@@ -331,7 +333,16 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
         if (app) app.image = node.imageRef;
         const addEpochMs = performance.timeOrigin + performance.now();
         const t0 = performance.now();
-        const created = server.store.create('pods', p as never) as unknown as V1Pod;
+        // Through the API as a client creates it (admission and defaulting included: a pod put in
+        // the store directly would get its spec defaulted by the agent's first status PATCH, and
+        // that echo would reach the agent as a spec UPDATE no real API server sends).
+        const res = await fetch(`${server.url}/api/v1/namespaces/default/pods`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(p),
+        });
+        if (res.status !== 201) throw new Error(`creating ${name}: HTTP ${res.status} ${await res.text()}`);
+        const created = (await res.json()) as V1Pod;
         await waitFor(`${name} Running`, () => running.has(name), 60_000);
         toRunning.push((running.get(name) as number) - t0);
         // The container's start as the runtime recorded it: the agent's share without the status report.
