@@ -30,6 +30,21 @@ afterEach(async () => {
 
 const realWait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A pods lister-watcher on a fresh scripted server whose 1-token limiter is already empty. */
+async function withEmptyBucket(): Promise<RestListerWatcher> {
+  const clock = new FakeClock({ startMs: 0 });
+  server = await new ScriptedServer().start();
+  const limiter = new TokenBucketRateLimiter(1, 1, clock);
+  expect(limiter.tryAccept()).toBe(true);
+  const lw = new RestListerWatcher({
+    kubeConfig: server.kubeConfig(),
+    path: '/api/v1/pods',
+    rateLimiter: limiter,
+    clock,
+  });
+  return lw;
+}
+
 describe('restClientRateLimiter (client-go RESTClientFor)', () => {
   it('fills in client-go defaults for 0 and means no limit for a negative qps', () => {
     const defaults = restClientRateLimiter({ qps: 0, burst: 0 });
@@ -109,40 +124,22 @@ describe('RestListerWatcher with a rate limiter', () => {
   });
 
   it('watches do not wait for a token (client-go does not rate-limit watches)', async () => {
-    const clock = new FakeClock({ startMs: 0 });
-    server = await new ScriptedServer().start();
-    const limiter = new TokenBucketRateLimiter(1, 1, clock);
-    expect(limiter.tryAccept()).toBe(true); // empty bucket
-    const lw = new RestListerWatcher({
-      kubeConfig: server.kubeConfig(),
-      path: '/api/v1/pods',
-      rateLimiter: limiter,
-      clock,
-    });
+    const lw = await withEmptyBucket();
     const ctrl = new AbortController();
     await lw.watch({ resourceVersion: '1' }, ctrl.signal);
-    expect(server.requestsOf('watch')).toHaveLength(1);
+    expect(server?.requestsOf('watch')).toHaveLength(1);
     ctrl.abort();
     lw.close();
   });
 
   it('a list aborted while it waits for a token is never sent', async () => {
-    const clock = new FakeClock({ startMs: 0 });
-    server = await new ScriptedServer().start();
-    const limiter = new TokenBucketRateLimiter(1, 1, clock);
-    expect(limiter.tryAccept()).toBe(true);
-    const lw = new RestListerWatcher({
-      kubeConfig: server.kubeConfig(),
-      path: '/api/v1/pods',
-      rateLimiter: limiter,
-      clock,
-    });
+    const lw = await withEmptyBucket();
     const ctrl = new AbortController();
     const list = lw.list({}, ctrl.signal);
     await realWait(20);
     ctrl.abort();
     await expect(list).rejects.toMatchObject({ name: 'AbortError' });
-    expect(server.requests).toHaveLength(0);
+    expect(server?.requests).toHaveLength(0);
     lw.close();
   });
 
