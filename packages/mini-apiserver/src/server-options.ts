@@ -278,7 +278,12 @@ export interface MiniApiServer {
   readonly kubeconfig: string;
   /** Where the kubeconfig was written, when `kubeconfigPath` was given. */
   readonly kubeconfigPath: string | undefined;
-  /** Direct access to the objects, with the same rules and watch events as the HTTP API. */
+  /**
+   * Direct access to the objects, with the same watch events as the HTTP API. Objects are kept
+   * as given, as a write to etcd would keep them: API defaulting
+   * ({@link MiniApiServerOptions.apiDefaulting}) applies to clients' writes only, so a client's
+   * later patch of such an object defaults it then.
+   */
   readonly store: ObjectStore;
   /** Fault injection. */
   readonly faults: Faults;
