@@ -34,6 +34,7 @@ import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import {
   type Clock,
+  isLoopbackIP,
   joinHostPort,
   type Logger,
   type MetricsOptions,
@@ -42,7 +43,6 @@ import {
 } from '@nodeagent/core';
 import type { SharedInformerFactory } from '@nodeagent/informer';
 import {
-  isLoopbackIP,
   listInterfaceAddresses,
   loadBackendModule,
   newNodePortAddresses,

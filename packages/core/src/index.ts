@@ -34,6 +34,7 @@ export {
   type IPValue,
   type IPValueOptions,
   ipFamilyOf,
+  isLoopbackIP,
   mustParseCIDR,
   mustParseIP,
   type ParsedCIDR,

@@ -210,6 +210,16 @@ export function cidrValueContains(cidr: CIDRValue, ip: IPValue): boolean {
 }
 
 /**
+ * True for a loopback address, as Go's `net.IP.IsLoopback`: 127.0.0.0/8 (also IPv4-mapped,
+ * `::ffff:127.0.0.1`) and `::1`; false for anything that does not parse.
+ */
+export function isLoopbackIP(text: string): boolean {
+  const v = parseIPValue(text);
+  if (v === null) return false;
+  return v.family === 4 ? v.value >> 24n === 127n : v.value === 1n;
+}
+
+/**
  * The canonical text of a numeric address (dotted quad; RFC 5952 for IPv6, where an
  * IPv4-mapped value kept by `keepV4Mapped` prints as `::ffff:102:304`).
  */

@@ -1,6 +1,7 @@
 import {
   cidrValueContains,
   formatIPValue,
+  isLoopbackIP,
   parseCIDR,
   parseCIDRValue,
   parseIP,
@@ -84,5 +85,14 @@ describe('cidrValueContains', () => {
     expect(cidrValueContains(net('::/0'), ip('::1'))).toBe(true);
     expect(cidrValueContains(net('fd00::/64'), ip('fd00::1:2'))).toBe(true);
     expect(cidrValueContains(net('fd00::/64'), ip('fd00:0:0:1::1'))).toBe(false);
+  });
+});
+
+describe('isLoopbackIP (Go net.IP.IsLoopback)', () => {
+  it('is true for 127.0.0.0/8, its IPv4-mapped form and ::1 only', () => {
+    for (const ip of ['127.0.0.1', '127.255.255.254', '::ffff:127.0.0.1', '::1'])
+      expect(isLoopbackIP(ip), ip).toBe(true);
+    for (const ip of ['128.0.0.1', '10.0.0.1', '::2', '::', '0.0.0.0', 'fe80::1', 'not-an-ip', ''])
+      expect(isLoopbackIP(ip), ip).toBe(false);
   });
 });

@@ -24,7 +24,7 @@ import {
   noopRestClientMetrics,
   type RestClientMetrics,
 } from './rest-client-metrics.js';
-import { throttleRequest } from './rest-client-throttle.js';
+import { type RequestThrottle, throttleRequest } from './rest-client-throttle.js';
 import type { KubeObject, ListOptions, ObjectList, Status, WatchEvent, WatchOptions } from './types.js';
 import { WatchDecoder } from './watch-decoder.js';
 
@@ -95,11 +95,16 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
   #credentials: KubeConfig | undefined;
   #credentialsStale = false;
   readonly #metrics: RestClientMetrics;
-  readonly #options: RestListerWatcherOptions;
+  readonly #throttle: RequestThrottle;
 
   constructor(options: RestListerWatcherOptions) {
-    this.#options = options;
     this.#metrics = options.metrics ? createRestClientMetrics(options.metrics) : noopRestClientMetrics;
+    this.#throttle = {
+      limiter: options.rateLimiter,
+      metrics: this.#metrics,
+      ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+    };
     this.#kc = options.kubeConfig;
     this.#path = options.path;
     this.#listTimeoutMs = options.listTimeoutMs ?? 60_000;
@@ -122,18 +127,7 @@ export class RestListerWatcher<T extends KubeObject = KubeObject> implements Lis
     let body: string;
     try {
       const prepared = await this.#prepare(query);
-      const { rateLimiter, logger, clock } = this.#options;
-      await throttleRequest(
-        {
-          limiter: rateLimiter,
-          metrics: this.#metrics,
-          ...(logger ? { logger } : {}),
-          ...(clock ? { clock } : {}),
-        },
-        'GET',
-        prepared.url,
-        signal,
-      );
+      await throttleRequest(this.#throttle, 'GET', prepared.url, signal);
       const listSignal = AbortSignal.any([signal, AbortSignal.timeout(this.#listTimeoutMs)]);
       ({ res } = await this.#send(prepared, listSignal));
       body = await readBody(res);

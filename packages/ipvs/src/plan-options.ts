@@ -3,14 +3,7 @@
  *
  * @module
  */
-import {
-  cidrValueContains,
-  InvalidOptionsError,
-  parseCIDR,
-  parseCIDRValue,
-  parseIP,
-  parseIPValue,
-} from '@nodeagent/core';
+import { InvalidOptionsError, isLoopbackIP, parseCIDR, parseIP } from '@nodeagent/core';
 import {
   DEFAULT_MASQUERADE_BIT,
   type IPFamily,
@@ -185,12 +178,4 @@ export function resolveIpvsPlanOptions(
     ipsetHashSize: positiveInt('ipsetHashSize', o.ipsetHashSize ?? 1024),
     ipsetMaxElem: positiveInt('ipsetMaxElem', o.ipsetMaxElem ?? 65536),
   };
-}
-
-const LOOPBACK_V4 = parseCIDRValue('127.0.0.0/8')!;
-
-/** True for 127.0.0.0/8 and ::1. */
-export function isLoopbackIP(ip: string): boolean {
-  const v = parseIPValue(ip);
-  return v !== null && (cidrValueContains(LOOPBACK_V4, v) || (v.family === 6 && v.value === 1n));
 }

@@ -7,11 +7,10 @@
  *
  * @module
  */
-import { cidrContains, joinHostPort, mustParseIP, parseIP } from '@nodeagent/core';
+import { cidrContains, isLoopbackIP, joinHostPort, mustParseIP, parseIP } from '@nodeagent/core';
 import type { TracePacket, TraceResult } from '@nodeagent/proxy-state';
 import { parseIPSetEntry } from './ipsets.js';
 import type { IPSet, VirtualServer } from './model.js';
-import { isLoopbackIP } from './plan-options.js';
 import type { IpvsPlan } from './planner.js';
 import { ruleLine } from './render-iptables.js';
 import {

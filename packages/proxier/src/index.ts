@@ -78,7 +78,6 @@ export {
   registerNfacctCollectors,
 } from './metrics.js';
 export {
-  isLoopbackIP,
   type ListInterfaceAddressesOptions,
   listInterfaceAddresses,
   NODE_POLL_INTERVAL_MS,

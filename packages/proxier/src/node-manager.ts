@@ -196,13 +196,6 @@ export function nodePortAddressIPs(npa: NodePortAddresses, interfaceAddresses: r
   return out;
 }
 
-/** True for 127.0.0.0/8 and ::1. */
-export function isLoopbackIP(text: string): boolean {
-  const v = parseIPValue(text);
-  if (!v) return false;
-  return v.family === 4 ? cidrValueContains(parseCIDRValue('127.0.0.0/8')!, v) : v.value === 1n;
-}
-
 /** Options of {@link listInterfaceAddresses}. */
 export interface ListInterfaceAddressesOptions {
   /** Read the addresses inside this named network namespace (`ip -n NAME -j addr show`). @default this process's */
