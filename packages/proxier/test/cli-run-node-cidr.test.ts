@@ -7,29 +7,17 @@
  * addresses inside its CIDRs, per family (`NewNodePortAddresses` + `GetNodeIPs`). The
  * mini-apiserver in-process, fake nft executors.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { type AddressInfo, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import type { Logger } from '@nodeagent/core';
-import { renderKubeconfig, startMiniApiServer } from '@nodeagent/mini-apiserver';
+import { startMiniApiServer } from '@nodeagent/mini-apiserver';
 import { dumpTable, FakeNftExecutor } from '@nodeagent/nftables/testing';
 import { describe, expect, it } from 'vitest';
 import { CliFailure } from '../src/cli/errors.js';
-import { buildBackend, type LocalNodeInfo, runProxy } from '../src/cli/run.js';
-import { parseRunCommandLine, type RunCommand } from '../src/cli/run-config.js';
+import { buildBackend, type LocalNodeInfo } from '../src/cli/run.js';
 import { eventually } from './fixtures.js';
+import { startProxyRun } from './support/run-harness.js';
 
 const NODE = 'cidr-node';
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 interface Harness {
   readonly logs: () => string;
@@ -46,12 +34,6 @@ async function start(
   opts: { timeoutMs?: number; addrs?: string[] } = {},
 ): Promise<Harness> {
   const server = await startMiniApiServer({ autoCreateNamespaces: true, endpointSliceController: false });
-  const dir = await mkdtemp(join(tmpdir(), 'proxy-nodecidr-'));
-  let stop!: (s: string) => void;
-  const stopSignal = new Promise<string>((r) => {
-    stop = r;
-  });
-  const logs: string[] = [];
   const locals: LocalNodeInfo[] = [];
   let executor: FakeNftExecutor | undefined;
   server.store.create('nodes', {
@@ -60,55 +42,39 @@ async function start(
     metadata: { name: NODE },
     status: { addresses: [{ type: 'InternalIP', address: '10.0.0.2' }] },
   } satisfies V1Node as never);
-  const kubeconfig = join(dir, 'kubeconfig');
-  await writeFile(kubeconfig, renderKubeconfig({ server: server.url }));
-  const cmd = (await parseRunCommandLine(
-    [
-      '--kubeconfig',
-      kubeconfig,
-      '--proxy-mode',
-      'nftables',
-      '--hostname-override',
-      NODE,
-      '--healthz-bind-address=',
-      '--metrics-bind-address',
-      `127.0.0.1:${await freePort()}`,
-      ...extraArgs,
-    ],
-    async () => '',
-  )) as RunCommand;
-  const done = runProxy(cmd, {
-    stderr: { write: (t: string) => logs.push(t) },
-    env: {},
-    stopSignal,
-    platform: async () => ({ ipv4: true, ipv6: false }),
-    nodePollIntervalMs: 20,
-    ...(opts.timeoutMs !== undefined ? { nodeWaitTimeoutMs: opts.timeoutMs } : {}),
-    interfaceAddresses: async () => opts.addrs ?? ['10.0.0.2', '127.0.0.1'],
-    makeBackend: async (config, family, ips, log: Logger, local) => {
-      locals.push(local);
-      // The real builder, with @nodeagent/nftables' spawn executor swapped for the fake one.
-      const load = async (specifier: string) => {
-        const mod = (await import(specifier)) as Record<string, unknown>;
-        if (specifier !== '@nodeagent/nftables') return mod;
-        return {
-          ...mod,
-          SpawnNftExecutor: class {
-            constructor() {
-              executor = new FakeNftExecutor();
-              // biome-ignore lint/correctness/noConstructorReturn: hands out the shared fake
-              return executor;
-            }
-          },
+  const run = await startProxyRun(server, {
+    nodeName: NODE,
+    args: extraArgs,
+    io: {
+      platform: async () => ({ ipv4: true, ipv6: false }),
+      nodePollIntervalMs: 20,
+      ...(opts.timeoutMs !== undefined ? { nodeWaitTimeoutMs: opts.timeoutMs } : {}),
+      interfaceAddresses: async () => opts.addrs ?? ['10.0.0.2', '127.0.0.1'],
+      makeBackend: async (config, family, ips, log: Logger, local) => {
+        locals.push(local);
+        // The real builder, with @nodeagent/nftables' spawn executor swapped for the fake one.
+        const load = async (specifier: string) => {
+          const mod = (await import(specifier)) as Record<string, unknown>;
+          if (specifier !== '@nodeagent/nftables') return mod;
+          return {
+            ...mod,
+            SpawnNftExecutor: class {
+              constructor() {
+                executor = new FakeNftExecutor();
+                // biome-ignore lint/correctness/noConstructorReturn: hands out the shared fake
+                return executor;
+              }
+            },
+          };
         };
-      };
-      return buildBackend(config, family, ips, log, load, local);
+        return buildBackend(config, family, ips, log, load, local);
+      },
     },
   });
   return {
-    logs: () => logs.join(''),
-    done,
-    stop: () => stop('SIGTERM'),
+    logs: run.log,
+    done: run.done,
+    stop: run.stop,
     setPodCIDRs: (cidrs) => {
       const n = server.store.get('nodes', undefined, NODE) as unknown as V1Node;
       server.store.update('nodes', {
@@ -119,10 +85,10 @@ async function start(
     locals,
     table: () => JSON.stringify(dumpTable(executor?.state.table('ip', 'kube-proxy')) ?? null),
     close: async () => {
-      stop('SIGTERM');
-      await done.catch(() => {});
+      run.stop();
+      await run.done.catch(() => {});
+      await run.close();
       await server.stop();
-      await rm(dir, { recursive: true, force: true });
     },
   };
 }

@@ -23,10 +23,18 @@ export interface ProxyRun {
   close(): Promise<void>;
 }
 
-/** Starts `run` for `nodeName` against `server` (as `token`'s user when given), with `io`'s backend and platform. */
+/**
+ * Starts `run` for `nodeName` against `server` (as `token`'s user when given), with `args` after
+ * the common ones and `io`'s seams (backend, platform, node wait, interface addresses, …).
+ */
 export async function startProxyRun(
   server: MiniApiServer,
-  opts: { nodeName: string; token?: string; io: Pick<RunIo, 'makeBackend' | 'platform'> },
+  opts: {
+    nodeName: string;
+    token?: string;
+    args?: readonly string[];
+    io: Omit<RunIo, 'stderr' | 'env' | 'stopSignal'>;
+  },
 ): Promise<ProxyRun> {
   const dir = await mkdtemp(join(tmpdir(), 'proxy-run-'));
   let stop!: (s: string) => void;
@@ -50,6 +58,7 @@ export async function startProxyRun(
         '--healthz-bind-address=',
         '--metrics-bind-address',
         `127.0.0.1:${await freePort()}`,
+        ...(opts.args ?? []),
       ],
       async () => '',
     )) as RunCommand;
