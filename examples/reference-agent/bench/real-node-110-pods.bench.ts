@@ -23,20 +23,14 @@
 // dist); skipped (loudly) without root/containerd, fails under CI=true.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createTestCgroupRoot, type TestCgroupRoot } from '@nodeagent/cgroups/testing';
-import {
-  type ContainerConfig,
-  type CriClient,
-  createCriClient,
-  NamespaceMode,
-  type PartialMessage,
-  type PodSandboxConfig,
-} from '@nodeagent/cri';
+import { type ContainerConfig, type CriClient, createCriClient, type PartialMessage } from '@nodeagent/cri';
+import { generatePodSandboxConfig } from '@nodeagent/kuberuntime';
 import { type MiniApiServer, startMiniApiServer } from '@nodeagent/mini-apiserver';
 import { freePort } from '@nodeagent/test-support/free-port';
 import { type NodeSandbox, startNodeSandbox } from '@nodeagent/test-support/node-sandbox';
@@ -71,6 +65,26 @@ function processCpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
 }
 
+/** CPU ms (user, system) of each thread kind of `pid` (threads of one name summed). */
+function threadCpuMs(pid: number): Map<string, { user: number; sys: number }> {
+  const out = new Map<string, { user: number; sys: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended
+    }
+    const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const t = out.get(name) ?? { user: 0, sys: 0 };
+    t.user += (Number(fields[11]) * 1000) / CLK_TCK;
+    t.sys += (Number(fields[12]) * 1000) / CLK_TCK;
+    out.set(name, t);
+  }
+  return out;
+}
+
 /** A `/proc/<pid>/status` field in MiB (VmRSS, VmHWM). */
 function statusMiB(pid: number, field: string): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -78,11 +92,18 @@ function statusMiB(pid: number, field: string): number {
 }
 
 /** `kubelet_runtime_operations_total` by `operation_type`, from the agent's read-only port. */
-async function criOperations(port: number): Promise<Map<string, number>> {
+/** The agent's CRI calls so far per operation: count and the seconds they took in total. */
+async function criOperations(port: number): Promise<Map<string, { n: number; s: number }>> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const out = new Map<string, number>();
+  const out = new Map<string, { n: number; s: number }>();
   for (const m of text.matchAll(/^kubelet_runtime_operations_total\{operation_type="([^"]+)"\} (\S+)$/gm)) {
-    out.set(m[1] as string, Number(m[2]));
+    out.set(m[1] as string, { n: Number(m[2]), s: 0 });
+  }
+  for (const m of text.matchAll(
+    /^kubelet_runtime_operations_duration_seconds_sum\{operation_type="([^"]+)"\} (\S+)$/gm,
+  )) {
+    const op = out.get(m[1] as string);
+    if (op !== undefined) op.s = Number(m[2]);
   }
   return out;
 }
@@ -173,6 +194,12 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
       const podsRoot = join(bareNode.rootDir, 'bare-pods');
       const bareMs: number[] = [];
       const bareIds: string[] = [];
+      // Each call's duration as the bare client saw it (the agent's: its runtime metrics' means).
+      const bareCallMs = {
+        run_pod_sandbox: [] as number[],
+        create_container: [] as number[],
+        start_container: [] as number[],
+      };
       const bareToSandboxCreated: number[] = [];
       const bareSandboxToContainerCreated: number[] = [];
       const bareContainerCreatedToStarted: number[] = [];
@@ -187,27 +214,16 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
         await mkdir(dirname(termination), { recursive: true });
         await writeFile(hosts, `127.0.0.1\tlocalhost\n`);
         await writeFile(termination, '');
-        const podLabels = {
-          'io.kubernetes.pod.name': name,
-          'io.kubernetes.pod.namespace': 'default',
-          'io.kubernetes.pod.uid': uid,
-        };
-        const namespaceOptions = {
-          network: NamespaceMode.POD,
-          pid: NamespaceMode.CONTAINER,
-          ipc: NamespaceMode.POD,
-        };
-        const config: PartialMessage<PodSandboxConfig> = {
-          metadata: { name, namespace: 'default', uid, attempt: 0 },
-          hostname: name,
-          logDirectory,
-          labels: podLabels,
-          annotations: { 'kubernetes.io/config.source': 'api' },
-          linux: {
-            cgroupParent: `${bareCgroupRoot.cgroupRoot}/kubepods/besteffort/pod${uid}`,
-            securityContext: { namespaceOptions },
-          },
-        };
+        // The sandbox config exactly as the agent generates it for this pod (the kubelet's: the
+        // runtime's default seccomp profile on the sandbox, the node's DNS, the pod labels and
+        // annotations), so both paths ask containerd for the same work.
+        const apiPod = pod(name);
+        apiPod.metadata = { ...apiPod.metadata, uid };
+        const config = generatePodSandboxConfig(apiPod, 0, {
+          podLogsRoot: bareNode.podLogRoot,
+          cgroupParent: () => `${bareCgroupRoot.cgroupRoot}/kubepods/besteffort/pod${uid}`,
+        });
+        const podLabels = config.labels;
         const container: PartialMessage<ContainerConfig> = {
           metadata: { name: 'app', attempt: 0 },
           image: { image: bareImageId },
@@ -228,18 +244,24 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
           logPath: 'app/0.log',
           linux: {
             resources: { cpuShares: 2n, oomScoreAdj: 1000n },
-            securityContext: { namespaceOptions },
+            securityContext: { namespaceOptions: config.linux?.securityContext?.namespaceOptions },
           },
         };
         const t0 = performance.now();
         const { podSandboxId } = await bareCri.runtime.runPodSandbox({ config });
+        const t1 = performance.now();
         const { containerId } = await bareCri.runtime.createContainer({
           podSandboxId,
           config: container,
           sandboxConfig: config,
         });
+        const t2 = performance.now();
         await bareCri.runtime.startContainer({ containerId });
-        bareMs.push(performance.now() - t0);
+        const t3 = performance.now();
+        bareMs.push(t3 - t0);
+        bareCallMs.run_pod_sandbox.push(t1 - t0);
+        bareCallMs.create_container.push(t2 - t1);
+        bareCallMs.start_container.push(t3 - t2);
         bareIds.push(podSandboxId);
         // The same breakdown as the agent's below, from containerd's own timestamps.
         const t0EpochMs = performance.timeOrigin + t0;
@@ -317,6 +339,7 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
       );
       const addsLoad = [loadavg()];
       const cpuBeforeAdds = processCpuMs(agentPid);
+      const threadsBeforeAdds = threadCpuMs(agentPid);
       const criCallsBefore = await criOperations(readOnlyPort);
       const toRunning: number[] = [];
       const toStarted: number[] = [];
@@ -376,9 +399,20 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
         }
       }
       const rampCpuMs = processCpuMs(agentPid) - cpuBeforeAdds;
+      // Threads that ended during the ramp are missing here (their CPU is in rampCpuMs).
+      const rampThreads = [...threadCpuMs(agentPid)]
+        .map(([name, t]) => {
+          const before = threadsBeforeAdds.get(name);
+          return { name, user: t.user - (before?.user ?? 0), sys: t.sys - (before?.sys ?? 0) };
+        })
+        .filter((t) => t.user + t.sys > 0)
+        .sort((a, b) => b.user + b.sys - (a.user + a.sys));
       const criCallsAfter = await criOperations(readOnlyPort);
       const criCalls = [...criCallsAfter]
-        .map(([op, n]) => [op, n - (criCallsBefore.get(op) ?? 0)] as const)
+        .map(([op, { n, s }]) => {
+          const before = criCallsBefore.get(op);
+          return [op, n - (before?.n ?? 0), s - (before?.s ?? 0)] as const;
+        })
         .filter(([, n]) => n > 0)
         .sort((a, b) => b[1] - a[1]);
       const criTotal = criCalls.reduce((sum, [, n]) => sum + n, 0);
@@ -433,7 +467,13 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
           `  ADD → started vs bare: p50 ${ratio(50)} %, p99 ${ratio(99)} %; ADD → Running vs bare: p50 ${ratioRunning(50)} %, p99 ${ratioRunning(99)} % (target: within 15 %)`,
           `  SLO (p99 ADD → Running ≤ 5 s, no image pulls): p99 ${(percentile(toRunning, 99) / 1000).toFixed(2)} s — ${percentile(toRunning, 99) <= 5000 ? 'met' : 'NOT met'}`,
           `  agent CPU over the ramp (its ${PODS} ADDs, interleaved with the bare pods): ${(rampCpuMs / 1000).toFixed(1)} s (${(rampCpuMs / PODS).toFixed(0)} ms per pod); RSS after them ${rampRss.toFixed(0)} MiB`,
-          `  CRI calls by the agent over the ramp: ${criTotal} (${(criTotal / PODS).toFixed(1)} per pod; the floor makes 3): ${criCalls.map(([op, n]) => `${op} ${n}`).join(', ')}`,
+          `  the agent's CPU over the ramp by thread, user + system (ms per pod): ${rampThreads
+            .map((t) => `${t.name} ${(t.user / PODS).toFixed(0)} + ${(t.sys / PODS).toFixed(0)}`)
+            .join(', ')}`,
+          `  bare CRI calls: ${Object.entries(bareCallMs)
+            .map(([op, ms]) => `${op} mean ${(ms.reduce((a, b) => a + b, 0) / ms.length).toFixed(1)} ms`)
+            .join(', ')}`,
+          `  CRI calls by the agent over the ramp: ${criTotal} (${(criTotal / PODS).toFixed(1)} per pod; the floor makes 3): ${criCalls.map(([op, n, s]) => `${op} ${n} (mean ${((s / n) * 1000).toFixed(1)} ms)`).join(', ')}`,
           `  steady state (${runningPods} pods Running, ${WINDOW_MS / 1000} s window): agent CPU ${steadyCpuPct.toFixed(1)} % of one core, RSS ${Math.min(...rss).toFixed(0)}–${Math.max(...rss).toFixed(0)} MiB (peak ${hwm.toFixed(0)} MiB)`,
           `  load average (1/5/15 min) during the ${PODS} pods of each path ${addsLoad.join(' → ')}; steady ${steadyLoad.join(' → ')}`,
           '',

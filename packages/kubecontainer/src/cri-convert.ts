@@ -14,14 +14,20 @@ import {
   PodSandboxState,
   type PodSandboxStatus,
 } from '@nodeagent/cri';
-import { KUBERNETES_CONTAINER_NAME_LABEL, parseContainerHash, parseRestartCount } from './labels.js';
+import {
+  KUBERNETES_CONTAINER_NAME_LABEL,
+  parseContainerHash,
+  parseRestartCount,
+  podInfoFromLabels,
+} from './labels.js';
 import type {
   ContainerRuntimeStatus,
   PodStatus,
   RuntimeContainer,
   RuntimeContainerState,
+  RuntimePod,
 } from './pod-status.js';
-import { sortContainerStatusesByCreationTime } from './status-order.js';
+import { byCreatedDesc, sortContainerStatusesByCreationTime } from './status-order.js';
 
 /** Nanoseconds since the epoch (CRI int64) to milliseconds since the epoch. */
 export function nsToMs(ns: bigint): number {
@@ -143,4 +149,62 @@ export function podStatusFromContainerEvent(event: ContainerEventResponse): PodS
     sandboxStatuses: [sandbox],
     timestamp: nsToMs(event.createdAt),
   };
+}
+
+interface MutablePod {
+  id: string;
+  name: string;
+  namespace: string;
+  createdAt: number;
+  readonly containers: RuntimeContainer[];
+  readonly sandboxes: RuntimeContainer[];
+}
+
+/**
+ * Groups listed sandboxes and containers into pods as upstream's `GetPods` does: sandboxes by
+ * their metadata UID, containers by the `io.kubernetes.pod.uid` label; items without metadata
+ * are skipped. Pods come newest first.
+ */
+export function runtimePodsFromLists(
+  sandboxItems: readonly PodSandbox[],
+  containerItems: readonly Container[],
+): RuntimePod[] {
+  const pods = new Map<string, MutablePod>();
+  for (const s of sandboxItems) {
+    if (s.metadata === undefined) continue;
+    const id = s.metadata.uid !== '' ? s.metadata.uid : podInfoFromLabels(s.labels).uid;
+    let pod = pods.get(id);
+    if (pod === undefined) {
+      pod = {
+        id,
+        name: s.metadata.name,
+        namespace: s.metadata.namespace,
+        createdAt: 0,
+        containers: [],
+        sandboxes: [],
+      };
+      pods.set(id, pod);
+    }
+    const converted = sandboxToRuntimeContainer(s);
+    pod.sandboxes.push(converted);
+    if (converted.createdAt > pod.createdAt) pod.createdAt = converted.createdAt;
+  }
+  for (const c of containerItems) {
+    if (c.metadata === undefined) continue;
+    const info = podInfoFromLabels(c.labels);
+    let pod = pods.get(info.uid);
+    if (pod === undefined) {
+      pod = {
+        id: info.uid,
+        name: info.name,
+        namespace: info.namespace,
+        createdAt: 0,
+        containers: [],
+        sandboxes: [],
+      };
+      pods.set(info.uid, pod);
+    }
+    pod.containers.push(toRuntimeContainer(c));
+  }
+  return [...pods.values()].sort(byCreatedDesc);
 }

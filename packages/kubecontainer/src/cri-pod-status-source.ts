@@ -13,9 +13,9 @@ import {
   type PodSandboxStatus,
   type RuntimeServiceApi,
 } from '@nodeagent/cri';
-import { sandboxIps, toContainerRuntimeStatus } from './cri-convert.js';
+import { runtimePodsFromLists, sandboxIps, toContainerRuntimeStatus } from './cri-convert.js';
 import { KUBERNETES_POD_UID_LABEL } from './labels.js';
-import type { ContainerRuntimeStatus, PodStatus, PodStatusSource } from './pod-status.js';
+import type { ContainerRuntimeStatus, PodStatus, PodStatusSource, RuntimePod } from './pod-status.js';
 import { byCreatedDesc, sortContainerStatusesByCreationTime } from './status-order.js';
 
 /** The CRI calls a {@link criPodStatusSource} makes (a `CriClient` fits). */
@@ -51,9 +51,10 @@ export interface CriPodStatusSourceOptions {
 }
 
 /**
- * A {@link PodStatusSource} over CRI: `ListPodSandbox` filtered by the pod UID label, then
- * `PodSandboxStatus` of each (newest first), `ListContainers` by the same label and
- * `ContainerStatus` of each. Sandboxes or containers removed between the list and the status
+ * A {@link PodStatusSource} over CRI: `ListPodSandbox` and `ListContainers` filtered by the pod
+ * UID label, then `PodSandboxStatus` of each sandbox (newest first) and `ContainerStatus` of
+ * each container, all at once. Its `listPodAndGetStatus` also returns the pod grouped from the
+ * same two lists (as {@link criRuntimeLister}'s `listPod`). Sandboxes or containers removed between the list and the status
  * call (NOT_FOUND) are skipped, as upstream; any other error rejects. The IPs come from the
  * newest sandbox while it is READY.
  *
@@ -69,43 +70,60 @@ export function criPodStatusSource(
 ): PodStatusSource {
   const clock = options.clock ?? realClock;
   const readTerminationMessage = options.terminationMessage;
+  const read = async (
+    uid: string,
+    name: string,
+    namespace: string,
+    signal: AbortSignal | undefined,
+  ): Promise<{ pod: RuntimePod | undefined; status: PodStatus; listedAt: number }> => {
+    const call = callOptions(options.timeoutMs, signal);
+    const timestamp = clock.now();
+    const selector = { labelSelector: { [KUBERNETES_POD_UID_LABEL]: uid } };
+    const [sandboxList, containerList] = await Promise.all([
+      cri.runtime.listPodSandbox({ filter: selector }, call),
+      cri.runtime.listContainers({ filter: selector }, call),
+    ]);
+    const listedAt = clock.now();
+    const sandboxes = [...sandboxList.items].sort(byCreatedDesc);
+    const containerStatus = async (id: string): Promise<ContainerRuntimeStatus | undefined> => {
+      const raw = (await skipNotFound(cri.runtime.containerStatus({ containerId: id }, call)))?.status;
+      if (raw === undefined) return undefined;
+      const converted = toContainerRuntimeStatus(raw);
+      if (converted.state !== 'exited' || readTerminationMessage === undefined) return converted;
+      const tmsg = await readTerminationMessage(raw, signal);
+      if (tmsg === undefined || tmsg === '') return converted;
+      const message = converted.message === '' ? tmsg : `${converted.message}: ${tmsg}`;
+      return { ...converted, message };
+    };
+    // Every status call at once (upstream makes them one after the other; same result).
+    const [sandboxResponses, statuses] = await Promise.all([
+      Promise.all(
+        sandboxes.map((s) => skipNotFound(cri.runtime.podSandboxStatus({ podSandboxId: s.id }, call))),
+      ),
+      Promise.all(containerList.containers.map((c) => containerStatus(c.id))),
+    ]);
+    const sandboxStatuses: PodSandboxStatus[] = [];
+    let ips: string[] = [];
+    for (const [index, response] of sandboxResponses.entries()) {
+      if (response?.status === undefined) continue;
+      sandboxStatuses.push(response.status);
+      if (index === 0 && response.status.state === PodSandboxState.SANDBOX_READY)
+        ips = sandboxIps(response.status);
+    }
+    const containerStatuses = sortContainerStatusesByCreationTime(
+      statuses.filter((s): s is ContainerRuntimeStatus => s !== undefined),
+    );
+    return {
+      pod: runtimePodsFromLists(sandboxList.items, containerList.containers).find((p) => p.id === uid),
+      status: { id: uid, name, namespace, ips, containerStatuses, sandboxStatuses, timestamp },
+      listedAt,
+    };
+  };
   return {
     async getPodStatus(uid, name, namespace, signal) {
-      const call = callOptions(options.timeoutMs, signal);
-      const timestamp = clock.now();
-      const selector = { labelSelector: { [KUBERNETES_POD_UID_LABEL]: uid } };
-      const [sandboxList, containerList] = await Promise.all([
-        cri.runtime.listPodSandbox({ filter: selector }, call),
-        cri.runtime.listContainers({ filter: selector }, call),
-      ]);
-      const sandboxes = [...sandboxList.items].sort(byCreatedDesc);
-      const sandboxStatuses: PodSandboxStatus[] = [];
-      let ips: string[] = [];
-      for (const [index, sandbox] of sandboxes.entries()) {
-        const status = await skipNotFound(cri.runtime.podSandboxStatus({ podSandboxId: sandbox.id }, call));
-        if (status?.status === undefined) continue;
-        sandboxStatuses.push(status.status);
-        if (index === 0 && status.status.state === PodSandboxState.SANDBOX_READY)
-          ips = sandboxIps(status.status);
-      }
-      const statuses = await Promise.all(
-        containerList.containers.map(async (c): Promise<ContainerRuntimeStatus | undefined> => {
-          const response = await skipNotFound(cri.runtime.containerStatus({ containerId: c.id }, call));
-          const raw = response?.status;
-          if (raw === undefined) return undefined;
-          const converted = toContainerRuntimeStatus(raw);
-          if (converted.state !== 'exited' || readTerminationMessage === undefined) return converted;
-          const tmsg = await readTerminationMessage(raw, signal);
-          if (tmsg === undefined || tmsg === '') return converted;
-          const message = converted.message === '' ? tmsg : `${converted.message}: ${tmsg}`;
-          return { ...converted, message };
-        }),
-      );
-      const containerStatuses = sortContainerStatusesByCreationTime(
-        statuses.filter((s): s is ContainerRuntimeStatus => s !== undefined),
-      );
-      return { id: uid, name, namespace, ips, containerStatuses, sandboxStatuses, timestamp };
+      return (await read(uid, name, namespace, signal)).status;
     },
+    listPodAndGetStatus: read,
   };
 }
 

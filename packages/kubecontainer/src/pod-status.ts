@@ -133,6 +133,18 @@ export interface PodStatusSource {
    * sandboxes, no containers), not an error.
    */
   getPodStatus(uid: string, name: string, namespace: string, signal?: AbortSignal): Promise<PodStatus>;
+  /**
+   * The pod as a relist lists it (`RuntimeLister.listPod`; `undefined` when the runtime has
+   * nothing of it) and its status, from the same runtime reads: a single-pod relist that lists
+   * and inspects the pod makes one round of list calls instead of two. `listedAt` is the clock
+   * time at which the lists had returned; every status call was made after it. Optional.
+   */
+  listPodAndGetStatus?(
+    uid: string,
+    name: string,
+    namespace: string,
+    signal?: AbortSignal,
+  ): Promise<{ readonly pod: RuntimePod | undefined; readonly status: PodStatus; readonly listedAt: number }>;
 }
 
 /** An empty status for a pod the runtime has nothing of (what a cache miss returns). */

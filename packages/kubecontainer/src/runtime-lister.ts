@@ -5,11 +5,10 @@
  * @module
  */
 import type { RuntimeServiceApi } from '@nodeagent/cri';
-import { sandboxToRuntimeContainer, toRuntimeContainer } from './cri-convert.js';
+import { runtimePodsFromLists } from './cri-convert.js';
 import { callOptions } from './cri-pod-status-source.js';
-import { KUBERNETES_POD_UID_LABEL, podInfoFromLabels } from './labels.js';
-import type { RuntimeContainer, RuntimePod } from './pod-status.js';
-import { byCreatedDesc } from './status-order.js';
+import { KUBERNETES_POD_UID_LABEL } from './labels.js';
+import type { RuntimePod } from './pod-status.js';
 
 /** Lists the runtime's pods for PLEG. */
 export interface RuntimeLister {
@@ -32,15 +31,6 @@ export interface CriListerRuntime {
 export interface CriRuntimeListerOptions {
   /** Deadline of each list call, ms. @default the client's deadline */
   readonly timeoutMs?: number;
-}
-
-interface MutablePod {
-  id: string;
-  name: string;
-  namespace: string;
-  createdAt: number;
-  readonly containers: RuntimeContainer[];
-  readonly sandboxes: RuntimeContainer[];
 }
 
 /**
@@ -66,44 +56,7 @@ export function criRuntimeLister(
       cri.runtime.listPodSandbox(filter, call),
       cri.runtime.listContainers(filter, call),
     ]);
-    const pods = new Map<string, MutablePod>();
-    for (const s of sandboxes.items) {
-      if (s.metadata === undefined) continue;
-      const id = s.metadata.uid !== '' ? s.metadata.uid : podInfoFromLabels(s.labels).uid;
-      let pod = pods.get(id);
-      if (pod === undefined) {
-        pod = {
-          id,
-          name: s.metadata.name,
-          namespace: s.metadata.namespace,
-          createdAt: 0,
-          containers: [],
-          sandboxes: [],
-        };
-        pods.set(id, pod);
-      }
-      const converted = sandboxToRuntimeContainer(s);
-      pod.sandboxes.push(converted);
-      if (converted.createdAt > pod.createdAt) pod.createdAt = converted.createdAt;
-    }
-    for (const c of containers.containers) {
-      if (c.metadata === undefined) continue;
-      const info = podInfoFromLabels(c.labels);
-      let pod = pods.get(info.uid);
-      if (pod === undefined) {
-        pod = {
-          id: info.uid,
-          name: info.name,
-          namespace: info.namespace,
-          createdAt: 0,
-          containers: [],
-          sandboxes: [],
-        };
-        pods.set(info.uid, pod);
-      }
-      pod.containers.push(toRuntimeContainer(c));
-    }
-    return [...pods.values()].sort(byCreatedDesc);
+    return runtimePodsFromLists(sandboxes.items, containers.containers);
   };
   return {
     listPods: (signal) => list(undefined, signal),

@@ -78,6 +78,18 @@ describe('criPodStatusSource and criRuntimeLister', () => {
     expect(exited?.imageId).not.toBe('');
     expect(findContainerStatusByName(status, 'job')?.id).toBe(second);
     expect(runningContainerStatuses(status).map((c) => c.id)).toEqual([second]);
+
+    // One read for a single-pod relist: the same status, and the pod as the lister lists it.
+    h.fake.clearCalls();
+    const both = await source.listPodAndGetStatus?.('uid-web', 'web', 'prod');
+    expect(both?.status).toEqual(status);
+    expect(both?.pod).toEqual(await criRuntimeLister(h.cri).listPod?.('uid-web'));
+    expect(both?.pod?.containers.map((c) => c.id).sort()).toEqual([first, second, created].sort());
+    expect(h.fake.calls('ListContainers').length).toBe(2); // ours, then the lister's
+    expect(await source.listPodAndGetStatus?.('uid-none', '', '')).toMatchObject({
+      pod: undefined,
+      status: { id: 'uid-none', containerStatuses: [], sandboxStatuses: [] },
+    });
   });
 
   it('an unknown pod gives an empty status; NOT_FOUND between list and status is skipped', async () => {

@@ -85,6 +85,6 @@ export { type CachedReason, ReasonCache } from './reason-cache.js';
 export type { CpuCfsOptions } from './resources.js';
 export { KubeRuntimeManager } from './runtime-manager.js';
 export type { CrashLoopBackOffOptions, KubeRuntimeManagerOptions } from './runtime-manager-options.js';
-export type { SandboxConfigOptions } from './sandbox-config.js';
+export { generatePodSandboxConfig, type SandboxConfigOptions } from './sandbox-config.js';
 export type { SyncOutcome } from './sync-back-off.js';
 export { PodSyncResult, type SyncAction, type SyncResult } from './sync-result.js';

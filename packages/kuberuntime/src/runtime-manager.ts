@@ -261,6 +261,15 @@ export class KubeRuntimeManager {
         }
         return;
       }
+      // The sandbox first (the critical path, as upstream's order), then the rest while it is made.
+      const step = result.add('CreatePodSandbox', formatPod(pod));
+      let creating: Promise<string | Error>;
+      try {
+        const config = await this.#preparePodSandbox(pod, actions.attempt);
+        creating = this.#runPodSandbox(config).catch((err: unknown) => err as Error);
+      } catch (err) {
+        creating = Promise.resolve(err as Error);
+      }
       const images = this.#puller.prefetch(starting);
       for (const c of starting) {
         const prepared = this.#starter.prepare(pod, c, podStatus);
@@ -270,10 +279,7 @@ export class KubeRuntimeManager {
         const imageUser = this.#starter.prefetchImageUser(imageId);
         prefetched.set(c.name, { imageId, prepared, ...(imageUser === undefined ? {} : { imageUser }) });
       }
-      const step = result.add('CreatePodSandbox', formatPod(pod));
-      const created = await this.#createPodSandbox(pod, actions.attempt).catch(
-        (err: unknown) => err as Error,
-      );
+      const created = await creating;
       if (typeof created !== 'string') {
         if (this.#options.isPodTerminationRequested?.(pod.metadata?.uid ?? '')) return;
         this.#record(
@@ -383,9 +389,14 @@ export class KubeRuntimeManager {
     return undefined;
   }
 
-  async #createPodSandbox(pod: V1Pod, attempt: number): Promise<string> {
+  /** The sandbox config, with its log directory made (upstream's `createPodSandbox` does both first). */
+  async #preparePodSandbox(pod: V1Pod, attempt: number): Promise<PodSandboxConfig> {
     const config = generatePodSandboxConfig(pod, attempt, this.#options);
     await mkdir(config.logDirectory, { recursive: true, mode: 0o755 });
+    return config;
+  }
+
+  async #runPodSandbox(config: PodSandboxConfig): Promise<string> {
     const begin = this.#clock.now();
     try {
       const res = await this.#options.cri.runtime.runPodSandbox({ config });

@@ -101,7 +101,12 @@ export function sandboxLinuxConfig(pod: V1Pod, options: SandboxConfigOptions = {
   };
 }
 
-/** The full sandbox config for `attempt` (upstream `generatePodSandboxConfig`). */
+/**
+ * The full sandbox config the runtime manager sends in `RunPodSandbox` for `pod`'s sandbox
+ * number `attempt` (upstream `generatePodSandboxConfig`): for a benchmark or a tool that must
+ * ask the runtime for exactly the sandbox the agent would.
+ * @throws ContainerConfigError for an unsupported `supplementalGroupsPolicy`
+ */
 export function generatePodSandboxConfig(
   pod: V1Pod,
   attempt: number,

@@ -291,14 +291,27 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> implemen
     const requestedAt = this.#relistSeq;
     return this.#serialize(async () => {
       if (this.#relistSeq !== requestedAt) return;
-      const pod = this.#lister.listPod
-        ? await this.#lister.listPod(uid, signal)
-        : (await this.#lister.listPods(signal)).find((p) => p.id === uid);
       const record = this.#records.get(uid) ?? { old: undefined, current: undefined };
-      record.current = pod;
+      const source = this.#statusSource;
+      let read: { status: PodStatus; timestamp: number } | undefined;
+      if (source.listPodAndGetStatus !== undefined) {
+        // One round of list calls for both the listing and the inspection. The cache time is
+        // when the lists had returned, as the separate listing's end stamped the inspection.
+        const known = record.current ?? record.old;
+        const both = await source.listPodAndGetStatus(uid, known?.name ?? '', known?.namespace ?? '', signal);
+        record.current = both.pod;
+        if (both.pod !== undefined) {
+          const status = { ...both.status, name: both.pod.name, namespace: both.pod.namespace };
+          read = { status, timestamp: both.listedAt };
+        }
+      } else {
+        record.current = this.#lister.listPod
+          ? await this.#lister.listPod(uid, signal)
+          : (await this.#lister.listPods(signal)).find((p) => p.id === uid);
+      }
       this.#records.set(uid, record);
       const plan = this.#plan(uid, true) as PodPlan;
-      const result = await this.#inspect(plan.pod, uid, signal);
+      const result = await this.#inspect(plan.pod, uid, signal, read);
       this.#finish(plan, result, this.#podsToReinspect, signal);
     });
   }
@@ -490,17 +503,24 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> implemen
     record.current = undefined;
   }
 
-  async #inspect(pod: RuntimePod | undefined, uid: string, signal?: AbortSignal): Promise<UpdateCacheResult> {
+  /** `read`: the pod's status already read (with the time the read began). */
+  async #inspect(
+    pod: RuntimePod | undefined,
+    uid: string,
+    signal?: AbortSignal,
+    read?: { readonly status: PodStatus; readonly timestamp: number },
+  ): Promise<UpdateCacheResult> {
     if (pod === undefined) {
       // Gone from the runtime: no visible container or sandbox is left.
       this.cache.delete(uid);
       return { status: undefined, updated: true, error: undefined };
     }
-    let timestamp = this.#clock.now();
+    let timestamp = read?.timestamp ?? this.#clock.now();
     let status: PodStatus | undefined;
     let error: Error | undefined;
     try {
-      const fresh = await this.#statusSource.getPodStatus(pod.id, pod.name, pod.namespace, signal);
+      const fresh =
+        read?.status ?? (await this.#statusSource.getPodStatus(pod.id, pod.name, pod.namespace, signal));
       status = withPreservedPodIps(this.cache, uid, fresh);
       if (this.eventedInUse) timestamp = status.timestamp;
     } catch (err) {

@@ -290,6 +290,9 @@ describe('GenericPLEG over the fake runtime', () => {
     expect(drain(pleg)).toEqual(['ContainerStarted:two/app']);
     const lists = h.fake.calls('ListContainers').map((c) => c.request);
     expect(lists.every((r) => JSON.stringify(r).includes(b.uid))).toBe(true);
+    // The listing and the inspection share one round of list calls (listPodAndGetStatus).
+    expect(lists).toHaveLength(1);
+    expect(h.fake.calls('ListPodSandbox')).toHaveLength(1);
     expect(pleg.cache.get(b.uid).status.containerStatuses[0]?.id).toBe(app);
 
     await h.clock.advance(5);
@@ -302,6 +305,46 @@ describe('GenericPLEG over the fake runtime', () => {
     await pleg.relist();
     expect(drain(pleg)).toEqual(['ContainerStarted:one/app']);
   });
+
+  it.each([
+    ['a status source that lists and inspects in one read', 1],
+    ['a status source without listPodAndGetStatus', 2],
+  ] as const)(
+    'relistPod with %s: the same events and cache, a pod gone from the runtime included',
+    async (_, rounds) => {
+      const source = criPodStatusSource(h.cri, { clock: h.clock });
+      await pleg.stop();
+      pleg = make({
+        statusSource: rounds === 1 ? source : { getPodStatus: (...args) => source.getPodStatus(...args) },
+      });
+      const pod = await runPod('solo');
+      await pleg.relist();
+      drain(pleg);
+      const app = await createContainer(pod.id, 'solo', 'app');
+      h.fake.clearCalls();
+      await pleg.relistPod(pod.uid);
+      expect(drain(pleg)).toEqual(['ContainerStarted:solo/app']);
+      expect(h.fake.calls('ListContainers')).toHaveLength(rounds);
+      expect(pleg.cache.get(pod.uid).status).toMatchObject({
+        name: 'solo',
+        namespace: 'default',
+        containerStatuses: [{ id: app, state: 'running' }],
+      });
+      // Gone: the container and the sandbox removed in the runtime.
+      await h.cri.runtime.stopContainer({ containerId: app, timeout: 0n });
+      await h.cri.runtime.removeContainer({ containerId: app });
+      await h.cri.runtime.stopPodSandbox({ podSandboxId: pod.id });
+      await h.cri.runtime.removePodSandbox({ podSandboxId: pod.id });
+      await pleg.relistPod(pod.uid);
+      expect(drain(pleg).sort()).toEqual([
+        'ContainerDied:solo/app',
+        'ContainerDied:solo/sandbox',
+        'ContainerRemoved:solo/app',
+        'ContainerRemoved:solo/sandbox',
+      ]);
+      expect(pleg.cache.get(pod.uid).status.containerStatuses).toEqual([]);
+    },
+  );
 
   it('relistPod on a running loop: the event and the fresh cache come before the next period (fake time)', async () => {
     const pod = await runPod('early');

@@ -1,6 +1,6 @@
 /**
  * One read of the runtime's view through CRI: sandboxes, containers, `ListContainerStats`,
- * `ListPodSandboxStats` and `ImageFsInfo`, with terminated pods and containers removed the
+ * `ListPodSandboxStats` (only when asked for) and `ImageFsInfo`, with terminated pods and containers removed the
  * way the kubelet's CRI stats provider does (`removeTerminatedPods`,
  * `removeTerminatedContainers`): of several sandboxes of one pod keep the ready ones (or the
  * newest), of several containers of one name keep the running ones (or the newest).
@@ -27,7 +27,10 @@ export interface CriSnapshot {
   readonly containersBySandbox: ReadonlyMap<string, readonly Container[]>;
   /** `ListContainerStats` by container id. */
   readonly containerStats: ReadonlyMap<string, CriContainerStats>;
-  /** `ListPodSandboxStats` by sandbox id (empty when the runtime does not implement it). */
+  /**
+   * `ListPodSandboxStats` by sandbox id (empty when not asked for or when the runtime does not
+   * implement it).
+   */
   readonly sandboxStats: ReadonlyMap<string, PodSandboxStats>;
   /** `ImageFsInfo` image filesystems. */
   readonly imageFilesystems: readonly FilesystemUsage[];
@@ -80,11 +83,17 @@ export function removeTerminatedContainers(containers: readonly Container[]): Co
   return out;
 }
 
-/** Reads everything the Summary needs from the runtime; failures are counted, never thrown. */
+/**
+ * Reads everything the Summary needs from the runtime; failures are counted, never thrown.
+ * `ListPodSandboxStats` is called only with `withSandboxStats`: the provider asks for it when it
+ * has no cgroups of its own to read (the kubelet calls it only under the alpha
+ * `PodAndContainerStatsFromCRI` gate; containerd 1.6 takes seconds to answer it at 110 pods).
+ */
 export async function readCriSnapshot(
   cri: Pick<CriClient, 'runtime' | 'image'>,
   errors: StatsErrorRecorder,
   timeoutMs: number,
+  withSandboxStats: boolean,
 ): Promise<CriSnapshot> {
   const options = { timeoutMs };
   let listError: { rpc: string; error: unknown } | undefined;
@@ -99,7 +108,11 @@ export async function readCriSnapshot(
     cri.runtime.listPodSandbox({}, options).then((r) => r.items, failed('ListPodSandbox', undefined)),
     cri.runtime.listContainers({}, options).then((r) => r.containers, failed('ListContainers', undefined)),
     cri.runtime.listContainerStats({}, options).then((r) => r.stats, failed('ListContainerStats', [])),
-    cri.runtime.listPodSandboxStats({}, options).then((r) => r.stats, failed('ListPodSandboxStats', [])),
+    withSandboxStats
+      ? cri.runtime
+          .listPodSandboxStats({}, options)
+          .then((r) => r.stats, failed('ListPodSandboxStats', []))
+      : [],
     cri.image.imageFsInfo({}, options).then((r) => r, failed('ImageFsInfo', undefined)),
   ]);
   const sandboxes = removeTerminatedPods(sandboxList ?? []);

@@ -6,8 +6,11 @@
  *   gives none);
  * - container rootfs: CRI `writable_layer` on the image (or container) filesystem's capacity;
  *   logs: `du` of `<podLogsDir>/<ns>_<name>_<uid>/<container>` on nodefs' capacity;
- * - pod CPU/memory/swap/processes: the pod cgroup, else CRI `ListPodSandboxStats`, else the sum
- *   of the containers; pod network: the netns of a process in the pod cgroup, else CRI;
+ * - pod CPU/memory/swap/processes: the pod cgroup, else the sum of the containers; pod network:
+ *   the netns of a process in the pod cgroup. Without cgroups to read (embedded mode, no
+ *   hierarchy) these come from CRI `ListPodSandboxStats` instead, which is called only then: the
+ *   kubelet calls it only under the alpha `PodAndContainerStatsFromCRI` gate, and containerd 1.6
+ *   takes seconds of its CPU to answer it for 110 pods;
  * - node CPU/memory: the root cgroup (`/proc/meminfo` for capacity: `availableBytes =
  *   MemTotal − workingSet`), network: the host's interfaces, fs: statfs of the root directory,
  *   imageFs/containerFs: CRI `ImageFsInfo` usage on statfs of its mount point.
@@ -386,9 +389,11 @@ class Provider implements StatsProvider {
 
   private async build(updateStats: boolean, cpuAndMemoryOnly: boolean): Promise<Summary> {
     const timeMs = this.clock.now();
+    await this.prepare();
     const [cache, cri, facts] = await Promise.all([
       this.cache(),
-      readCriSnapshot(this.o.cri, this.errors, this.o.criTimeoutMs ?? 10_000),
+      // Pod-level CRI stats only without cgroups to read (see readCriSnapshot).
+      readCriSnapshot(this.o.cri, this.errors, this.o.criTimeoutMs ?? 10_000, this.housekeeping === undefined),
       this.nodeFacts(cpuAndMemoryOnly),
     ]);
     if (cri.listError !== undefined) throw new StatsUnavailableError(cri.listError.rpc, cri.listError.error);
@@ -633,7 +638,7 @@ class Provider implements StatsProvider {
   async cadvisorSnapshot(): Promise<CadvisorSnapshot> {
     const [cache, cri, facts] = await Promise.all([
       this.cache(),
-      readCriSnapshot(this.o.cri, this.errors, this.o.criTimeoutMs ?? 10_000),
+      readCriSnapshot(this.o.cri, this.errors, this.o.criTimeoutMs ?? 10_000, false),
       this.nodeFacts(),
     ]);
     const containers: CadvisorContainer[] = [];

@@ -53,6 +53,8 @@ describe('embedded mode (fake runtime, no cgroups)', () => {
     // JSON as the kubelet writes it: optional fields absent, not null.
     expect(JSON.stringify(summary)).not.toContain('null');
     expect(stats.cgroupVersion).toBeUndefined();
+    // Without cgroups, pod-level stats come from the runtime.
+    expect(h.fake.calls('ListPodSandboxStats')).toHaveLength(1);
   });
 
   it('only_cpu_and_memory leaves filesystems and network out', async () => {
@@ -235,6 +237,10 @@ describe.each(['v1', 'v2'] as const)('cgroup %s with the fake runtime', (version
     // The fake's image filesystem path does not exist here: counted, usage still reported.
     expect(s.node.runtime?.imageFs?.usedBytes).toBeGreaterThan(0);
     expect(stats.errorCounts().statfs).toBeGreaterThan(0);
+    // With cgroups to read, as the kubelet without PodAndContainerStatsFromCRI: never asked.
+    await stats.cadvisorSnapshot();
+    expect(h.fake.calls('ListPodSandboxStats')).toEqual([]);
+    expect(h.fake.calls('ListContainerStats').length).toBeGreaterThan(0);
     await stats.stop();
   });
 
