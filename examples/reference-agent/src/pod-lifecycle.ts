@@ -2,8 +2,8 @@
  * The kubelet's main loop in miniature (`syncLoopIteration`): the merged pod config
  * (`@nodeagent/pod-sources`: API server, manifest directory, URL) becomes pod-worker updates —
  * an ADD only after admission (`@nodeagent/admission`; a rejected pod is written Failed),
- * UPDATE/DELETE as updates, REMOVE as a kill, RECONCILE not sent —, PLEG events and due
- * work-queue keys become `sync` updates, and a housekeeping tick (`HandlePodCleanups`, every
+ * UPDATE/DELETE as updates, REMOVE as a kill, RECONCILE not sent —, PLEG events (one `sync` per
+ * pod for the events buffered together) and due work-queue keys become `sync` updates, and a housekeeping tick (`HandlePodCleanups`, every
  * 2 s once every source has been seen) reconciles the workers with the desired pods and stops
  * pods found only in the runtime.
  *
@@ -23,7 +23,7 @@ import {
 } from '@nodeagent/core';
 import { PodSandboxState } from '@nodeagent/cri';
 import type { KubeObject } from '@nodeagent/informer';
-import { type GenericPLEG, isSyncPodWorthy } from '@nodeagent/pleg';
+import { type GenericPLEG, isSyncPodWorthy, type PodLifecycleEvent } from '@nodeagent/pleg';
 import type { PodConfig, PodUpdate } from '@nodeagent/pod-sources';
 import { isPodPhaseTerminal, type PodWorkers } from '@nodeagent/pod-workers';
 import type { ProbeManager, ProbeResultUpdate } from '@nodeagent/prober';
@@ -127,10 +127,21 @@ export class PodLifecycle implements Lifecycle {
         }
       })().catch(() => {}),
       (async () => {
-        for await (const event of pleg.events(signal)) {
-          if (!isSyncPodWorthy(event)) continue;
-          const pod = this.#podsByUid.get(event.id);
-          if (pod !== undefined) workers.updatePod({ updateType: 'sync', pod, startTime: this.#clock.now() });
+        for await (const first of pleg.events(signal)) {
+          // The events already buffered with it (one relist sends a pod's events together: a new
+          // pod's sandbox and container start) make one sync per pod: the sync reads the cache,
+          // which holds them all. Upstream's workers merge them only when the second arrives
+          // before the worker took the first (a race); a second sync would wait for the cache
+          // to change again.
+          const uids = new Set<string>();
+          for (let e: PodLifecycleEvent | undefined = first; e !== undefined; e = pleg.channel.tryReceive()) {
+            if (isSyncPodWorthy(e)) uids.add(e.id);
+          }
+          for (const uid of uids) {
+            const pod = this.#podsByUid.get(uid);
+            if (pod !== undefined)
+              workers.updatePod({ updateType: 'sync', pod, startTime: this.#clock.now() });
+          }
         }
       })().catch(() => {}),
       (async () => {

@@ -51,4 +51,30 @@ describe('reference agent: status without waiting for the PLEG period', () => {
     expect(relists).toBe(before);
     expect(agent.pleg.relistPeriodMs).toBe(RELIST_PERIOD_MS);
   });
+
+  it("one sync for the events a relist sends together: a new pod's sandbox and container start", async () => {
+    const syncs: string[] = [];
+    const workers = agent.workers;
+    const updatePod = workers.updatePod.bind(workers);
+    workers.updatePod = (options) => {
+      if (options.updateType === 'sync' && options.pod?.metadata?.name === 'pair') syncs.push('sync');
+      updatePod(options);
+    };
+    try {
+      await agent.api.create(
+        '/api/v1/namespaces/default/pods',
+        makePod('pair', NODE, [shContainer('app', EMBEDDED_BUSYBOX_IMAGE, 'sleep 3600')], {
+          terminationGracePeriodSeconds: 1,
+        }),
+      );
+      await waitFor('pair Running', () => podNamed(agent, 'pair')?.status?.phase === 'Running', 5_000);
+      // Both ContainerStarted events (sandbox, app) of the relist after the first sync: one sync.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(syncs).toEqual(['sync']);
+    } finally {
+      workers.updatePod = updatePod;
+    }
+    await agent.api.delete('/api/v1/namespaces/default/pods/pair');
+    await waitFor('pair deleted', () => podNamed(agent, 'pair') === undefined, 8_000);
+  });
 });
