@@ -75,6 +75,7 @@ export function criPodStatusSource(
     name: string,
     namespace: string,
     signal: AbortSignal | undefined,
+    withPod: boolean,
   ): Promise<{ pod: RuntimePod | undefined; status: PodStatus; listedAt: number }> => {
     const call = callOptions(options.timeoutMs, signal);
     const timestamp = clock.now();
@@ -114,16 +115,18 @@ export function criPodStatusSource(
       statuses.filter((s): s is ContainerRuntimeStatus => s !== undefined),
     );
     return {
-      pod: runtimePodsFromLists(sandboxList.items, containerList.containers).find((p) => p.id === uid),
+      pod: withPod
+        ? runtimePodsFromLists(sandboxList.items, containerList.containers).find((p) => p.id === uid)
+        : undefined,
       status: { id: uid, name, namespace, ips, containerStatuses, sandboxStatuses, timestamp },
       listedAt,
     };
   };
   return {
     async getPodStatus(uid, name, namespace, signal) {
-      return (await read(uid, name, namespace, signal)).status;
+      return (await read(uid, name, namespace, signal, false)).status;
     },
-    listPodAndGetStatus: read,
+    listPodAndGetStatus: (uid, name, namespace, signal) => read(uid, name, namespace, signal, true),
   };
 }
 
