@@ -109,9 +109,7 @@ export async function readCriSnapshot(
     cri.runtime.listContainers({}, options).then((r) => r.containers, failed('ListContainers', undefined)),
     cri.runtime.listContainerStats({}, options).then((r) => r.stats, failed('ListContainerStats', [])),
     withSandboxStats
-      ? cri.runtime
-          .listPodSandboxStats({}, options)
-          .then((r) => r.stats, failed('ListPodSandboxStats', []))
+      ? cri.runtime.listPodSandboxStats({}, options).then((r) => r.stats, failed('ListPodSandboxStats', []))
       : [],
     cri.image.imageFsInfo({}, options).then((r) => r, failed('ImageFsInfo', undefined)),
   ]);

@@ -393,7 +393,12 @@ class Provider implements StatsProvider {
     const [cache, cri, facts] = await Promise.all([
       this.cache(),
       // Pod-level CRI stats only without cgroups to read (see readCriSnapshot).
-      readCriSnapshot(this.o.cri, this.errors, this.o.criTimeoutMs ?? 10_000, this.housekeeping === undefined),
+      readCriSnapshot(
+        this.o.cri,
+        this.errors,
+        this.o.criTimeoutMs ?? 10_000,
+        this.housekeeping === undefined,
+      ),
       this.nodeFacts(cpuAndMemoryOnly),
     ]);
     if (cri.listError !== undefined) throw new StatsUnavailableError(cri.listError.rpc, cri.listError.error);
