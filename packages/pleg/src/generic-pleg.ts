@@ -285,6 +285,8 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> implemen
   /**
    * Relists one pod now (master's `RequestRelist`): lists only that pod, sends its events and
    * inspects it into the cache (waking its `getNewerThan` readers) even when nothing changed.
+   * With a status source that has `listPodAndGetStatus`, the listing and the inspection come
+   * from one read (one round of list calls).
    * Skipped when a full relist starts after the request and before its turn (it covers the pod).
    */
   relistPod(uid: string, signal?: AbortSignal): Promise<void> {
@@ -503,7 +505,7 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> implemen
     record.current = undefined;
   }
 
-  /** `read`: the pod's status already read (with the time the read began). */
+  /** `read`: the pod's status already read, with the time to stamp it in the cache. */
   async #inspect(
     pod: RuntimePod | undefined,
     uid: string,
