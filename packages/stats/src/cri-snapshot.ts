@@ -1,7 +1,7 @@
 /**
  * One read of the runtime's view through CRI: sandboxes, containers, `ListContainerStats`,
- * `ListPodSandboxStats` (only when asked for) and `ImageFsInfo`, with terminated pods and containers removed the
- * way the kubelet's CRI stats provider does (`removeTerminatedPods`,
+ * `ListPodSandboxStats` (only when asked for) and `ImageFsInfo`, with terminated pods and
+ * containers removed the way the kubelet's CRI stats provider does (`removeTerminatedPods`,
  * `removeTerminatedContainers`): of several sandboxes of one pod keep the ready ones (or the
  * newest), of several containers of one name keep the running ones (or the newest).
  *
