@@ -4,8 +4,8 @@
  * an ADD only after admission (`@nodeagent/admission`; a rejected pod is written Failed),
  * UPDATE/DELETE as updates, REMOVE as a kill, RECONCILE not sent —, PLEG events (one `sync`
  * per pod for the events buffered together) and due work-queue keys become `sync` updates, and
- * a housekeeping tick (`HandlePodCleanups`, every 2 s once every source has been seen) reconciles the workers with the desired pods and stops
- * pods found only in the runtime.
+ * a housekeeping tick (`HandlePodCleanups`, every 2 s once every source has been seen)
+ * reconciles the workers with the desired pods and stops pods found only in the runtime.
  *
  * @module
  */
