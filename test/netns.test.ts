@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { runChecked } from '@nodeagent/test-support/command';
 import {
   createNetns,
@@ -65,15 +65,23 @@ describeRealNode('network namespaces', ['root', 'netns', 'busybox'], () => {
     expect(pair.b.name).toBe('veth0');
     const ping = await a.exec(['busybox', 'ping', '-c', '1', '-W', '2', '10.201.0.2'], { timeoutMs: 10_000 });
     expect(ping.code).toBe(0);
-    // A TCP round trip through the pair: nc listens in b, a connects.
-    const server = b.spawn(['busybox', 'nc', '-l', '-p', '7001']);
+    // A TCP round trip through the pair: nc listens in b, a connects. busybox nc serves one
+    // connection and exits, so a client cut short under load (its timeout) consumes the
+    // listener: start a new one whenever the last has exited, and connect only once it listens.
     let received = '';
-    server.stdout?.on('data', (d: Buffer) => {
-      received += d.toString();
-    });
+    let listening: ChildProcess | undefined;
     for (let i = 0; i < 50 && !received; i++) {
-      await a.exec(['busybox', 'nc', '10.201.0.2', '7001'], { input: 'ping over veth\n', timeoutMs: 2_000 });
-      if (!received) await new Promise((r) => setTimeout(r, 50));
+      if (!listening || listening.exitCode !== null || listening.signalCode !== null) {
+        listening = b.spawn(['busybox', 'nc', '-l', '-p', '7001']);
+        listening.stdout?.on('data', (d: Buffer) => {
+          received += d.toString();
+        });
+        for (let j = 0; j < 100 && !(await b.execChecked(['ss', '-Hltn', 'sport = :7001'])).trim(); j++) {
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      }
+      await a.exec(['busybox', 'nc', '10.201.0.2', '7001'], { input: 'ping over veth\n', timeoutMs: 5_000 });
+      for (let j = 0; j < 20 && !received; j++) await new Promise((r) => setTimeout(r, 25));
     }
     expect(received).toBe('ping over veth\n');
     expect(await runChecked(['ip', '-o', 'link', 'show'])).toBe(hostLinksBefore);
