@@ -355,46 +355,65 @@ export class ContainerManager implements PodCgroups {
     await cgroups.destroy(name);
   }
 
+  /**
+   * The parse of each directory name seen under a QoS cgroup by {@link getAllPodsFromCgroups}
+   * (`[pod UID, cgroup name]`, or `null` when it is not a pod cgroup), keyed by QoS path and
+   * name: the same names come back every 2 s in every hierarchy. Names not seen in a pass go.
+   */
+  readonly #podCgroupNames = new Map<string, readonly [string, CgroupName] | null>();
+
   /** Pod UID → cgroup name of every pod cgroup found in any hierarchy (upstream `GetAllPodsFromCgroups`). */
   getAllPodsFromCgroups(): Map<string, CgroupName> {
     const found = new Map<string, CgroupName>();
     if (!this.#perQos) return found;
     const cgroups = this.cgroupManager;
     const layout = this.layout;
+    const qosPaths = [
+      this.qosContainers.besteffort,
+      this.qosContainers.burstable,
+      this.qosContainers.guaranteed,
+    ].map((qos) => cgroups.name(qos));
+    const seen = new Set<string>();
     for (const mount of [...layout.hierarchies, ...layout.cleanupOnly]) {
-      for (const qos of [
-        this.qosContainers.besteffort,
-        this.qosContainers.burstable,
-        this.qosContainers.guaranteed,
-      ]) {
-        const qosPath = cgroups.name(qos);
-        const dir = join(mount, qosPath);
+      for (const qosPath of qosPaths) {
         let entries: string[];
         try {
           // The listing's entry types, not a stat per entry (upstream: os.ReadDir, IsDir): every
           // 2 s, over every hierarchy of cgroup v1, with up to max-pods pod directories in each.
-          entries = subdirectoriesOf(this.#fs, dir);
+          entries = subdirectoriesOf(this.#fs, join(mount, qosPath));
         } catch {
           continue;
         }
         for (const e of entries) {
           if (!e.includes(POD_CGROUP_PREFIX)) continue;
-          const internal = parseCgroupPath(join(qosPath, e), this.#driver);
-          const base = internal[internal.length - 1] ?? '';
-          if (!base.includes(POD_CGROUP_PREFIX)) continue;
-          const parts = base.split(POD_CGROUP_PREFIX);
-          if (parts.length !== 2) {
-            this.#log.info(
-              { path: join(qosPath, e) },
-              'Pod cgroup manager ignored unexpected cgroup because it is not a pod',
-            );
-            continue;
+          const key = `${qosPath}\0${e}`;
+          seen.add(key);
+          let parsed = this.#podCgroupNames.get(key);
+          if (parsed === undefined) {
+            parsed = this.#parsePodCgroupName(qosPath, e);
+            this.#podCgroupNames.set(key, parsed);
           }
-          found.set(parts[1] ?? '', internal);
+          if (parsed !== null) found.set(parsed[0], parsed[1]);
         }
       }
     }
+    for (const key of this.#podCgroupNames.keys()) if (!seen.has(key)) this.#podCgroupNames.delete(key);
     return found;
+  }
+
+  #parsePodCgroupName(qosPath: string, entry: string): readonly [string, CgroupName] | null {
+    const internal = parseCgroupPath(join(qosPath, entry), this.#driver);
+    const base = internal[internal.length - 1] ?? '';
+    if (!base.includes(POD_CGROUP_PREFIX)) return null;
+    const parts = base.split(POD_CGROUP_PREFIX);
+    if (parts.length !== 2) {
+      this.#log.info(
+        { path: join(qosPath, entry) },
+        'Pod cgroup manager ignored unexpected cgroup because it is not a pod',
+      );
+      return null;
+    }
+    return [parts[1] ?? '', internal];
   }
 
   /**

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 // The hierarchy on fake cgroup trees (v1 and v2, cgroupfs and systemd): the files the kubelet
 // writes, where pod cgroups go, the parent the runtime gets, destroy and orphan cleanup.
@@ -225,6 +225,24 @@ describe('cgroup v1, cgroupfs driver', () => {
     expect(tree.exists(`cpu/kubepods/pod${guaranteed.metadata?.uid}`)).toBe(true);
     expect(tree.read(`cpu/kubepods/burstable/pod${burstable.metadata?.uid}/cpu.shares`)).toBe('2');
     expect(tree.exists(`cpu/kubepods/besteffort/pod${besteffort.metadata?.uid}`)).toBe(false);
+  });
+
+  it('repeated listings follow pods that come and go (parses are kept per name, dropped when gone)', async () => {
+    const { tree, cm } = setup(1);
+    await cm.start();
+    cm.ensurePodCgroup(burstable);
+    cm.ensurePodCgroup(besteffort);
+    const uids = () => [...cm.getAllPodsFromCgroups().keys()].sort();
+    expect(uids()).toEqual([burstable, besteffort].map((p) => p.metadata?.uid).sort());
+    await cm.destroyPodCgroup(besteffort);
+    expect(uids()).toEqual([burstable.metadata?.uid]);
+    cm.ensurePodCgroup(guaranteed);
+    cm.ensurePodCgroup(besteffort);
+    expect(uids()).toEqual([guaranteed, burstable, besteffort].map((p) => p.metadata?.uid).sort());
+    // A directory with the prefix twice is not a pod cgroup, on every listing.
+    mkdirSync(join(tree.mountRoot, 'memory/kubepods/burstable/podpodx'));
+    expect(uids()).toEqual([guaranteed, burstable, besteffort].map((p) => p.metadata?.uid).sort());
+    expect(uids()).toHaveLength(3);
   });
 
   it('pod directories only, from the listing or (without subdirectories) a stat per entry', async () => {
