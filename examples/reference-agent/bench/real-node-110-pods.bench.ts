@@ -312,15 +312,17 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
       const agentPid = child.pid;
       if (agentPid === undefined) throw new Error('the agent did not start');
       const running = new Map<string, number>();
-      // The first status the agent wrote (phase Pending): watch delivery, admission, the worker's
-      // first sync start and the status manager's write, before any runtime work.
+      // The first status the agent wrote (phase Pending, with the kubelet's conditions; the API
+      // server's own `phase: Pending` at creation does not count): watch delivery, admission, the
+      // worker's first sync start and the status manager's GET and PATCH, before any runtime work.
       const firstStatus = new Map<string, number>();
       const unsubscribe = server.store.onChange((change) => {
         if (change.type.resource !== 'pods') return;
         const p = change.object() as unknown as V1Pod;
         const name = p.metadata?.name ?? '';
         const now = performance.now();
-        if (p.status?.phase !== undefined && !firstStatus.has(name)) firstStatus.set(name, now);
+        if (p.status?.conditions?.some((c) => c.type === 'Initialized') && !firstStatus.has(name))
+          firstStatus.set(name, now);
         if (p.status?.phase === 'Running' && !running.has(name)) running.set(name, now);
       });
       const waitFor = async (what: string, fn: () => boolean, timeoutMs: number) => {
