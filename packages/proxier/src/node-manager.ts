@@ -28,6 +28,7 @@ import {
   parseIPValue,
   realClock,
 } from '@nodeagent/core';
+import { parseIpAddrShowJson } from './ip-addr-json.js';
 
 /** kube-proxy's poll interval while it waits for its Node (`newNodeManager`): 1 s. */
 export const NODE_POLL_INTERVAL_MS = 1_000;
@@ -221,6 +222,9 @@ export async function listInterfaceAddresses(options: ListInterfaceAddressesOpti
       else resolve(String(stdout));
     });
   });
-  const links = JSON.parse(text) as { addr_info?: { local?: string }[] }[];
-  return links.flatMap((l) => (l.addr_info ?? []).map((a) => a.local ?? '')).filter((a) => a !== '');
+  try {
+    return parseIpAddrShowJson(text).map((a) => a.address);
+  } catch (err) {
+    throw new Error(`listing the addresses of netns ${netns}: ${(err as Error).message}`, { cause: err });
+  }
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import { CommandError, runCommand } from '@nodeagent/core';
+import { parseIpAddrShowJson } from '../ip-addr-json.js';
 
 /** What a command printed and how it ended. */
 export interface DoctorCommandResult {
@@ -97,26 +98,16 @@ function firstVersion(text: string | undefined): string | undefined {
   return /v?(\d+\.\d+(?:\.\d+)?)/.exec(text)?.[1];
 }
 
-interface IpAddrJson {
-  ifname?: string;
-  addr_info?: { local?: string; scope?: string }[];
-}
-
-/** Addresses of `ip -j addr show`, loopback excluded. */
+/** Addresses of `ip -j addr show`, loopback (scope host) and IPv6 link-local excluded; none when unreadable. */
 export function parseIpAddrJson(text: string | undefined): string[] {
   if (text === undefined || text.trim() === '') return [];
-  let doc: IpAddrJson[];
   try {
-    doc = JSON.parse(text) as IpAddrJson[];
+    return parseIpAddrShowJson(text)
+      .filter((a) => a.scope !== 'host' && !a.address.startsWith('fe80:'))
+      .map((a) => a.address);
   } catch {
     return [];
   }
-  return doc.flatMap((l) =>
-    (l.addr_info ?? [])
-      .filter((a) => a.scope !== 'host' && a.local !== undefined)
-      .map((a) => a.local!)
-      .filter((a) => !a.startsWith('fe80:')),
-  );
 }
 
 /** Reads everything doctor needs, one command at a time (cheap, read-only). */
