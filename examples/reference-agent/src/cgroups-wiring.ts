@@ -270,10 +270,13 @@ export interface OrphanCleanupDeps {
 export function startOrphanCgroupCleanup(d: OrphanCleanupDeps): () => Promise<void> {
   let running: Promise<unknown> = Promise.resolve();
   const pass = async () => {
-    const all = d.cgroups instanceof ContainerManager ? [...d.cgroups.getAllPodsFromCgroups().keys()] : [];
-    const possibly = new Set(all.filter((uid) => d.possiblyRunning(uid)));
-    const removed = await d.cgroups.cleanupOrphanedPodCgroups(possibly, (uid) =>
-      existsSync(join(d.podsRoot, uid, 'volumes')),
+    // One listing of the hierarchies per pass, as upstream's HandlePodCleanups.
+    const cgroupPods = d.cgroups instanceof ContainerManager ? d.cgroups.getAllPodsFromCgroups() : new Map();
+    const possibly = new Set([...cgroupPods.keys()].filter((uid) => d.possiblyRunning(uid)));
+    const removed = await d.cgroups.cleanupOrphanedPodCgroups(
+      possibly,
+      (uid) => existsSync(join(d.podsRoot, uid, 'volumes')),
+      cgroupPods,
     );
     if (removed.length > 0) d.logger.info({ pods: removed }, 'Removed orphaned pod cgroups');
   };

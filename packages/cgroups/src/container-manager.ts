@@ -64,10 +64,15 @@ export interface PodCgroups {
   ensurePodCgroup(pod: CgroupPod): void;
   /** Kills what still runs in the pod's cgroup and removes it. */
   destroyPodCgroup(pod: CgroupPod): Promise<void>;
-  /** Removes the cgroups of pods not in `possiblyRunning`; resolves to the UIDs removed. */
+  /**
+   * Removes the cgroups of pods not in `possiblyRunning`; resolves to the UIDs removed.
+   * `cgroupPods` is a listing the caller already made ({@link ContainerManager.getAllPodsFromCgroups},
+   * as upstream passes its `cgroupPods`); without it the hierarchies are listed again.
+   */
   cleanupOrphanedPodCgroups(
     possiblyRunning: ReadonlySet<string>,
     podVolumesExist?: (uid: string) => boolean,
+    cgroupPods?: ReadonlyMap<string, CgroupName>,
   ): Promise<string[]>;
   /** Recomputes the burstable tier's shares from the active pods. */
   updateQosCgroups(): void;
@@ -424,10 +429,11 @@ export class ContainerManager implements PodCgroups {
   async cleanupOrphanedPodCgroups(
     possiblyRunning: ReadonlySet<string>,
     podVolumesExist: (uid: string) => boolean = () => false,
+    cgroupPods: ReadonlyMap<string, CgroupName> = this.getAllPodsFromCgroups(),
   ): Promise<string[]> {
     if (!this.#perQos) return [];
     const removed: string[] = [];
-    for (const [uid, name] of this.getAllPodsFromCgroups()) {
+    for (const [uid, name] of cgroupPods) {
       if (possiblyRunning.has(uid)) continue;
       if (podVolumesExist(uid)) {
         this.#log.debug(

@@ -245,6 +245,22 @@ describe('cgroup v1, cgroupfs driver', () => {
     expect(uids()).toHaveLength(3);
   });
 
+  it('the orphan cleanup acts on the listing it is given, without listing again', async () => {
+    const { tree, cm } = setup(1);
+    await cm.start();
+    cm.ensurePodCgroup(burstable);
+    const listed = cm.getAllPodsFromCgroups();
+    // Created after the listing: not in it, so not a candidate in this pass.
+    cm.ensurePodCgroup(besteffort);
+    expect(await cm.cleanupOrphanedPodCgroups(new Set(), () => false, listed)).toEqual([
+      burstable.metadata?.uid,
+    ]);
+    expect(tree.exists(`memory/kubepods/burstable/pod${burstable.metadata?.uid}`)).toBe(false);
+    expect(tree.exists(`memory/kubepods/besteffort/pod${besteffort.metadata?.uid}`)).toBe(true);
+    // Without a listing it lists the hierarchies itself.
+    expect(await cm.cleanupOrphanedPodCgroups(new Set())).toEqual([besteffort.metadata?.uid]);
+  });
+
   it('pod directories only, from the listing or (without subdirectories) a stat per entry', async () => {
     const { tree, cm } = setup(1);
     await cm.start();
