@@ -793,6 +793,15 @@ async function start(
   cleanups.push(() => logRotation.stop());
   await logRotation.start(lifetime.signal);
   // --- end log rotation ---
+  // The kubelet's /healthz without the kubelet server: up before kube-proxy's start, which may
+  // wait up to 5 minutes for the Node's spec.podCIDRs (--detect-local-mode NodeCIDR).
+  let health: HealthzServer | undefined;
+  if (options.healthPort !== undefined && kubeletServer === undefined) {
+    health = new HealthzServer({ checks: healthChecks, port: options.healthPort });
+    cleanups.push(() => health?.stop());
+    await health.start(lifetime.signal);
+    log.info({ url: `${health.url}/healthz` }, 'Health server listening');
+  }
   // --- kube-proxy (proxy-wiring.ts): the proxier on this informer factory ---
   const proxySettings = options.proxy ?? { mode: 'none' };
   let proxy: AgentProxy | undefined;
@@ -822,13 +831,6 @@ async function start(
   // --- end kube-proxy ---
   log.info({ node: nodeName }, 'Pod sources started, node agent running');
 
-  let health: HealthzServer | undefined;
-  if (options.healthPort !== undefined && kubeletServer === undefined) {
-    health = new HealthzServer({ checks: healthChecks, port: options.healthPort });
-    cleanups.push(() => health?.stop());
-    await health.start(lifetime.signal);
-    log.info({ url: `${health.url}/healthz` }, 'Health server listening');
-  }
   const healthUrl = kubeletServer?.healthzUrl ?? health?.url;
 
   return {

@@ -52,7 +52,7 @@ describe('reference agent with embedded defaults', () => {
     // allocatable = capacity − the 100Mi hard eviction threshold (no reservations given)
     expect(node.status?.allocatable?.memory).not.toBe(node.status?.capacity?.memory);
     expect(node.status?.addresses).toContainEqual({ type: 'InternalIP', address: '192.0.2.10' });
-    expect(node.status?.nodeInfo?.kubeletVersion).toBe('v1.34.0-nodeagent');
+    expect(node.status?.nodeInfo?.kubeletVersion).toBe('v1.36.0-nodeagent');
     expect(node.status?.nodeInfo?.containerRuntimeVersion).toBe('fakeRuntime://0.1.0');
     expect(node.status?.conditions?.map((c) => `${c.type}=${c.status}:${c.reason}`)).toEqual([
       'MemoryPressure=False:KubeletHasSufficientMemory',

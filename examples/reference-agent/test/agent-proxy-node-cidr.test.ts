@@ -13,9 +13,11 @@ import { FakeListerWatcher } from '@nodeagent/informer/testing';
 import { NodeWaitTimeoutError } from '@nodeagent/proxier';
 import promClient from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runAgent } from '../src/agent.js';
 import { runCli } from '../src/cli.js';
 import { type AgentProxy, nodePortIPs, type ProxySettings, startAgentProxy } from '../src/proxy-wiring.js';
-import { testLogger, waitFor } from './helpers.js';
+import { freePort } from './agent-process.js';
+import { FAST_AGENT_TIMINGS, testLogger, waitFor } from './helpers.js';
 
 const NODE = 'cidr-node';
 
@@ -245,5 +247,51 @@ describe('the agent command line: SIGTERM during the NodeCIDR wait', () => {
     expect(out.join('')).toContain('stopping the node agent');
     expect(out.join('')).not.toContain('is running');
     expect(err.join('')).not.toContain('could not start');
+  }, 60_000);
+});
+
+describe('runAgent: the standalone /healthz during the NodeCIDR wait', () => {
+  it('answers while kube-proxy still waits for the PodCIDRs; the start then stops cleanly', async () => {
+    const port = await freePort();
+    const stop = new AbortController();
+    const starting = runAgent({
+      nodeName: 'ncidr-health',
+      healthPort: port,
+      startSignal: stop.signal,
+      proxy: {
+        mode: 'iptables',
+        renderOnly: true,
+        detectLocalMode: 'NodeCIDR',
+        healthzBindAddress: '',
+        metricsBindAddress: '',
+      },
+      ...FAST_AGENT_TIMINGS,
+      logger: testLogger(),
+    });
+    let started = false;
+    void starting.then(
+      () => {
+        started = true;
+      },
+      () => {},
+    );
+    const res = await waitFor(
+      '/healthz answers',
+      async () => {
+        try {
+          return await fetch(`http://127.0.0.1:${port}/healthz`);
+        } catch {
+          return undefined;
+        }
+      },
+      30_000,
+    );
+    expect([200, 500]).toContain(res.status);
+    // The kubelet half answers; the start itself still waits for the Node's spec.podCIDRs.
+    expect(started).toBe(false);
+    stop.abort(new Error('test stop'));
+    await expect(starting).rejects.toThrow('test stop');
+    // Everything the start opened is closed again, the health server included.
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
   }, 60_000);
 });

@@ -30,7 +30,7 @@ export interface HandlerRunnerDeps {
 }
 
 /** The User-Agent of lifecycle HTTP requests. */
-export const LIFECYCLE_USER_AGENT = 'kube-lifecycle/1.34';
+export const LIFECYCLE_USER_AGENT = 'kube-lifecycle/1.36';
 
 /** Node http(s) GET that discards the body; resolves with the status code. */
 export function nodeHttpGet(

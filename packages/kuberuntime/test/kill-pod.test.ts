@@ -190,6 +190,6 @@ describe('killPod', () => {
       },
     });
     await drive(h.clock, manager.killPod(p, status));
-    expect(seen).toEqual([`http://${status.ips[0]}:9000/quit stop kube-lifecycle/1.34`]);
+    expect(seen).toEqual([`http://${status.ips[0]}:9000/quit stop kube-lifecycle/1.36`]);
   });
 });

@@ -12,12 +12,12 @@ import { RESOURCE_TYPES, RESOURCE_VERBS, type ResourceType } from './resources.j
 /** The `/version` answer. */
 export const VERSION_INFO = {
   major: '1',
-  minor: '34',
+  minor: '36',
   emulationMajor: '1',
-  emulationMinor: '34',
+  emulationMinor: '36',
   minCompatibilityMajor: '1',
-  minCompatibilityMinor: '33',
-  gitVersion: 'v1.34.0-nodeagent-mini',
+  minCompatibilityMinor: '35',
+  gitVersion: 'v1.36.0-nodeagent-mini',
   gitCommit: '0000000000000000000000000000000000000000',
   gitTreeState: 'clean',
   buildDate: '2026-01-01T00:00:00Z',

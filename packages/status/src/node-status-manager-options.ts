@@ -49,7 +49,7 @@ export interface NodeStatusManagerOptions {
   readonly evictionHard?: ResourceList;
   /** `daemonEndpoints.kubeletEndpoint.Port`. @default 10250 */
   readonly kubeletPort?: number;
-  /** `nodeInfo.kubeletVersion`. @default 'v1.34.0-nodeagent' */
+  /** `nodeInfo.kubeletVersion`. @default 'v1.36.0-nodeagent' */
   readonly kubeletVersion?: string;
   /** `nodeInfo.containerRuntimeVersion` (`containerd://2.1.4`); called until it resolves. @default () => '' */
   readonly runtimeVersion?: () => Promise<string> | string;

@@ -38,7 +38,7 @@ import { twoWayMergePatch } from './pod-status-patch.js';
 import { rfc3339Seconds } from './time.js';
 
 /** The kubelet version reported by default. */
-export const DEFAULT_KUBELET_VERSION = 'v1.34.0-nodeagent';
+export const DEFAULT_KUBELET_VERSION = 'v1.36.0-nodeagent';
 /** Upstream `nodeReadyGracePeriod`: how long the fast status updates at startup go on, ms. */
 export const NODE_READY_GRACE_PERIOD_MS = 120_000;
 /** Period of the fast status updates at startup, ms. */

@@ -91,7 +91,7 @@ describe('registration', () => {
       kernelVersion: '6.1.0',
       osImage: 'Debian GNU/Linux 12 (bookworm)',
       containerRuntimeVersion: 'containerd://2.1.4',
-      kubeletVersion: 'v1.34.0-nodeagent',
+      kubeletVersion: 'v1.36.0-nodeagent',
       operatingSystem: 'linux',
       architecture: 'arm64',
     });
