@@ -82,7 +82,7 @@ import { type PodSources, startPodSources } from './pod-sources.js';
 import { AgentPodSyncer } from './pod-syncer.js';
 import { type AgentProxy, type ProxySettings, startAgentProxy } from './proxy-wiring.js';
 import { createAgentStats, podVolumeLister } from './stats-wiring.js';
-import { createStatusParts } from './status-wiring.js';
+import { createStatusParts, runtimeAllocatable } from './status-wiring.js';
 import { enforceSwapPolicy } from './swap-check.js';
 import { TrackedSyncer } from './tracked-syncer.js';
 import { createVolumeParts } from './volumes-wiring.js';
@@ -644,6 +644,14 @@ async function start(
     podLogsRoot,
     recorder: recordPodEvent,
     hostIps: nodeIps.length > 0 ? nodeIps : [machine.internalIp],
+    // OOM score adjustments against the machine's memory; unset limits in `resourceFieldRef`
+    // resolve to the allocatable the Node reports.
+    memoryCapacityBytes: BigInt(machine.memoryBytes),
+    nodeAllocatable: runtimeAllocatable(machine, {
+      kubeReserved: options.kubeReserved,
+      systemReserved: options.systemReserved,
+      evictionHard: options.eviction?.thresholds.evictionHard,
+    }),
     ...dnsOptions(options.dns, nodeIps.length > 0 ? nodeIps : [machine.internalIp], log),
     crashLoopBackOff: { initialMs: Math.min(10_000, restartMaxMs), maxMs: restartMaxMs },
     // --runtime-request-timeout, --serialize-image-pulls / maxParallelImagePulls (node-tuning-wiring.ts)

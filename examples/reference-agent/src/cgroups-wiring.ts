@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   type CgroupDriver,
+  type CgroupName,
   ContainerManager,
   type ContainerManagerOptions,
   NoopContainerManager,
@@ -271,7 +272,10 @@ export function startOrphanCgroupCleanup(d: OrphanCleanupDeps): () => Promise<vo
   let running: Promise<unknown> = Promise.resolve();
   const pass = async () => {
     // One listing of the hierarchies per pass, as upstream's HandlePodCleanups.
-    const cgroupPods = d.cgroups instanceof ContainerManager ? d.cgroups.getAllPodsFromCgroups() : new Map();
+    const cgroupPods =
+      d.cgroups instanceof ContainerManager
+        ? d.cgroups.getAllPodsFromCgroups()
+        : new Map<string, CgroupName>();
     const possibly = new Set([...cgroupPods.keys()].filter((uid) => d.possiblyRunning(uid)));
     const removed = await d.cgroups.cleanupOrphanedPodCgroups(
       possibly,

@@ -6,7 +6,14 @@
  * @module
  */
 import type { V1Pod, V1Taint } from '@kubernetes/client-node';
-import { type Clock, definedFields, type Logger, type MetricsOptions } from '@nodeagent/core';
+import {
+  type Clock,
+  definedFields,
+  type Logger,
+  type MetricsOptions,
+  milliValue,
+  quantityValue,
+} from '@nodeagent/core';
 import type { CriClient } from '@nodeagent/cri';
 import type { PlegHealth } from '@nodeagent/pleg';
 import {
@@ -17,12 +24,34 @@ import {
   NodeLease,
   type NodePressureProvider,
   NodeStatusManager,
+  nodeAllocatable,
+  nodeCapacity,
   PodStatusManager,
   type ResourceList,
   runtimeReadinessErrors,
   type StatusApi,
 } from '@nodeagent/status';
 import { podCapacity } from './node-tuning-wiring.js';
+
+/**
+ * The node's allocatable CPU and memory as its Node status reports them (capacity minus
+ * `--kube-reserved`, `--system-reserved` and the hard memory eviction threshold): the value of
+ * an unset limit in a container's `resourceFieldRef`.
+ */
+export function runtimeAllocatable(
+  machine: MachineInfo,
+  reservations: {
+    readonly kubeReserved?: ResourceList | undefined;
+    readonly systemReserved?: ResourceList | undefined;
+    readonly evictionHard?: ResourceList | undefined;
+  },
+): { readonly cpuMilli: bigint; readonly memoryBytes: bigint } {
+  const allocatable = nodeAllocatable(nodeCapacity(machine), definedFields(reservations));
+  return {
+    cpuMilli: milliValue(allocatable.cpu ?? '0'),
+    memoryBytes: quantityValue(allocatable.memory ?? '0'),
+  };
+}
 
 /** What the status pieces need from the agent. */
 export interface StatusWiringDeps {
