@@ -7,7 +7,7 @@
  */
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { definedFields, type Logger, noopLogger } from '@nodeagent/core';
-import type { PodStatus } from '@nodeagent/kubecontainer';
+import type { KnownRuntimeIds, PodStatus } from '@nodeagent/kubecontainer';
 import type { KubeRuntimeManager, PodSyncResult } from '@nodeagent/kuberuntime';
 import type { CachedPodStatus } from '@nodeagent/pleg';
 import type {
@@ -70,9 +70,11 @@ export interface AgentPodSyncerDeps {
    * reaches the cache, the pod lifecycle events and so the status without waiting up to a
    * relist period. A difference from upstream's generic PLEG, which only sees the change at its
    * next periodic relist (its evented PLEG gets it from CRI container events, which containerd
-   * < 1.7 does not send). @default none (the next periodic relist sees the change)
+   * < 1.7 does not send). `known` names the sandboxes and containers the sync knew of or made,
+   * whose status reads may go out with the relist's lists. @default none (the next periodic
+   * relist sees the change)
    */
-  readonly relistPod?: (uid: string) => Promise<void>;
+  readonly relistPod?: (uid: string, known: KnownRuntimeIds) => Promise<void>;
   /** @default noopLogger */
   readonly logger?: Logger;
 }
@@ -112,11 +114,19 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     this.#log = (deps.logger ?? noopLogger).child({ component: 'pod-syncer' });
   }
 
-  /** Relists `pod` in the PLEG now, without waiting (see {@link AgentPodSyncerDeps.relistPod}). */
-  #relist(pod: V1Pod): void {
+  /**
+   * Relists `pod` in the PLEG now, without waiting (see {@link AgentPodSyncerDeps.relistPod}),
+   * naming the sandboxes and containers of `before` and those `result` made.
+   */
+  #relist(pod: V1Pod, before: PodStatus, result: PodSyncResult): void {
     const relistPod = this.#deps.relistPod;
     if (relistPod === undefined) return;
-    relistPod(pod.metadata?.uid ?? '').catch((err: unknown) => {
+    const created = result.createdIds();
+    const known = {
+      sandboxIds: [...before.sandboxStatuses.map((s) => s.id), ...created.sandboxIds],
+      containerIds: [...before.containerStatuses.map((c) => c.id), ...created.containerIds],
+    };
+    relistPod(pod.metadata?.uid ?? '', known).catch((err: unknown) => {
       // The periodic relist still sees the change.
       this.#log.debug({ pod: podRef(pod), err: String(err) }, 'PLEG relist of the pod failed');
     });
@@ -148,7 +158,7 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     this.#deps.prober?.addPod(pod);
     await this.#deps.envSources?.refresh(pod, ctx.signal);
     const result = await this.#deps.runtime.syncPod(pod, cached.status);
-    if (runtimeChanged(result)) this.#relist(pod);
+    if (runtimeChanged(result)) this.#relist(pod, cached.status, result);
     // A start that failed (CrashLoopBackOff, ImagePullBackOff, CreateContainerConfigError, …) is
     // in the reason cache now: show it at once, not only on the next sync when the back-off
     // has already run out, so the container reads `waiting: CrashLoopBackOff` for the whole wait.
@@ -176,7 +186,7 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     statuses.setPodStatus(pod, before);
     this.#log.info({ pod: podRef(pod), ...definedFields({ gracePeriodSeconds }) }, 'Killing pod');
     const result = await runtime.killPod(pod, cached.status, gracePeriodSeconds);
-    if (runtimeChanged(result)) this.#relist(pod);
+    if (runtimeChanged(result)) this.#relist(pod, cached.status, result);
     const err = result.error();
     if (err !== undefined) throw err;
     prober?.removePod(pod);

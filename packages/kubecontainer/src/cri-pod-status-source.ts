@@ -7,15 +7,23 @@
 import { type Clock, definedFields, realClock } from '@nodeagent/core';
 import {
   type CallOptions,
+  type Container,
   type ContainerStatus,
   isNotFound,
+  type PodSandbox,
   PodSandboxState,
   type PodSandboxStatus,
   type RuntimeServiceApi,
 } from '@nodeagent/cri';
 import { runtimePodsFromLists, sandboxIps, toContainerRuntimeStatus } from './cri-convert.js';
 import { KUBERNETES_POD_UID_LABEL } from './labels.js';
-import type { ContainerRuntimeStatus, PodStatus, PodStatusSource, RuntimePod } from './pod-status.js';
+import type {
+  ContainerRuntimeStatus,
+  KnownRuntimeIds,
+  PodStatus,
+  PodStatusSource,
+  RuntimePod,
+} from './pod-status.js';
 import { byCreatedDesc, sortContainerStatusesByCreationTime } from './status-order.js';
 
 /** The CRI calls a {@link criPodStatusSource} makes (a `CriClient` fits). */
@@ -76,18 +84,42 @@ export function criPodStatusSource(
     namespace: string,
     signal: AbortSignal | undefined,
     withPod: boolean,
+    known: KnownRuntimeIds | undefined,
   ): Promise<{ pod: RuntimePod | undefined; status: PodStatus; listedAt: number }> => {
     const call = callOptions(options.timeoutMs, signal);
     const timestamp = clock.now();
     const selector = { labelSelector: { [KUBERNETES_POD_UID_LABEL]: uid } };
+    const sandboxStatus = (id: string) =>
+      skipNotFound(cri.runtime.podSandboxStatus({ podSandboxId: id }, call));
+    const rawContainerStatus = async (id: string) =>
+      (await skipNotFound(cri.runtime.containerStatus({ containerId: id }, call)))?.status;
+    // Status reads of the IDs the caller already knows go out with the lists (settled either
+    // way: an ID the lists no longer show is dropped unread).
+    const early = {
+      sandboxes: new Map((known?.sandboxIds ?? []).map((id) => [id, settle(sandboxStatus(id))])),
+      containers: new Map((known?.containerIds ?? []).map((id) => [id, settle(rawContainerStatus(id))])),
+    };
     const [sandboxList, containerList] = await Promise.all([
       cri.runtime.listPodSandbox({ filter: selector }, call),
       cri.runtime.listContainers({ filter: selector }, call),
     ]);
     const listedAt = clock.now();
     const sandboxes = [...sandboxList.items].sort(byCreatedDesc);
-    const containerStatus = async (id: string): Promise<ContainerRuntimeStatus | undefined> => {
-      const raw = (await skipNotFound(cri.runtime.containerStatus({ containerId: id }, call)))?.status;
+    // An early read is kept only when it shows the state the list shows: states only move
+    // forward, so a difference means the read predates the list, and it is made again. Every
+    // status is thus at least as new as the lists, as when it is read after them.
+    const sandboxRead = async (s: PodSandbox) => {
+      const read = await early.sandboxes.get(s.id);
+      if (read?.ok === true && read.value?.status?.state === s.state) return read.value;
+      return sandboxStatus(s.id);
+    };
+    const containerRead = async (c: Container) => {
+      const read = await early.containers.get(c.id);
+      if (read?.ok === true && read.value?.state === c.state) return read.value;
+      return rawContainerStatus(c.id);
+    };
+    const containerStatus = async (c: Container): Promise<ContainerRuntimeStatus | undefined> => {
+      const raw = await containerRead(c);
       if (raw === undefined) return undefined;
       const converted = toContainerRuntimeStatus(raw);
       if (converted.state !== 'exited' || readTerminationMessage === undefined) return converted;
@@ -98,10 +130,8 @@ export function criPodStatusSource(
     };
     // Every status call at once (upstream makes them one after the other; same result).
     const [sandboxResponses, statuses] = await Promise.all([
-      Promise.all(
-        sandboxes.map((s) => skipNotFound(cri.runtime.podSandboxStatus({ podSandboxId: s.id }, call))),
-      ),
-      Promise.all(containerList.containers.map((c) => containerStatus(c.id))),
+      Promise.all(sandboxes.map(sandboxRead)),
+      Promise.all(containerList.containers.map(containerStatus)),
     ]);
     const sandboxStatuses: PodSandboxStatus[] = [];
     let ips: string[] = [];
@@ -124,10 +154,19 @@ export function criPodStatusSource(
   };
   return {
     async getPodStatus(uid, name, namespace, signal) {
-      return (await read(uid, name, namespace, signal, false)).status;
+      return (await read(uid, name, namespace, signal, false, undefined)).status;
     },
-    listPodAndGetStatus: (uid, name, namespace, signal) => read(uid, name, namespace, signal, true),
+    listPodAndGetStatus: (uid, name, namespace, signal, known) =>
+      read(uid, name, namespace, signal, true, known),
   };
+}
+
+/** A call's outcome without rejecting (a rejection nobody awaits would be unhandled). */
+function settle<T>(call: Promise<T>): Promise<{ ok: true; value: T } | { ok: false }> {
+  return call.then(
+    (value) => ({ ok: true as const, value }),
+    () => ({ ok: false as const }),
+  );
 }
 
 async function skipNotFound<T>(call: Promise<T>): Promise<T | undefined> {

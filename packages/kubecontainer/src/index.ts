@@ -94,6 +94,7 @@ export {
   type ContainerRuntimeStatus,
   emptyPodStatus,
   findContainerStatusByName,
+  type KnownRuntimeIds,
   type PodStatus,
   type PodStatusSource,
   type RuntimeContainer,

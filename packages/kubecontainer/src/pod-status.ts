@@ -137,14 +137,26 @@ export interface PodStatusSource {
    * The pod as a relist lists it (`RuntimeLister.listPod`; `undefined` when the runtime has
    * nothing of it) and its status, from the same runtime reads: a single-pod relist that lists
    * and inspects the pod makes one round of list calls instead of two. `listedAt` is the clock
-   * time at which the lists had returned; every status call was made after it. Optional.
+   * time at which the lists had returned; every status is at least as new as the lists.
+   * The status reads of `known` IDs (those the caller already knows, e.g. a sandbox and
+   * container it just made) may go out with the lists: an ID the lists do not show is dropped,
+   * and a read whose state differs from the listed one is made again. Optional.
    */
   listPodAndGetStatus?(
     uid: string,
     name: string,
     namespace: string,
     signal?: AbortSignal,
+    known?: KnownRuntimeIds,
   ): Promise<{ readonly pod: RuntimePod | undefined; readonly status: PodStatus; readonly listedAt: number }>;
+}
+
+/** Sandbox and container IDs of one pod that a caller already knows (a hint, never the truth). */
+export interface KnownRuntimeIds {
+  /** Pod sandbox IDs. @default [] */
+  readonly sandboxIds?: readonly string[];
+  /** Container IDs. @default [] */
+  readonly containerIds?: readonly string[];
 }
 
 /** An empty status for a pod the runtime has nothing of (what a cache miss returns). */

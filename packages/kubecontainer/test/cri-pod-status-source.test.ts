@@ -110,6 +110,86 @@ describe('criPodStatusSource and criRuntimeLister', () => {
     await expect(source.getPodStatus('uid-racy', 'racy', 'default')).rejects.toThrow('unavailable');
   });
 
+  it('known IDs: their status reads go out with the lists, same result; stale or unlisted reads are not kept', async () => {
+    const config = kubeletPod('hint');
+    const { podSandboxId } = await h.cri.runtime.runPodSandbox({ config });
+    const app = await h.fake.addContainer(podSandboxId, kubeletContainer(config, 'app'));
+    const side = await h.fake.addContainer(podSandboxId, kubeletContainer(config, 'side'));
+    // The calls as the source makes them; `exitOnList` ends a container while the lists run.
+    const seen: string[] = [];
+    let exitOnList: string | undefined;
+    const reads = new Map<string, Promise<unknown>>();
+    const runtime = h.cri.runtime;
+    const cri = {
+      runtime: {
+        listPodSandbox: async (...a: Parameters<typeof runtime.listPodSandbox>) => {
+          seen.push('ListPodSandbox');
+          const r = await runtime.listPodSandbox(...a);
+          seen.push('ListPodSandbox done');
+          return r;
+        },
+        listContainers: async (...a: Parameters<typeof runtime.listContainers>) => {
+          seen.push('ListContainers');
+          if (exitOnList !== undefined) {
+            // After the early read has its answer (running), before the list is made.
+            await reads.get(exitOnList);
+            h.fake.killContainer(exitOnList, { exitCode: 2 });
+          }
+          const r = await runtime.listContainers(...a);
+          seen.push('ListContainers done');
+          return r;
+        },
+        podSandboxStatus: (...a: Parameters<typeof runtime.podSandboxStatus>) => {
+          seen.push(`PodSandboxStatus ${a[0]?.podSandboxId}`);
+          return runtime.podSandboxStatus(...a);
+        },
+        containerStatus: (...a: Parameters<typeof runtime.containerStatus>) => {
+          seen.push(`ContainerStatus ${a[0]?.containerId ?? ''}`);
+          const read = runtime.containerStatus(...a);
+          reads.set(
+            a[0]?.containerId ?? '',
+            read.catch(() => undefined),
+          );
+          return read;
+        },
+      },
+    };
+    const source = criPodStatusSource(cri, { clock: h.clock });
+    const listAndGet = source.listPodAndGetStatus;
+    if (listAndGet === undefined) throw new Error('criPodStatusSource has listPodAndGetStatus');
+    const plain = await listAndGet('uid-hint', 'hint', 'default');
+    // Without known IDs: the lists, then the status reads.
+    expect(seen.slice(0, 4).sort()).toEqual(
+      ['ListContainers', 'ListContainers done', 'ListPodSandbox', 'ListPodSandbox done'].sort(),
+    );
+
+    seen.length = 0;
+    const hinted = await listAndGet('uid-hint', 'hint', 'default', undefined, {
+      sandboxIds: [podSandboxId, 'gone-sandbox'],
+      containerIds: [app, 'gone-container'],
+    });
+    expect(hinted).toEqual(plain);
+    const firstListDone = seen.findIndex((c) => c.endsWith(' done'));
+    // The known reads went out before the lists returned; `side`, unknown, only after them.
+    expect(seen.slice(0, firstListDone)).toEqual(
+      expect.arrayContaining([`PodSandboxStatus ${podSandboxId}`, `ContainerStatus ${app}`]),
+    );
+    expect(seen.indexOf(`ContainerStatus ${side}`)).toBeGreaterThan(firstListDone);
+    // Each known ID was read once: its early read matched the list.
+    expect(seen.filter((c) => c === `ContainerStatus ${app}`)).toHaveLength(1);
+
+    // `app` exits between its early read (running) and the list (exited): read again.
+    seen.length = 0;
+    exitOnList = app;
+    const after = await listAndGet('uid-hint', 'hint', 'default', undefined, { containerIds: [app] });
+    expect(seen.filter((c) => c === `ContainerStatus ${app}`)).toHaveLength(2);
+    expect(after.status.containerStatuses.find((c) => c.id === app)).toMatchObject({
+      state: 'exited',
+      exitCode: 2,
+    });
+    expect(after.pod?.containers.find((c) => c.id === app)?.state).toBe('exited');
+  });
+
   it('IPs come only from the newest sandbox while it is ready', async () => {
     const old = kubeletPod('re');
     const { podSandboxId: first } = await h.cri.runtime.runPodSandbox({ config: old });

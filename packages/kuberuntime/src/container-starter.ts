@@ -26,6 +26,7 @@ import { assertHostPathSafe, type HostPathToPrepare, makeMounts } from './mounts
 import { containerLogsDirectory } from './paths.js';
 import type { KubeRuntimeManagerOptions } from './runtime-manager-options.js';
 import { type ImageUser, verifyRunAsNonRoot } from './security-context.js';
+import type { SyncResult } from './sync-result.js';
 
 let machine: { readonly cpuMilli: bigint; readonly memoryBytes: bigint } | undefined;
 /**
@@ -157,6 +158,7 @@ export class ContainerStarter {
     pullSecrets: readonly V1Secret[],
     podIps: readonly string[],
     prefetched: Prefetched | undefined,
+    step?: SyncResult,
   ): Promise<void> {
     const record = this.#deps.recorder ?? (() => {});
     // Upstream records every failed step as `Failed` "Error: <message>"; an image failure's
@@ -244,6 +246,7 @@ export class ContainerStarter {
       failed(errorMessage(err));
       throw new SyncStepError(SyncErrorReason.CreateContainerError, errorMessage(err), { cause: err });
     }
+    if (step !== undefined) step.runtimeId = containerId;
     record(pod, container, 'Normal', 'Created', `Created container: ${container.name}`);
     try {
       await this.#deps.options.cri.runtime.startContainer({ containerId });

@@ -242,6 +242,9 @@ export class KubeRuntimeManager {
     let podIps = [...podStatus.ips];
     let sandboxId = actions.sandboxId;
     const prefetched = new Map<string, Prefetched>();
+    // The config a new sandbox was made with: the containers get the same one (upstream
+    // generates it again from the same pod and attempt, with the same result).
+    let createdWith: PodSandboxConfig | undefined;
     if (actions.createSandbox) {
       // While the (slow) sandbox is created: ask for the images and prepare the node side of
       // the containers; neither depends on the sandbox.
@@ -266,6 +269,7 @@ export class KubeRuntimeManager {
       let creating: Promise<string | Error>;
       try {
         const config = await this.#preparePodSandbox(pod, actions.attempt);
+        createdWith = config;
         creating = this.#runPodSandbox(config).catch((err: unknown) => err as Error);
       } catch (err) {
         creating = Promise.resolve(err as Error);
@@ -297,6 +301,7 @@ export class KubeRuntimeManager {
         return;
       }
       sandboxId = created;
+      step.runtimeId = created;
       const status = await this.#options.cri.runtime.podSandboxStatus({ podSandboxId: sandboxId });
       if (status.status === undefined) throw new Error('pod sandbox status is nil');
       if (pod.spec?.hostNetwork !== true) {
@@ -309,7 +314,7 @@ export class KubeRuntimeManager {
     const configStep = result.add('ConfigPodSandbox', sandboxId);
     let sandboxConfig: PodSandboxConfig;
     try {
-      sandboxConfig = generatePodSandboxConfig(pod, actions.attempt, this.#options);
+      sandboxConfig = createdWith ?? generatePodSandboxConfig(pod, actions.attempt, this.#options);
     } catch (err) {
       configStep.error = new SyncStepError(
         SyncErrorReason.ConfigPodSandboxError,
@@ -337,6 +342,7 @@ export class KubeRuntimeManager {
           pullSecrets,
           podIps,
           known,
+          step,
         );
         this.#metrics?.startedContainer(type);
         return true;

@@ -21,6 +21,11 @@ export interface SyncResult {
   readonly target: string;
   /** Set when the step failed. */
   error?: SyncStepError;
+  /**
+   * The sandbox (`CreatePodSandbox`) or container (`StartContainer`) the step made in the
+   * runtime, once it exists, failed step or not: a PLEG relist can read it at once.
+   */
+  runtimeId?: string;
 }
 
 /** All steps of one `syncPod` / `killPod`. */
@@ -35,6 +40,17 @@ export class PodSyncResult {
     const r: SyncResult = { action, target };
     this.results.push(r);
     return r;
+  }
+
+  /** The sandboxes and containers the steps made (see {@link SyncResult.runtimeId}). */
+  createdIds(): { sandboxIds: string[]; containerIds: string[] } {
+    const ids = { sandboxIds: [] as string[], containerIds: [] as string[] };
+    for (const r of this.results) {
+      if (r.runtimeId === undefined) continue;
+      if (r.action === 'CreatePodSandbox') ids.sandboxIds.push(r.runtimeId);
+      else if (r.action === 'StartContainer') ids.containerIds.push(r.runtimeId);
+    }
+    return ids;
   }
 
   /** The first failure, if any (upstream `PodSyncResult.Error`). */

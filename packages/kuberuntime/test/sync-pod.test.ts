@@ -99,6 +99,24 @@ describe('syncPod on the fake runtime', () => {
     ]);
   });
 
+  it('the result names the sandbox and containers it made (createdIds), for a relist that reads them at once', async () => {
+    h = await startHarness();
+    const p = pod({
+      containers: [
+        { name: 'a', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent' },
+        { name: 'b', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent' },
+      ],
+    });
+    const { result, status } = await sync(p);
+    expect(result.createdIds()).toEqual({
+      sandboxIds: status.sandboxStatuses.map((s) => s.id),
+      containerIds: ['a', 'b'].map((n) => status.containerStatuses.find((c) => c.name === n)?.id),
+    });
+    expect(result.createdIds().sandboxIds).toHaveLength(1);
+    // A sync with nothing to do makes nothing.
+    expect((await sync(p)).result.createdIds()).toEqual({ sandboxIds: [], containerIds: [] });
+  });
+
   it('writes the sandbox log directory and container log paths under podLogsRoot', async () => {
     h = await startHarness();
     const p = pod({});
@@ -358,10 +376,16 @@ describe('syncPod on the fake runtime', () => {
     expect(h.manager.computePodStatus(p, status).containerStatuses?.[0]?.state?.waiting?.reason).toBe(
       'CreateContainerError',
     );
+    // Nothing was created: no runtime ID on the failed step.
+    expect(step?.runtimeId).toBeUndefined();
+    expect(result.createdIds().containerIds).toEqual([]);
     h.fake.injectError('StartContainer', { code: 2, message: 'exec format error' });
     ({ result, status } = await sync(p));
     step = result.results.find((r) => r.action === 'StartContainer');
     expect(step?.error?.reason).toBe('RunContainerError');
+    // The container exists though it did not start: its ID is on the step.
+    expect(step?.runtimeId).toBe(status.containerStatuses.find((c) => c.name === 'app')?.id);
+    expect(step?.runtimeId).toBeDefined();
     const bad = pod(
       {
         containers: [

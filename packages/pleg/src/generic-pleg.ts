@@ -14,7 +14,13 @@ import {
   StartOnce,
   type Timer,
 } from '@nodeagent/core';
-import type { PodStatus, PodStatusSource, RuntimeLister, RuntimePod } from '@nodeagent/kubecontainer';
+import type {
+  KnownRuntimeIds,
+  PodStatus,
+  PodStatusSource,
+  RuntimeLister,
+  RuntimePod,
+} from '@nodeagent/kubecontainer';
 import { EventEmitter } from 'eventemitter3';
 import { computePodEvents } from './compute-events.js';
 import type { PlegHealth, PodLifecycleEvent } from './events.js';
@@ -286,10 +292,12 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> implemen
    * Relists one pod now (master's `RequestRelist`): lists only that pod, sends its events and
    * inspects it into the cache (waking its `getNewerThan` readers) even when nothing changed.
    * With a status source that has `listPodAndGetStatus`, the listing and the inspection come
-   * from one read (one round of list calls).
+   * from one read (one round of list calls); the status reads of the sandboxes and containers
+   * the PLEG last listed for the pod, and of those in `known` (say, the ones a sync just
+   * made), then go out with the lists instead of after them.
    * Skipped when a full relist starts after the request and before its turn (it covers the pod).
    */
-  relistPod(uid: string, signal?: AbortSignal): Promise<void> {
+  relistPod(uid: string, signal?: AbortSignal, known?: KnownRuntimeIds): Promise<void> {
     const requestedAt = this.#relistSeq;
     return this.#serialize(async () => {
       if (this.#relistSeq !== requestedAt) return;
@@ -299,8 +307,22 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> implemen
       if (source.listPodAndGetStatus !== undefined) {
         // One round of list calls for both the listing and the inspection. The cache time is
         // when the lists had returned, as the separate listing's end stamped the inspection.
-        const known = record.current ?? record.old;
-        const both = await source.listPodAndGetStatus(uid, known?.name ?? '', known?.namespace ?? '', signal);
+        const last = record.current ?? record.old;
+        const ids = {
+          sandboxIds: [
+            ...new Set([...(last?.sandboxes ?? []).map((c) => c.id), ...(known?.sandboxIds ?? [])]),
+          ],
+          containerIds: [
+            ...new Set([...(last?.containers ?? []).map((c) => c.id), ...(known?.containerIds ?? [])]),
+          ],
+        };
+        const both = await source.listPodAndGetStatus(
+          uid,
+          last?.name ?? '',
+          last?.namespace ?? '',
+          signal,
+          ids,
+        );
         record.current = both.pod;
         if (both.pod !== undefined) {
           const status = { ...both.status, name: both.pod.name, namespace: both.pod.namespace };

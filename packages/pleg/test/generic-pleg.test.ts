@@ -346,6 +346,40 @@ describe('GenericPLEG over the fake runtime', () => {
     },
   );
 
+  it("relistPod reads the known sandboxes and containers (its last listing, the caller's) with the lists", async () => {
+    const source = criPodStatusSource(h.cri, { clock: h.clock });
+    await pleg.stop();
+    pleg = make({ statusSource: source });
+    const pod = await runPod('known');
+    await pleg.relist();
+    drain(pleg);
+    const app = await createContainer(pod.id, 'known', 'app');
+    const side = await createContainer(pod.id, 'known', 'side');
+    h.fake.clearCalls();
+    // The sandbox from the PLEG's last listing, `app` from the caller; `side` is known to neither.
+    await pleg.relistPod(pod.uid, undefined, { containerIds: [app] });
+    expect(drain(pleg).sort()).toEqual(['ContainerStarted:known/app', 'ContainerStarted:known/side']);
+    const calls = h.fake.calls().map((c) => `${c.method} ${JSON.stringify(c.request)}`);
+    const firstList = calls.findIndex((c) => c.startsWith('List'));
+    const at = (method: string, id: string) => calls.findIndex((c) => c.startsWith(method) && c.includes(id));
+    expect(at('PodSandboxStatus', pod.id)).toBeLessThan(firstList);
+    expect(at('ContainerStatus', app)).toBeLessThan(firstList);
+    expect(at('ContainerStatus', side)).toBeGreaterThan(firstList);
+    expect(h.fake.calls('ContainerStatus')).toHaveLength(2);
+    expect(h.fake.calls('ListContainers')).toHaveLength(1);
+    expect(
+      pleg.cache
+        .get(pod.uid)
+        .status.containerStatuses.map((c) => [c.id, c.state])
+        .sort(),
+    ).toEqual(
+      [
+        [app, 'running'],
+        [side, 'running'],
+      ].sort(),
+    );
+  });
+
   it('relistPod on a running loop: the event and the fresh cache come before the next period (fake time)', async () => {
     const pod = await runPod('early');
     const relists = await startAfterFirstRelist();
