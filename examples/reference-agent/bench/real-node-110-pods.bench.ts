@@ -210,6 +210,7 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
       const bareToSandboxCreated: number[] = [];
       const bareSandboxToContainerCreated: number[] = [];
       const bareContainerCreatedToStarted: number[] = [];
+      const bareStartedToReturned: number[] = [];
       const barePod = async (i: number): Promise<void> => {
         const name = `bare-${i}`;
         const uid = randomUUID();
@@ -280,6 +281,7 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
         bareToSandboxCreated.push(sandboxAt - t0EpochMs);
         bareSandboxToContainerCreated.push(createdAt - sandboxAt);
         bareContainerCreatedToStarted.push(startedAt - createdAt);
+        bareStartedToReturned.push(performance.timeOrigin + t3 - startedAt);
       };
 
       // --- the agent (started once, before the pods)
@@ -476,6 +478,7 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
             { label: 'bare: call → sandbox created (containerd createdAt)', ms: bareToSandboxCreated },
             { label: 'bare: sandbox created → container created', ms: bareSandboxToContainerCreated },
             { label: 'bare: container created → started', ms: bareContainerCreatedToStarted },
+            { label: 'bare: container started → StartContainer returned', ms: bareStartedToReturned },
             { label: "the bench's POST of the pod (before ADD, not counted)", ms: postMs },
             { label: 'ADD → first status (Pending) in the API', ms: toFirstStatus },
             { label: 'ADD → sandbox created (containerd createdAt)', ms: toSandboxCreated },

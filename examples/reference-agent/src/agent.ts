@@ -684,7 +684,7 @@ async function start(
       afterVolumesUnmounted: (pod) => podCgroups.destroyPodCgroup(pod),
       // A sync that started or killed containers relists that pod at once: its new state reaches
       // the status without waiting for the next PLEG relist (a difference from upstream's generic PLEG).
-      relistPod: (uid, known) => pleg.relistPod(uid, lifetime.signal, known),
+      relistPod: (uid, known) => pleg.inspectPod(uid, known, lifetime.signal),
       logger: log,
     }),
   );

@@ -65,14 +65,13 @@ export interface AgentPodSyncerDeps {
    */
   readonly afterVolumesUnmounted?: (pod: V1Pod) => Promise<void>;
   /**
-   * Relists one pod in the PLEG at once (`GenericPLEG.relistPod`), called without waiting
-   * right after a sync or kill changed the pod's containers or sandbox, so the new state
-   * reaches the cache, the pod lifecycle events and so the status without waiting up to a
-   * relist period. A difference from upstream's generic PLEG, which only sees the change at its
-   * next periodic relist (its evented PLEG gets it from CRI container events, which containerd
-   * < 1.7 does not send). `known` names the sandboxes and containers the sync knew of or made,
-   * whose status reads may go out with the relist's lists. @default none (the next periodic
-   * relist sees the change)
+   * Reads one pod into the PLEG at once (the agent passes `GenericPLEG.inspectPod`), called
+   * without waiting right after a sync or kill changed the pod's containers or sandbox, so the
+   * new state reaches the cache, the pod lifecycle events and so the status without waiting up
+   * to a relist period. `known` names the sandboxes and containers the sync knew of or made. A
+   * difference from upstream's generic PLEG, which only sees the change at its next periodic
+   * relist; its evented PLEG gets it from CRI container events, which containerd < 1.7 does
+   * not send. @default none (the next periodic relist sees the change)
    */
   readonly relistPod?: (uid: string, known: KnownRuntimeIds) => Promise<void>;
   /** @default noopLogger */

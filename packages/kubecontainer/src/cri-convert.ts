@@ -73,6 +73,22 @@ export function toRuntimeContainer(c: Container): RuntimeContainer {
   };
 }
 
+/**
+ * A container as a relist entry from its `ContainerStatus` instead of a list item: the same
+ * fields (the image ID is `imageId` where the runtime fills it, else `imageRef`).
+ */
+export function statusToRuntimeContainer(s: ContainerStatus): RuntimeContainer {
+  return {
+    id: s.id,
+    name: s.metadata?.name ?? s.labels[KUBERNETES_CONTAINER_NAME_LABEL] ?? '',
+    image: s.image?.image ?? '',
+    imageRef: s.imageId !== '' ? s.imageId : s.imageRef,
+    hash: parseContainerHash(s.annotations),
+    state: toRuntimeContainerState(s.state),
+    createdAt: nsToMs(s.createdAt),
+  };
+}
+
 /** A listed CRI sandbox as a relist entry (sandboxes are containers to PLEG). */
 export function sandboxToRuntimeContainer(s: PodSandbox | PodSandboxStatus): RuntimeContainer {
   return {

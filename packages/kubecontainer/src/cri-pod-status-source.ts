@@ -15,8 +15,14 @@ import {
   type PodSandboxStatus,
   type RuntimeServiceApi,
 } from '@nodeagent/cri';
-import { runtimePodsFromLists, sandboxIps, toContainerRuntimeStatus } from './cri-convert.js';
-import { KUBERNETES_POD_UID_LABEL } from './labels.js';
+import {
+  runtimePodsFromLists,
+  sandboxIps,
+  sandboxToRuntimeContainer,
+  statusToRuntimeContainer,
+  toContainerRuntimeStatus,
+} from './cri-convert.js';
+import { KUBERNETES_POD_UID_LABEL, podInfoFromLabels } from './labels.js';
 import type {
   ContainerRuntimeStatus,
   KnownRuntimeIds,
@@ -78,6 +84,18 @@ export function criPodStatusSource(
 ): PodStatusSource {
   const clock = options.clock ?? realClock;
   const readTerminationMessage = options.terminationMessage;
+  /** The kubelet's model of `raw`, an exited container's termination message appended. */
+  const withTerminationMessage = async (
+    raw: ContainerStatus,
+    signal: AbortSignal | undefined,
+  ): Promise<ContainerRuntimeStatus> => {
+    const converted = toContainerRuntimeStatus(raw);
+    if (converted.state !== 'exited' || readTerminationMessage === undefined) return converted;
+    const tmsg = await readTerminationMessage(raw, signal);
+    if (tmsg === undefined || tmsg === '') return converted;
+    const message = converted.message === '' ? tmsg : `${converted.message}: ${tmsg}`;
+    return { ...converted, message };
+  };
   const read = async (
     uid: string,
     name: string,
@@ -120,13 +138,7 @@ export function criPodStatusSource(
     };
     const containerStatus = async (c: Container): Promise<ContainerRuntimeStatus | undefined> => {
       const raw = await containerRead(c);
-      if (raw === undefined) return undefined;
-      const converted = toContainerRuntimeStatus(raw);
-      if (converted.state !== 'exited' || readTerminationMessage === undefined) return converted;
-      const tmsg = await readTerminationMessage(raw, signal);
-      if (tmsg === undefined || tmsg === '') return converted;
-      const message = converted.message === '' ? tmsg : `${converted.message}: ${tmsg}`;
-      return { ...converted, message };
+      return raw === undefined ? undefined : withTerminationMessage(raw, signal);
     };
     // Every status call at once (upstream makes them one after the other; same result).
     const [sandboxResponses, statuses] = await Promise.all([
@@ -152,7 +164,67 @@ export function criPodStatusSource(
       listedAt,
     };
   };
+  const readByIds = async (
+    uid: string,
+    name: string,
+    namespace: string,
+    ids: KnownRuntimeIds,
+    signal: AbortSignal | undefined,
+  ): Promise<{ pod: RuntimePod | undefined; status: PodStatus; readAt: number }> => {
+    const call = callOptions(options.timeoutMs, signal);
+    const timestamp = clock.now();
+    const [sandboxResponses, rawStatuses] = await Promise.all([
+      Promise.all(
+        [...new Set(ids.sandboxIds ?? [])].map((id) =>
+          skipNotFound(cri.runtime.podSandboxStatus({ podSandboxId: id }, call)),
+        ),
+      ),
+      Promise.all(
+        [...new Set(ids.containerIds ?? [])].map(
+          async (id) => (await skipNotFound(cri.runtime.containerStatus({ containerId: id }, call)))?.status,
+        ),
+      ),
+    ]);
+    const sandboxStatuses = sandboxResponses
+      .map((r) => r?.status)
+      .filter((s): s is PodSandboxStatus => s !== undefined)
+      .sort(byCreatedDesc);
+    const raw = rawStatuses.filter((s): s is ContainerStatus => s !== undefined);
+    const converted = await Promise.all(raw.map((c) => withTerminationMessage(c, signal)));
+    const readAt = clock.now();
+    const newest = sandboxStatuses[0];
+    const ips = newest?.state === PodSandboxState.SANDBOX_READY ? sandboxIps(newest) : [];
+    const info = raw[0] === undefined ? undefined : podInfoFromLabels(raw[0].labels);
+    const podName = newest?.metadata?.name ?? info?.name ?? name;
+    const podNamespace = newest?.metadata?.namespace ?? info?.namespace ?? namespace;
+    const sandboxes = sandboxStatuses.map(sandboxToRuntimeContainer);
+    const pod: RuntimePod | undefined =
+      sandboxes.length === 0 && raw.length === 0
+        ? undefined
+        : {
+            id: uid,
+            name: podName,
+            namespace: podNamespace,
+            createdAt: Math.max(0, ...sandboxes.map((c) => c.createdAt)),
+            containers: raw.map(statusToRuntimeContainer),
+            sandboxes,
+          };
+    return {
+      pod,
+      status: {
+        id: uid,
+        name: podName,
+        namespace: podNamespace,
+        ips,
+        containerStatuses: sortContainerStatusesByCreationTime(converted),
+        sandboxStatuses,
+        timestamp,
+      },
+      readAt,
+    };
+  };
   return {
+    getPodAndStatusByIds: readByIds,
     async getPodStatus(uid, name, namespace, signal) {
       return (await read(uid, name, namespace, signal, false, undefined)).status;
     },

@@ -37,6 +37,7 @@ export {
   sandboxIps,
   sandboxToContainerState,
   sandboxToRuntimeContainer,
+  statusToRuntimeContainer,
   toContainerRuntimeStatus,
   toRuntimeContainer,
   toRuntimeContainerState,

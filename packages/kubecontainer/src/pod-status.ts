@@ -149,6 +149,20 @@ export interface PodStatusSource {
     signal?: AbortSignal,
     known?: KnownRuntimeIds,
   ): Promise<{ readonly pod: RuntimePod | undefined; readonly status: PodStatus; readonly listedAt: number }>;
+  /**
+   * The pod and its status read from the given sandboxes and containers alone, with no list
+   * calls (what an evented PLEG takes from a runtime event): IDs the runtime no longer has are
+   * dropped, and `pod` is `undefined` when none is left. Anything of the pod not named in `ids`
+   * is missing from the answer. `readAt` is the clock time at which every read had returned.
+   * Optional.
+   */
+  getPodAndStatusByIds?(
+    uid: string,
+    name: string,
+    namespace: string,
+    ids: KnownRuntimeIds,
+    signal?: AbortSignal,
+  ): Promise<{ readonly pod: RuntimePod | undefined; readonly status: PodStatus; readonly readAt: number }>;
 }
 
 /** Sandbox and container IDs of one pod that a caller already knows (a hint, never the truth). */

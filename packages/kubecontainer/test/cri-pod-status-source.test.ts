@@ -190,6 +190,49 @@ describe('criPodStatusSource and criRuntimeLister', () => {
     expect(after.pod?.containers.find((c) => c.id === app)?.state).toBe('exited');
   });
 
+  it('getPodAndStatusByIds: the named sandboxes and containers only, no list calls; the same pod and status as a listing', async () => {
+    const config = kubeletPod('ids', 'uid-ids', 'prod');
+    const { podSandboxId } = await h.cri.runtime.runPodSandbox({ config });
+    h.fake.addBehaviour({ name: 'job' }, { exitAfterMs: 5, exitCode: 3, message: 'bad' });
+    const job = await h.fake.addContainer(podSandboxId, kubeletContainer(config, 'job', { hash: 'ff' }));
+    await h.clock.advance(100);
+    const app = await h.fake.addContainer(podSandboxId, kubeletContainer(config, 'app'));
+    const source = criPodStatusSource(h.cri, {
+      clock: h.clock,
+      terminationMessage: async (s) => (s.id === job ? 'from file' : undefined),
+    });
+    const { getPodAndStatusByIds, listPodAndGetStatus } = source;
+    if (getPodAndStatusByIds === undefined || listPodAndGetStatus === undefined)
+      throw new Error('criPodStatusSource reads by IDs and lists');
+    const listed = await listPodAndGetStatus('uid-ids', 'ids', 'prod');
+    h.fake.clearCalls();
+    const byIds = await getPodAndStatusByIds('uid-ids', '', '', {
+      sandboxIds: [podSandboxId, 'gone-sandbox'],
+      containerIds: [app, job, app, 'gone-container'],
+    });
+    expect(h.fake.callNames().filter((n) => n.startsWith('List'))).toEqual([]);
+    expect(h.fake.calls('ContainerStatus')).toHaveLength(3);
+    expect(byIds.status).toEqual(listed.status);
+    expect(byIds.status.containerStatuses.find((c) => c.id === job)?.message).toBe('bad: from file');
+    expect(byIds.pod).toEqual({
+      ...listed.pod,
+      containers: expect.arrayContaining(
+        listed.pod?.containers.map((c) => expect.objectContaining({ ...c, imageRef: expect.any(String) })) ??
+          [],
+      ),
+    });
+    expect(byIds.pod?.containers).toHaveLength(2);
+    // Only what is named: the app container alone.
+    const partial = await getPodAndStatusByIds('uid-ids', 'ids', 'prod', { containerIds: [app] });
+    expect(partial.status.containerStatuses.map((c) => c.id)).toEqual([app]);
+    expect(partial.status.sandboxStatuses).toEqual([]);
+    expect(partial.pod?.containers.map((c) => c.id)).toEqual([app]);
+    // Nothing left of what is named: no pod, an empty status.
+    const none = await getPodAndStatusByIds('uid-ids', 'ids', 'prod', { containerIds: ['gone'] });
+    expect(none.pod).toBeUndefined();
+    expect(none.status).toMatchObject({ id: 'uid-ids', containerStatuses: [], sandboxStatuses: [], ips: [] });
+  });
+
   it('IPs come only from the newest sandbox while it is ready', async () => {
     const old = kubeletPod('re');
     const { podSandboxId: first } = await h.cri.runtime.runPodSandbox({ config: old });

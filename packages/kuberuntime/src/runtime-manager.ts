@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import type { V1Container, V1Pod, V1PodStatus, V1Secret } from '@kubernetes/client-node';
 import {
   type Clock,
@@ -398,7 +398,8 @@ export class KubeRuntimeManager {
   /** The sandbox config, with its log directory made (upstream's `createPodSandbox` does both first). */
   async #preparePodSandbox(pod: V1Pod, attempt: number): Promise<PodSandboxConfig> {
     const config = generatePodSandboxConfig(pod, attempt, this.#options);
-    await mkdir(config.logDirectory, { recursive: true, mode: 0o755 });
+    // Synchronous: one directory on the node's disk, right before RunPodSandbox.
+    mkdirSync(config.logDirectory, { recursive: true, mode: 0o755 });
     return config;
   }
 

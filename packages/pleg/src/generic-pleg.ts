@@ -29,6 +29,16 @@ import { createPlegMetricsRecorder, type PlegMetricsOptions, type PlegMetricsRec
 import { type CachedPodStatus, PodStatusCache } from './pod-status-cache.js';
 import { withPreservedPodIps } from './preserved-pod-ips.js';
 
+/** The IDs of `last` (a pod as last listed) and of `known`, each once. */
+function knownIds(last: RuntimePod | undefined, known: KnownRuntimeIds | undefined): KnownRuntimeIds {
+  return {
+    sandboxIds: [...new Set([...(last?.sandboxes ?? []).map((c) => c.id), ...(known?.sandboxIds ?? [])])],
+    containerIds: [
+      ...new Set([...(last?.containers ?? []).map((c) => c.id), ...(known?.containerIds ?? [])]),
+    ],
+  };
+}
+
 /** The kubelet's `plegChannelCapacity`: events buffered before new ones are dropped. */
 export const DEFAULT_PLEG_CHANNEL_CAPACITY = 1000;
 
@@ -308,14 +318,7 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> implemen
         // One round of list calls for both the listing and the inspection. The cache time is
         // when the lists had returned, as the separate listing's end stamped the inspection.
         const last = record.current ?? record.old;
-        const ids = {
-          sandboxIds: [
-            ...new Set([...(last?.sandboxes ?? []).map((c) => c.id), ...(known?.sandboxIds ?? [])]),
-          ],
-          containerIds: [
-            ...new Set([...(last?.containers ?? []).map((c) => c.id), ...(known?.containerIds ?? [])]),
-          ],
-        };
+        const ids = knownIds(last, known);
         const both = await source.listPodAndGetStatus(
           uid,
           last?.name ?? '',
@@ -334,6 +337,34 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> implemen
           : (await this.#lister.listPods(signal)).find((p) => p.id === uid);
       }
       this.#records.set(uid, record);
+      const plan = this.#plan(uid, true) as PodPlan;
+      const result = await this.#inspect(plan.pod, uid, signal, read);
+      this.#finish(plan, result, this.#podsToReinspect, signal);
+    });
+  }
+
+  /**
+   * Reads one pod now from its known sandboxes and containers alone — those of the PLEG's last
+   * listing of it and `known` (say, the ones a sync just made) — with no list calls, as the
+   * evented PLEG takes a pod's status from a runtime event; then sends its events and writes
+   * the cache, as {@link GenericPLEG.relistPod} does. What was made outside the kubelet since
+   * the last relist shows up at the next one. Falls back to `relistPod` when the status source
+   * has no `getPodAndStatusByIds`. Serialized with relists, and skipped like `relistPod`.
+   */
+  inspectPod(uid: string, known: KnownRuntimeIds, signal?: AbortSignal): Promise<void> {
+    const source = this.#statusSource;
+    if (source.getPodAndStatusByIds === undefined) return this.relistPod(uid, signal, known);
+    const byIds = source.getPodAndStatusByIds.bind(source);
+    const requestedAt = this.#relistSeq;
+    return this.#serialize(async () => {
+      if (this.#relistSeq !== requestedAt) return;
+      const record = this.#records.get(uid) ?? { old: undefined, current: undefined };
+      const last = record.current ?? record.old;
+      const both = await byIds(uid, last?.name ?? '', last?.namespace ?? '', knownIds(last, known), signal);
+      record.current = both.pod;
+      this.#records.set(uid, record);
+      // Stamped when the reads had returned, as relistPod stamps the end of its lists.
+      const read = both.pod === undefined ? undefined : { status: both.status, timestamp: both.readAt };
       const plan = this.#plan(uid, true) as PodPlan;
       const result = await this.#inspect(plan.pod, uid, signal, read);
       this.#finish(plan, result, this.#podsToReinspect, signal);

@@ -380,6 +380,51 @@ describe('GenericPLEG over the fake runtime', () => {
     );
   });
 
+  it('inspectPod reads the known sandboxes and containers alone: same events and cache as relistPod, no list calls', async () => {
+    const source = criPodStatusSource(h.cri, { clock: h.clock });
+    await pleg.stop();
+    pleg = make({ statusSource: source });
+    const pod = await runPod('ins');
+    await pleg.relist();
+    drain(pleg);
+    const app = await createContainer(pod.id, 'ins', 'app');
+    h.fake.clearCalls();
+    // The sandbox from the PLEG's last listing, `app` from the caller.
+    await pleg.inspectPod(pod.uid, { containerIds: [app] });
+    expect(h.fake.callNames().filter((n) => n.startsWith('List'))).toEqual([]);
+    expect(drain(pleg)).toEqual(['ContainerStarted:ins/app']);
+    const cached = pleg.cache.get(pod.uid).status;
+    expect(cached).toMatchObject({
+      name: 'ins',
+      namespace: 'default',
+      sandboxStatuses: [{ id: pod.id }],
+      containerStatuses: [{ id: app, state: 'running' }],
+    });
+    // A relist finds nothing new: the record inspectPod wrote matches the runtime's listing.
+    await pleg.relist();
+    expect(drain(pleg)).toEqual([]);
+    // Gone: the container removed; inspectPod (knowing it from its last listing) sees it go.
+    await h.cri.runtime.stopContainer({ containerId: app, timeout: 0n });
+    await h.cri.runtime.removeContainer({ containerId: app });
+    await pleg.inspectPod(pod.uid, {});
+    expect(drain(pleg).sort()).toEqual(['ContainerDied:ins/app', 'ContainerRemoved:ins/app']);
+    expect(pleg.cache.get(pod.uid).status.containerStatuses).toEqual([]);
+  });
+
+  it('inspectPod without getPodAndStatusByIds relists the pod', async () => {
+    const source = criPodStatusSource(h.cri, { clock: h.clock });
+    await pleg.stop();
+    pleg = make({ statusSource: { getPodStatus: (...args) => source.getPodStatus(...args) } });
+    const pod = await runPod('fallback');
+    await pleg.relist();
+    drain(pleg);
+    const app = await createContainer(pod.id, 'fallback', 'app');
+    h.fake.clearCalls();
+    await pleg.inspectPod(pod.uid, { containerIds: [app] });
+    expect(h.fake.calls('ListContainers').length).toBeGreaterThan(0);
+    expect(drain(pleg)).toEqual(['ContainerStarted:fallback/app']);
+  });
+
   it('relistPod on a running loop: the event and the fresh cache come before the next period (fake time)', async () => {
     const pod = await runPod('early');
     const relists = await startAfterFirstRelist();
