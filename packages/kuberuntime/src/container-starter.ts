@@ -247,9 +247,13 @@ export class ContainerStarter {
       throw new SyncStepError(SyncErrorReason.CreateContainerError, errorMessage(err), { cause: err });
     }
     if (step !== undefined) step.runtimeId = containerId;
+    // StartContainer goes out first, then the Created event (still before Started): recording
+    // prepares the event's API request, which need not delay the start.
+    const starting = this.#deps.options.cri.runtime.startContainer({ containerId });
+    starting.catch(() => {}); // awaited below; handled even if recording throws
     record(pod, container, 'Normal', 'Created', `Created container: ${container.name}`);
     try {
-      await this.#deps.options.cri.runtime.startContainer({ containerId });
+      await starting;
     } catch (err) {
       failed(errorMessage(err));
       throw new SyncStepError(SyncErrorReason.RunContainerError, errorMessage(err), { cause: err });
