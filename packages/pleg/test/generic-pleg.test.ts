@@ -306,20 +306,29 @@ describe('GenericPLEG over the fake runtime', () => {
     expect(drain(pleg)).toEqual(['ContainerStarted:one/app']);
   });
 
+  /**
+   * A new PLEG over `criPodStatusSource` (only its `getPodStatus` when `limited`), with the
+   * sandbox of pod `name` run and relisted, its events drained.
+   */
+  async function listedPod(name: string, limited = false) {
+    const source = criPodStatusSource(h.cri, { clock: h.clock });
+    await pleg.stop();
+    pleg = make({
+      statusSource: limited ? { getPodStatus: (...args) => source.getPodStatus(...args) } : source,
+    });
+    const pod = await runPod(name);
+    await pleg.relist();
+    drain(pleg);
+    return pod;
+  }
+
   it.each([
     ['a status source that lists and inspects in one read', 1],
     ['a status source without listPodAndGetStatus', 2],
   ] as const)(
     'relistPod with %s: the same events and cache, a pod gone from the runtime included',
     async (_, rounds) => {
-      const source = criPodStatusSource(h.cri, { clock: h.clock });
-      await pleg.stop();
-      pleg = make({
-        statusSource: rounds === 1 ? source : { getPodStatus: (...args) => source.getPodStatus(...args) },
-      });
-      const pod = await runPod('solo');
-      await pleg.relist();
-      drain(pleg);
+      const pod = await listedPod('solo', rounds !== 1);
       const app = await createContainer(pod.id, 'solo', 'app');
       h.fake.clearCalls();
       await pleg.relistPod(pod.uid);
@@ -347,12 +356,7 @@ describe('GenericPLEG over the fake runtime', () => {
   );
 
   it("relistPod reads the known sandboxes and containers (its last listing, the caller's) with the lists", async () => {
-    const source = criPodStatusSource(h.cri, { clock: h.clock });
-    await pleg.stop();
-    pleg = make({ statusSource: source });
-    const pod = await runPod('known');
-    await pleg.relist();
-    drain(pleg);
+    const pod = await listedPod('known');
     const app = await createContainer(pod.id, 'known', 'app');
     const side = await createContainer(pod.id, 'known', 'side');
     h.fake.clearCalls();
@@ -381,12 +385,7 @@ describe('GenericPLEG over the fake runtime', () => {
   });
 
   it('inspectPod reads the known sandboxes and containers alone: same events and cache as relistPod, no list calls', async () => {
-    const source = criPodStatusSource(h.cri, { clock: h.clock });
-    await pleg.stop();
-    pleg = make({ statusSource: source });
-    const pod = await runPod('ins');
-    await pleg.relist();
-    drain(pleg);
+    const pod = await listedPod('ins');
     const app = await createContainer(pod.id, 'ins', 'app');
     h.fake.clearCalls();
     // The sandbox from the PLEG's last listing, `app` from the caller.
@@ -412,12 +411,7 @@ describe('GenericPLEG over the fake runtime', () => {
   });
 
   it('inspectPod without getPodAndStatusByIds relists the pod', async () => {
-    const source = criPodStatusSource(h.cri, { clock: h.clock });
-    await pleg.stop();
-    pleg = make({ statusSource: { getPodStatus: (...args) => source.getPodStatus(...args) } });
-    const pod = await runPod('fallback');
-    await pleg.relist();
-    drain(pleg);
+    const pod = await listedPod('fallback', true);
     const app = await createContainer(pod.id, 'fallback', 'app');
     h.fake.clearCalls();
     await pleg.inspectPod(pod.uid, { containerIds: [app] });
