@@ -682,9 +682,10 @@ async function start(
       envSources,
       // cgroups: the pod cgroup goes after the volumes, before the API object may be deleted.
       afterVolumesUnmounted: (pod) => podCgroups.destroyPodCgroup(pod),
-      // A sync that started or killed containers relists that pod at once: its new state reaches
-      // the status without waiting for the next PLEG relist (a difference from upstream's generic PLEG).
-      relistPod: (uid, known) => pleg.inspectPod(uid, known, lifetime.signal),
+      // A sync that started or killed containers reads that pod back at once: its new state
+      // reaches the status without waiting for the next PLEG relist (a difference from
+      // upstream's generic PLEG).
+      inspectPod: (uid, known) => pleg.inspectPod(uid, known, lifetime.signal),
       logger: log,
     }),
   );

@@ -73,7 +73,7 @@ export interface AgentPodSyncerDeps {
    * relist; its evented PLEG gets it from CRI container events, which containerd < 1.7 does
    * not send. @default none (the next periodic relist sees the change)
    */
-  readonly relistPod?: (uid: string, known: KnownRuntimeIds) => Promise<void>;
+  readonly inspectPod?: (uid: string, known: KnownRuntimeIds) => Promise<void>;
   /** @default noopLogger */
   readonly logger?: Logger;
 }
@@ -114,20 +114,20 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
   }
 
   /**
-   * Relists `pod` in the PLEG now, without waiting (see {@link AgentPodSyncerDeps.relistPod}),
+   * Reads `pod` into the PLEG now, without waiting (see {@link AgentPodSyncerDeps.inspectPod}),
    * naming the sandboxes and containers of `before` and those `result` made.
    */
-  #relist(pod: V1Pod, before: PodStatus, result: PodSyncResult): void {
-    const relistPod = this.#deps.relistPod;
-    if (relistPod === undefined) return;
+  #readBack(pod: V1Pod, before: PodStatus, result: PodSyncResult): void {
+    const inspectPod = this.#deps.inspectPod;
+    if (inspectPod === undefined) return;
     const created = result.createdIds();
     const known = {
       sandboxIds: [...before.sandboxStatuses.map((s) => s.id), ...created.sandboxIds],
       containerIds: [...before.containerStatuses.map((c) => c.id), ...created.containerIds],
     };
-    relistPod(pod.metadata?.uid ?? '', known).catch((err: unknown) => {
+    inspectPod(pod.metadata?.uid ?? '', known).catch((err: unknown) => {
       // The periodic relist still sees the change.
-      this.#log.debug({ pod: podRef(pod), err: String(err) }, 'PLEG relist of the pod failed');
+      this.#log.debug({ pod: podRef(pod), err: String(err) }, 'PLEG read of the pod failed');
     });
   }
 
@@ -157,7 +157,7 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     this.#deps.prober?.addPod(pod);
     await this.#deps.envSources?.refresh(pod, ctx.signal);
     const result = await this.#deps.runtime.syncPod(pod, cached.status);
-    if (runtimeChanged(result)) this.#relist(pod, cached.status, result);
+    if (runtimeChanged(result)) this.#readBack(pod, cached.status, result);
     // A start that failed (CrashLoopBackOff, ImagePullBackOff, CreateContainerConfigError, …) is
     // in the reason cache now: show it at once, not only on the next sync when the back-off
     // has already run out, so the container reads `waiting: CrashLoopBackOff` for the whole wait.
@@ -185,7 +185,7 @@ export class AgentPodSyncer implements PodSyncer<CachedPodStatus> {
     statuses.setPodStatus(pod, before);
     this.#log.info({ pod: podRef(pod), ...definedFields({ gracePeriodSeconds }) }, 'Killing pod');
     const result = await runtime.killPod(pod, cached.status, gracePeriodSeconds);
-    if (runtimeChanged(result)) this.#relist(pod, cached.status, result);
+    if (runtimeChanged(result)) this.#readBack(pod, cached.status, result);
     const err = result.error();
     if (err !== undefined) throw err;
     prober?.removePod(pod);

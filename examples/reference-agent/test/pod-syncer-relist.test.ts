@@ -1,4 +1,4 @@
-// The syncer relists a pod in the PLEG right after a sync or kill that changed the runtime (its
+// The syncer reads a pod back into the PLEG right after a sync or kill that changed the runtime (its
 // new state reaches the status without waiting for the next periodic relist), and not after a
 // sync that changed nothing (a steady pod, a container in CrashLoopBackOff).
 import type { V1Pod } from '@kubernetes/client-node';
@@ -33,7 +33,7 @@ async function setup(crash: boolean) {
   const syncer = new AgentPodSyncer({
     runtime: harness.manager,
     statuses: { getPodStatus: () => undefined, setPodStatus: () => {}, terminatePod: () => {} },
-    relistPod: async (uid, ids) => {
+    inspectPod: async (uid, ids) => {
       relisted.push(uid);
       known.push(ids);
     },

@@ -60,8 +60,8 @@ export function sandboxToContainerState(state: PodSandboxState): RuntimeContaine
   }
 }
 
-/** A listed CRI container as a relist entry. */
-export function toRuntimeContainer(c: Container): RuntimeContainer {
+/** A CRI container as a relist entry, from its list item or its `ContainerStatus`. */
+export function toRuntimeContainer(c: Container | ContainerStatus): RuntimeContainer {
   return {
     id: c.id,
     name: c.metadata?.name ?? c.labels[KUBERNETES_CONTAINER_NAME_LABEL] ?? '',
@@ -70,22 +70,6 @@ export function toRuntimeContainer(c: Container): RuntimeContainer {
     hash: parseContainerHash(c.annotations),
     state: toRuntimeContainerState(c.state),
     createdAt: nsToMs(c.createdAt),
-  };
-}
-
-/**
- * A container as a relist entry from its `ContainerStatus` instead of a list item: the same
- * fields (the image ID is `imageId` where the runtime fills it, else `imageRef`).
- */
-export function statusToRuntimeContainer(s: ContainerStatus): RuntimeContainer {
-  return {
-    id: s.id,
-    name: s.metadata?.name ?? s.labels[KUBERNETES_CONTAINER_NAME_LABEL] ?? '',
-    image: s.image?.image ?? '',
-    imageRef: s.imageId !== '' ? s.imageId : s.imageRef,
-    hash: parseContainerHash(s.annotations),
-    state: toRuntimeContainerState(s.state),
-    createdAt: nsToMs(s.createdAt),
   };
 }
 
@@ -182,8 +166,8 @@ interface MutablePod {
  * are skipped. Pods come newest first.
  */
 export function runtimePodsFromLists(
-  sandboxItems: readonly PodSandbox[],
-  containerItems: readonly Container[],
+  sandboxItems: readonly (PodSandbox | PodSandboxStatus)[],
+  containerItems: readonly (Container | ContainerStatus)[],
 ): RuntimePod[] {
   const pods = new Map<string, MutablePod>();
   for (const s of sandboxItems) {

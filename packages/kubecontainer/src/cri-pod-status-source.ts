@@ -15,14 +15,8 @@ import {
   type PodSandboxStatus,
   type RuntimeServiceApi,
 } from '@nodeagent/cri';
-import {
-  runtimePodsFromLists,
-  sandboxIps,
-  sandboxToRuntimeContainer,
-  statusToRuntimeContainer,
-  toContainerRuntimeStatus,
-} from './cri-convert.js';
-import { KUBERNETES_POD_UID_LABEL, podInfoFromLabels } from './labels.js';
+import { runtimePodsFromLists, sandboxIps, toContainerRuntimeStatus } from './cri-convert.js';
+import { KUBERNETES_POD_UID_LABEL } from './labels.js';
 import type {
   ContainerRuntimeStatus,
   KnownRuntimeIds,
@@ -84,6 +78,11 @@ export function criPodStatusSource(
 ): PodStatusSource {
   const clock = options.clock ?? realClock;
   const readTerminationMessage = options.terminationMessage;
+  // NOT_FOUND (removed since it was named) reads as undefined.
+  const sandboxStatus = (id: string, call: CallOptions) =>
+    skipNotFound(cri.runtime.podSandboxStatus({ podSandboxId: id }, call));
+  const rawContainerStatus = async (id: string, call: CallOptions) =>
+    (await skipNotFound(cri.runtime.containerStatus({ containerId: id }, call)))?.status;
   /** The kubelet's model of `raw`, an exited container's termination message appended. */
   const withTerminationMessage = async (
     raw: ContainerStatus,
@@ -107,15 +106,13 @@ export function criPodStatusSource(
     const call = callOptions(options.timeoutMs, signal);
     const timestamp = clock.now();
     const selector = { labelSelector: { [KUBERNETES_POD_UID_LABEL]: uid } };
-    const sandboxStatus = (id: string) =>
-      skipNotFound(cri.runtime.podSandboxStatus({ podSandboxId: id }, call));
-    const rawContainerStatus = async (id: string) =>
-      (await skipNotFound(cri.runtime.containerStatus({ containerId: id }, call)))?.status;
     // Status reads of the IDs the caller already knows go out with the lists (settled either
     // way: an ID the lists no longer show is dropped unread).
     const early = {
-      sandboxes: new Map((known?.sandboxIds ?? []).map((id) => [id, settle(sandboxStatus(id))])),
-      containers: new Map((known?.containerIds ?? []).map((id) => [id, settle(rawContainerStatus(id))])),
+      sandboxes: new Map((known?.sandboxIds ?? []).map((id) => [id, settle(sandboxStatus(id, call))])),
+      containers: new Map(
+        (known?.containerIds ?? []).map((id) => [id, settle(rawContainerStatus(id, call))]),
+      ),
     };
     const [sandboxList, containerList] = await Promise.all([
       cri.runtime.listPodSandbox({ filter: selector }, call),
@@ -129,12 +126,12 @@ export function criPodStatusSource(
     const sandboxRead = async (s: PodSandbox) => {
       const read = await early.sandboxes.get(s.id);
       if (read?.ok === true && read.value?.status?.state === s.state) return read.value;
-      return sandboxStatus(s.id);
+      return sandboxStatus(s.id, call);
     };
     const containerRead = async (c: Container) => {
       const read = await early.containers.get(c.id);
       if (read?.ok === true && read.value?.state === c.state) return read.value;
-      return rawContainerStatus(c.id);
+      return rawContainerStatus(c.id, call);
     };
     const containerStatus = async (c: Container): Promise<ContainerRuntimeStatus | undefined> => {
       const raw = await containerRead(c);
@@ -173,49 +170,27 @@ export function criPodStatusSource(
   ): Promise<{ pod: RuntimePod | undefined; status: PodStatus; readAt: number }> => {
     const call = callOptions(options.timeoutMs, signal);
     const timestamp = clock.now();
-    const [sandboxResponses, rawStatuses] = await Promise.all([
-      Promise.all(
-        [...new Set(ids.sandboxIds ?? [])].map((id) =>
-          skipNotFound(cri.runtime.podSandboxStatus({ podSandboxId: id }, call)),
-        ),
-      ),
-      Promise.all(
-        [...new Set(ids.containerIds ?? [])].map(
-          async (id) => (await skipNotFound(cri.runtime.containerStatus({ containerId: id }, call)))?.status,
-        ),
-      ),
+    const [sandboxResponses, containerResponses] = await Promise.all([
+      Promise.all([...new Set(ids.sandboxIds ?? [])].map((id) => sandboxStatus(id, call))),
+      Promise.all([...new Set(ids.containerIds ?? [])].map((id) => rawContainerStatus(id, call))),
     ]);
     const sandboxStatuses = sandboxResponses
       .map((r) => r?.status)
       .filter((s): s is PodSandboxStatus => s !== undefined)
       .sort(byCreatedDesc);
-    const raw = rawStatuses.filter((s): s is ContainerStatus => s !== undefined);
+    const raw = containerResponses.filter((s): s is ContainerStatus => s !== undefined);
     const converted = await Promise.all(raw.map((c) => withTerminationMessage(c, signal)));
     const readAt = clock.now();
+    // Grouped as a listing groups them: the statuses carry the list items' fields.
+    const pod = runtimePodsFromLists(sandboxStatuses, raw).find((p) => p.id === uid);
     const newest = sandboxStatuses[0];
-    const ips = newest?.state === PodSandboxState.SANDBOX_READY ? sandboxIps(newest) : [];
-    const info = raw[0] === undefined ? undefined : podInfoFromLabels(raw[0].labels);
-    const podName = newest?.metadata?.name ?? info?.name ?? name;
-    const podNamespace = newest?.metadata?.namespace ?? info?.namespace ?? namespace;
-    const sandboxes = sandboxStatuses.map(sandboxToRuntimeContainer);
-    const pod: RuntimePod | undefined =
-      sandboxes.length === 0 && raw.length === 0
-        ? undefined
-        : {
-            id: uid,
-            name: podName,
-            namespace: podNamespace,
-            createdAt: Math.max(0, ...sandboxes.map((c) => c.createdAt)),
-            containers: raw.map(statusToRuntimeContainer),
-            sandboxes,
-          };
     return {
       pod,
       status: {
         id: uid,
-        name: podName,
-        namespace: podNamespace,
-        ips,
+        name: pod?.name ?? name,
+        namespace: pod?.namespace ?? namespace,
+        ips: newest?.state === PodSandboxState.SANDBOX_READY ? sandboxIps(newest) : [],
         containerStatuses: sortContainerStatusesByCreationTime(converted),
         sandboxStatuses,
         timestamp,

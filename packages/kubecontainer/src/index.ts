@@ -37,7 +37,6 @@ export {
   sandboxIps,
   sandboxToContainerState,
   sandboxToRuntimeContainer,
-  statusToRuntimeContainer,
   toContainerRuntimeStatus,
   toRuntimeContainer,
   toRuntimeContainerState,

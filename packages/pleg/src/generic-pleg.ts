@@ -308,38 +308,26 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> implemen
    * Skipped when a full relist starts after the request and before its turn (it covers the pod).
    */
   relistPod(uid: string, signal?: AbortSignal, known?: KnownRuntimeIds): Promise<void> {
-    const requestedAt = this.#relistSeq;
-    return this.#serialize(async () => {
-      if (this.#relistSeq !== requestedAt) return;
-      const record = this.#records.get(uid) ?? { old: undefined, current: undefined };
-      const source = this.#statusSource;
-      let read: { status: PodStatus; timestamp: number } | undefined;
-      if (source.listPodAndGetStatus !== undefined) {
-        // One round of list calls for both the listing and the inspection. The cache time is
-        // when the lists had returned, as the separate listing's end stamped the inspection.
-        const last = record.current ?? record.old;
-        const ids = knownIds(last, known);
-        const both = await source.listPodAndGetStatus(
-          uid,
-          last?.name ?? '',
-          last?.namespace ?? '',
-          signal,
-          ids,
-        );
-        record.current = both.pod;
-        if (both.pod !== undefined) {
-          const status = { ...both.status, name: both.pod.name, namespace: both.pod.namespace };
-          read = { status, timestamp: both.listedAt };
-        }
-      } else {
-        record.current = this.#lister.listPod
+    const source = this.#statusSource;
+    const listAndGet = source.listPodAndGetStatus?.bind(source);
+    return this.#readOnePod(uid, signal, async (last) => {
+      if (listAndGet === undefined) {
+        const pod = this.#lister.listPod
           ? await this.#lister.listPod(uid, signal)
           : (await this.#lister.listPods(signal)).find((p) => p.id === uid);
+        return { pod, read: undefined };
       }
-      this.#records.set(uid, record);
-      const plan = this.#plan(uid, true) as PodPlan;
-      const result = await this.#inspect(plan.pod, uid, signal, read);
-      this.#finish(plan, result, this.#podsToReinspect, signal);
+      // One round of list calls for both the listing and the inspection. The cache time is
+      // when the lists had returned, as the separate listing's end stamped the inspection.
+      const both = await listAndGet(
+        uid,
+        last?.name ?? '',
+        last?.namespace ?? '',
+        signal,
+        knownIds(last, known),
+      );
+      const status = both.pod && { ...both.status, name: both.pod.name, namespace: both.pod.namespace };
+      return { pod: both.pod, read: status && { status, timestamp: both.listedAt } };
     });
   }
 
@@ -355,16 +343,32 @@ export class GenericPLEG extends EventEmitter<GenericPlegNotifications> implemen
     const source = this.#statusSource;
     if (source.getPodAndStatusByIds === undefined) return this.relistPod(uid, signal, known);
     const byIds = source.getPodAndStatusByIds.bind(source);
+    return this.#readOnePod(uid, signal, async (last) => {
+      const both = await byIds(uid, last?.name ?? '', last?.namespace ?? '', knownIds(last, known), signal);
+      // Stamped when the reads had returned, as relistPod stamps the end of its lists.
+      return { pod: both.pod, read: both.pod && { status: both.status, timestamp: both.readAt } };
+    });
+  }
+
+  /**
+   * One pod's turn, serialized with relists (skipped when a full relist began after the
+   * request): `readPod` gives the pod as the runtime has it now (from the pod as last listed)
+   * and, when it read it, its status; then the record, events and cache as a relist does.
+   */
+  #readOnePod(
+    uid: string,
+    signal: AbortSignal | undefined,
+    readPod: (
+      last: RuntimePod | undefined,
+    ) => Promise<{ pod: RuntimePod | undefined; read: { status: PodStatus; timestamp: number } | undefined }>,
+  ): Promise<void> {
     const requestedAt = this.#relistSeq;
     return this.#serialize(async () => {
       if (this.#relistSeq !== requestedAt) return;
       const record = this.#records.get(uid) ?? { old: undefined, current: undefined };
-      const last = record.current ?? record.old;
-      const both = await byIds(uid, last?.name ?? '', last?.namespace ?? '', knownIds(last, known), signal);
-      record.current = both.pod;
+      const { pod, read } = await readPod(record.current ?? record.old);
+      record.current = pod;
       this.#records.set(uid, record);
-      // Stamped when the reads had returned, as relistPod stamps the end of its lists.
-      const read = both.pod === undefined ? undefined : { status: both.status, timestamp: both.readAt };
       const plan = this.#plan(uid, true) as PodPlan;
       const result = await this.#inspect(plan.pod, uid, signal, read);
       this.#finish(plan, result, this.#podsToReinspect, signal);
