@@ -70,7 +70,7 @@ import { bindPod } from './scheduler.js';
 import { admitPod } from './serviceaccount-admission.js';
 import type { ServiceAccountTokens } from './serviceaccount-token.js';
 import type { AdmitFunc, ObjectStore } from './store.js';
-import { hasTable, tableVersion, toTable, watchTableJson } from './table-output.js';
+import { hasTable, includeObjectParam, tableVersion, toTable, watchTableJson } from './table-output.js';
 import { tokenReview } from './token-review.js';
 import { type WatchStart, WatchStream } from './watch-stream.js';
 
@@ -408,7 +408,11 @@ async function handleResource(
           if (page.continueToken !== undefined) meta.continue = page.continueToken;
           if (page.remainingItemCount !== undefined) meta.remainingItemCount = page.remainingItemCount;
           const objects = page.items.map((e) => JSON.parse(e.json) as KubeObject);
-          return sendJson(res, 200, toTable(type, asTable, objects, meta, ctx.clock.now()));
+          return sendJson(
+            res,
+            200,
+            toTable(type, asTable, objects, meta, ctx.clock.now(), includeObjectParam(q)),
+          );
         }
         writeListPage(res, type, page);
         return;
@@ -463,7 +467,11 @@ async function handleResource(
         hasTable(type) && subresource === undefined ? tableVersion(req.headers.accept) : undefined;
       if (asTable) {
         const meta = { resourceVersion: obj.metadata?.resourceVersion ?? '' };
-        return sendJson(res, 200, toTable(type, asTable, [obj], meta, ctx.clock.now()));
+        return sendJson(
+          res,
+          200,
+          toTable(type, asTable, [obj], meta, ctx.clock.now(), includeObjectParam(q)),
+        );
       }
       return sendJson(res, 200, obj);
     }
@@ -608,6 +616,7 @@ function startWatch(
   asTable?: 'v1' | 'v1beta1',
 ): void {
   const { type, namespace } = route;
+  const includeObject = asTable ? includeObjectParam(q) : 'Metadata';
   const table = ctx.store.table(type);
   let fieldSelector = q.get('fieldSelector');
   if (route.name !== undefined) {
@@ -674,7 +683,9 @@ function startWatch(
     maxBufferedBytes: ctx.watchBuffer.maxBytes,
     onOverflow: ctx.watchBuffer.onOverflow,
     // `kubectl get -w`: each event's object is a one-row Table (table-output.ts).
-    transform: asTable ? (json) => watchTableJson(type, asTable, json, ctx.clock.now()) : undefined,
+    transform: asTable
+      ? (json) => watchTableJson(type, asTable, json, ctx.clock.now(), includeObject)
+      : undefined,
   });
   ctx.watches.add(stream);
   if (start.kind === 'from') {

@@ -7,6 +7,7 @@
  * @module
  * @internal
  */
+import { badRequest } from './errors.js';
 import { isPlainObject, type KubeObject } from './object.js';
 import type { ResourceType } from './resources.js';
 import { printerColumns, rowConditions } from './table-printers.js';
@@ -154,13 +155,32 @@ export function hasTable(type: ResourceType): boolean {
   return columns(type, 0) !== undefined;
 }
 
-/** A `Table` of `objects` (rows with PartialObjectMetadata objects), or `undefined` for a kind without columns. */
+/** What each Table row carries as its `object` (the `includeObject` query parameter). */
+export type IncludeObject = 'None' | 'Metadata' | 'Object';
+
+/**
+ * The `includeObject` parameter of a Table request; `Metadata` when unset or empty.
+ * @throws ApiStatusError 400 for any other value, with upstream's message
+ */
+export function includeObjectParam(q: URLSearchParams): IncludeObject {
+  const v = q.get('includeObject') ?? '';
+  if (v === '') return 'Metadata';
+  if (v === 'None' || v === 'Metadata' || v === 'Object') return v;
+  throw badRequest(`unrecognized includeObject value: ${JSON.stringify(v)}`);
+}
+
+/**
+ * A `Table` of `objects`, or `undefined` for a kind without columns. Each row's `object` is the
+ * object's PartialObjectMetadata (`Metadata`), the whole object (`Object`: what `kubectl get
+ * --sort-by` sorts on) or absent (`None`).
+ */
 export function toTable(
   type: ResourceType,
   version: 'v1' | 'v1beta1',
   objects: readonly KubeObject[],
   listMeta: Record<string, unknown>,
   now: number,
+  includeObject: IncludeObject = 'Metadata',
 ): Record<string, unknown> | undefined {
   const cols = columns(type, now);
   if (!cols) return undefined;
@@ -181,7 +201,14 @@ export function toTable(
       return {
         cells: cols.map((c) => c.cell(o as Record<string, unknown>)),
         ...(conditions.length > 0 ? { conditions } : {}),
-        object: { kind: 'PartialObjectMetadata', apiVersion, metadata: o.metadata ?? {} },
+        ...(includeObject === 'None'
+          ? {}
+          : {
+              object:
+                includeObject === 'Object'
+                  ? o
+                  : { kind: 'PartialObjectMetadata', apiVersion, metadata: o.metadata ?? {} },
+            }),
       };
     }),
   };
@@ -196,8 +223,16 @@ export function watchTableJson(
   version: 'v1' | 'v1beta1',
   json: string,
   now: number,
+  includeObject: IncludeObject = 'Metadata',
 ): string {
   const obj = JSON.parse(json) as KubeObject;
-  const table = toTable(type, version, [obj], { resourceVersion: obj.metadata?.resourceVersion ?? '' }, now);
+  const table = toTable(
+    type,
+    version,
+    [obj],
+    { resourceVersion: obj.metadata?.resourceVersion ?? '' },
+    now,
+    includeObject,
+  );
   return table ? JSON.stringify(table) : json;
 }

@@ -218,6 +218,52 @@ describe('Table over HTTP', () => {
   });
 });
 
+describe('Table rows: includeObject', () => {
+  let server: MiniApiServer | undefined;
+  afterEach(async () => {
+    await server?.stop();
+    server = undefined;
+  });
+  const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+
+  test('Metadata (the default): PartialObjectMetadata; Object: the whole object; None: no object; other values: 400', async () => {
+    server = await start();
+    await call(server, 'POST', '/api/v1/namespaces/default/pods', {
+      metadata: { name: 'web' },
+      spec: { containers: [{ name: 'app', image: 'nginx' }], nodeName: 'n1' },
+    });
+    const get = async (path: string) => {
+      const res = await fetch(`${server?.url}${path}`, { headers: { accept: TABLE } });
+      return { code: res.status, body: (await res.json()) as any };
+    };
+    for (const path of ['/api/v1/namespaces/default/pods', '/api/v1/namespaces/default/pods/web']) {
+      const byDefault = await get(path);
+      expect(byDefault.body.rows[0].object).toMatchObject({
+        kind: 'PartialObjectMetadata',
+        apiVersion: 'meta.k8s.io/v1',
+        metadata: { name: 'web' },
+      });
+      expect(byDefault.body.rows[0].object.spec).toBeUndefined();
+      expect((await get(`${path}?includeObject=Metadata`)).body.rows[0].object.kind).toBe(
+        'PartialObjectMetadata',
+      );
+      const whole = (await get(`${path}?includeObject=Object`)).body.rows[0].object;
+      expect(whole).toMatchObject({ kind: 'Pod', apiVersion: 'v1', metadata: { name: 'web' } });
+      expect(whole.spec.nodeName).toBe('n1');
+      const none = (await get(`${path}?includeObject=None`)).body.rows[0];
+      expect(none.cells[0]).toBe('web');
+      expect('object' in none).toBe(false);
+      const bad = await get(`${path}?includeObject=All`);
+      expect(bad.code).toBe(400);
+      expect(bad.body).toMatchObject({
+        kind: 'Status',
+        reason: 'BadRequest',
+        message: 'unrecognized includeObject value: "All"',
+      });
+    }
+  });
+});
+
 describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
   'kubectl get prints kube-apiserver columns',
   () => {
@@ -271,6 +317,27 @@ describe.skipIf(kubectlMissing && process.env.CI !== 'true')(
         '<none>',
       ]);
       expect(rows(await kubectl('get', 'pods'))[0]).toEqual(['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
+    });
+
+    test('get events --sort-by=.lastTimestamp: sorted on the whole objects (includeObject=Object)', async () => {
+      const event = (name: string, reason: string, at: string) =>
+        h.server.store.create('events', {
+          metadata: { name, namespace: 'default' },
+          involvedObject: { kind: 'Pod', name: 'web', namespace: 'default' },
+          reason,
+          message: `${reason} happened`,
+          type: 'Normal',
+          firstTimestamp: at,
+          lastTimestamp: at,
+          count: 1,
+          source: { component: 'kubelet' },
+        });
+      event('web.2', 'Later', '2026-01-01T00:00:02Z');
+      event('web.1', 'Earlier', '2026-01-01T00:00:01Z');
+      event('web.3', 'Latest', '2026-01-01T00:00:03Z');
+      const out = rows(await kubectl('get', 'events', '--sort-by=.lastTimestamp'));
+      expect(out[0]).toEqual(['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
+      expect(out.slice(1).map((r) => r[2])).toEqual(['Earlier', 'Later', 'Latest']);
     });
 
     test('get nodes (-o wide): STATUS, ROLES, VERSION, addresses and node info', async () => {
