@@ -216,15 +216,6 @@ describe('Table over HTTP', () => {
       '<none>',
     ]);
   });
-});
-
-describe('Table rows: includeObject', () => {
-  let server: MiniApiServer | undefined;
-  afterEach(async () => {
-    await server?.stop();
-    server = undefined;
-  });
-  const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
 
   test('Metadata (the default): PartialObjectMetadata; Object: the whole object; None: no object; other values: 400', async () => {
     server = await start();
