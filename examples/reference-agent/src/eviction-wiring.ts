@@ -70,8 +70,9 @@ export const EVICTION_FLAG_OPTIONS = {
 } as const;
 
 /** Usage lines of the flags. */
-export const EVICTION_USAGE = `  --eviction-hard LIST           hard thresholds, e.g. memory.available<100Mi,nodefs.available<10% (kubelet defaults;
-                                 eviction needs a stats source: off in this agent until @nodeagent/stats is wired)
+export const EVICTION_USAGE = `  --eviction-hard LIST           hard thresholds, e.g. memory.available<100Mi,nodefs.available<10%
+                                 (default: the kubelet's, memory.available<100Mi,nodefs.available<10%,
+                                 nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%)
   --eviction-soft LIST           soft thresholds (signal<value), each with --eviction-soft-grace-period
   --eviction-soft-grace-period LIST   signal=duration pairs, e.g. memory.available=1m30s
   --eviction-minimum-reclaim LIST     signal=quantity pairs, e.g. memory.available=500Mi
