@@ -18,6 +18,7 @@ import {
 } from '@nodeagent/core';
 import type { CriClient } from '@nodeagent/cri';
 import {
+  DEFAULT_EVICTION_HARD,
   EvictionManager,
   type EvictionStatus,
   parseLangleSeparatedMap,
@@ -69,10 +70,25 @@ export const EVICTION_FLAG_OPTIONS = {
   'minimum-container-ttl-duration': { type: 'string' },
 } as const;
 
+/** `DEFAULT_EVICTION_HARD` as `signal<value` pairs, comma-separated, wrapped under the flag's text. */
+function defaultEvictionHardLines(): string {
+  const indent = ' '.repeat(33);
+  const lines: string[] = [];
+  let line = '';
+  for (const [signal, value] of Object.entries(DEFAULT_EVICTION_HARD)) {
+    const pair = `${signal}<${value}`;
+    if (line !== '' && line.length + 1 + pair.length > 72) {
+      lines.push(`${indent}${line},`);
+      line = pair;
+    } else line = line === '' ? pair : `${line},${pair}`;
+  }
+  lines.push(`${indent}${line}`);
+  return lines.join('\n');
+}
+
 /** Usage lines of the flags. */
-export const EVICTION_USAGE = `  --eviction-hard LIST           hard thresholds, e.g. memory.available<100Mi,nodefs.available<10%
-                                 (default: the kubelet's, memory.available<100Mi,nodefs.available<10%,
-                                 nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%)
+export const EVICTION_USAGE = `  --eviction-hard LIST           hard thresholds (signal<value,...); default the kubelet's:
+${defaultEvictionHardLines()}
   --eviction-soft LIST           soft thresholds (signal<value), each with --eviction-soft-grace-period
   --eviction-soft-grace-period LIST   signal=duration pairs, e.g. memory.available=1m30s
   --eviction-minimum-reclaim LIST     signal=quantity pairs, e.g. memory.available=500Mi
