@@ -48,6 +48,8 @@ export interface KubectlServer {
 export interface KubectlWatch {
   /** What it printed on stdout so far. */
   readonly out: string;
+  /** What it printed on stderr so far. */
+  readonly err: string;
   /**
    * Resolves once the output contains `text`, or after `timeoutMs` without it (assert on
    * {@link KubectlWatch.out} then).
@@ -111,12 +113,19 @@ export function useKubectlServer(prefix: string, options: MiniApiServerOptions =
     watch: (...args) => {
       const child = spawn('kubectl', [...args, `--cache-dir=${join(h.dir, 'cache')}`], { env: h.env });
       let out = '';
+      let err = '';
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
+      });
+      child.stderr.on('data', (d: Buffer) => {
+        err += d.toString();
       });
       return {
         get out() {
           return out;
+        },
+        get err() {
+          return err;
         },
         async until(text, timeoutMs = 10_000) {
           const deadline = Date.now() + timeoutMs;
