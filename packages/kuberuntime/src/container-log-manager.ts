@@ -113,6 +113,8 @@ export class ContainerLogManager implements Lifecycle {
   readonly #once = new StartOnce('ContainerLogManager');
   #timer: Timer | undefined;
   #running: Promise<void> | undefined;
+  /** Log paths of the running containers seen by earlier passes (see `#logPath`). */
+  readonly #logPaths = new Map<string, string>();
 
   /** @throws InvalidOptionsError for a size, file count or interval out of range. */
   constructor(options: ContainerLogManagerOptions) {
@@ -199,6 +201,8 @@ export class ContainerLogManager implements Lifecycle {
     }
     // Only running containers write; an exited one keeps its last log as it is.
     const queue = containers.filter((c) => c.state === ContainerState.CONTAINER_RUNNING).map((c) => c.id);
+    const listed = new Set(queue);
+    for (const id of this.#logPaths.keys()) if (!listed.has(id)) this.#logPaths.delete(id);
     const worker = async (): Promise<void> => {
       for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
         try {
@@ -219,9 +223,22 @@ export class ContainerLogManager implements Lifecycle {
     for (const f of [path, ...(await rotatedLogs(path))]) await rm(f, { force: true });
   }
 
-  async #rotateContainer(id: string): Promise<void> {
+  /**
+   * The container's log path: asked of the runtime (`ContainerStatus`, as the kubelet asks it on
+   * every pass) the first time, then remembered while the container runs. A container's log
+   * path is fixed when it is created, so later passes make no runtime call for it.
+   */
+  async #logPath(id: string): Promise<string> {
+    const known = this.#logPaths.get(id);
+    if (known !== undefined) return known;
     const res = await this.#runtime.containerStatus({ containerId: id });
     const path = res.status?.logPath ?? '';
+    this.#logPaths.set(id, path);
+    return path;
+  }
+
+  async #rotateContainer(id: string): Promise<void> {
+    const path = await this.#logPath(id);
     if (path === '') return;
     let size: number;
     try {

@@ -12,13 +12,13 @@ import { dirname, join } from 'node:path';
 import type { V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Clock, Logger } from '@nodeagent/core';
 import { definedFields } from '@nodeagent/core';
-import type { PodSandboxConfig } from '@nodeagent/cri';
+import type { Image, PodSandboxConfig } from '@nodeagent/cri';
 import { type PodStatus, safeMakeDir, UnsafePathError } from '@nodeagent/kubecontainer';
 import { generateContainerConfig } from './container-config.js';
 import { ContainerConfigError, errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
 import { makeHostsMount } from './etc-hosts.js';
 import type { RuntimeEventRecorder } from './event-recorder.js';
-import type { ImagePuller } from './image-puller.js';
+import type { ImagePuller, PrefetchedImage } from './image-puller.js';
 import { type KillDeps, killContainer } from './kill.js';
 import { DEFAULT_TERMINATION_MESSAGE_PATH } from './labels.js';
 import { runLifecycleHandler } from './lifecycle-handlers.js';
@@ -123,29 +123,26 @@ export class ContainerStarter {
   }
 
   /**
-   * Starts the image user lookup ({@link ContainerStarter.start} makes it before CreateContainer)
-   * as soon as `imageId` resolves to a present image, e.g. while the sandbox is being created.
-   * Failures resolve to undefined so the lookup runs again in `start`.
+   * The image user ({@link ContainerStarter.start} needs it before CreateContainer) from the
+   * prefetched `ImageStatus` of the image (see {@link ImagePuller.prefetch}), once it resolves to
+   * a present image: upstream's `getImageUser` asks `ImageStatus` again by the image's ID, which
+   * names the same image. Anything else resolves to undefined, and `start` asks the runtime.
    */
   prefetchImageUser(
-    imageId: Promise<string | undefined> | undefined,
+    prefetched: Promise<PrefetchedImage | undefined> | undefined,
   ): Promise<{ readonly imageRef: string; readonly user: ImageUser } | undefined> | undefined {
-    if (imageId === undefined) return undefined;
-    return imageId
-      .then(async (imageRef) =>
-        imageRef === undefined || imageRef === ''
-          ? undefined
-          : { imageRef, user: await this.#imageUser(imageRef) },
-      )
-      .catch(() => undefined);
+    if (prefetched === undefined) return undefined;
+    return prefetched.then((p) =>
+      p === undefined || p.id === '' || p.image === undefined
+        ? undefined
+        : { imageRef: p.id, user: imageUserOf(p.image) },
+    );
   }
 
-  /** The image's user from the runtime's ImageStatus (upstream `getImageUser`); none named is root. */
+  /** The image's user from the runtime's ImageStatus (upstream `getImageUser`). */
   async #imageUser(imageRef: string): Promise<ImageUser> {
     const { image } = await this.#deps.options.cri.image.imageStatus({ image: { image: imageRef } });
-    if (image?.uid !== undefined) return { uid: image.uid.value };
-    if (image !== undefined && image.username !== '') return { username: image.username };
-    return { uid: 0n };
+    return imageUserOf(image);
   }
 
   /** Pulls the image, creates and starts the container, runs postStart. @throws SyncStepError */
@@ -350,4 +347,11 @@ async function prepareHostPath(p: HostPathToPrepare, containerName: string): Pro
     await fh.close();
   }
   return p.path;
+}
+
+/** An image's user as CRI reports it: a numeric UID, else a user name; none named is root. */
+function imageUserOf(image: Image | undefined): ImageUser {
+  if (image?.uid !== undefined) return { uid: image.uid.value };
+  if (image !== undefined && image.username !== '') return { username: image.username };
+  return { uid: 0n };
 }

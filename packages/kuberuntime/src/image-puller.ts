@@ -8,10 +8,16 @@
 import type { V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { KeyedBackoff, Logger } from '@nodeagent/core';
 import { definedFields, formatGoDuration } from '@nodeagent/core';
-import type { AuthConfig, CriClient, PartialMessage, PodSandboxConfig } from '@nodeagent/cri';
+import type { AuthConfig, CriClient, Image, PartialMessage, PodSandboxConfig } from '@nodeagent/cri';
 import { errorMessage, SyncErrorReason, SyncStepError } from './errors.js';
 import type { RuntimeEventRecorder } from './event-recorder.js';
 import type { RuntimeMetrics } from './metrics.js';
+
+/** What {@link ImagePuller.prefetch} learned of an image: its node-local ID (`''` when absent) and the image. */
+export interface PrefetchedImage {
+  readonly id: string;
+  readonly image: Image | undefined;
+}
 
 /** Adds `:latest` to a reference with neither tag nor digest (upstream `applyDefaultImageTag`). @throws SyncStepError InvalidImageName */
 export function applyDefaultImageTag(image: string): string {
@@ -295,18 +301,24 @@ export class ImagePuller {
   }
 
   /**
-   * Starts {@link inspect} for the containers' images now (e.g. while the sandbox is being
-   * created); failures resolve to undefined so the real check runs again.
+   * Starts the image checks of the containers now (e.g. while the sandbox is being created), by
+   * the image as named in the spec: one `ImageStatus` each, whose answer gives both the image's
+   * node-local ID (what {@link inspect} gives) and its user. Failures resolve to undefined so
+   * the real check runs again.
    */
-  prefetch(containers: readonly V1Container[]): Map<string, Promise<string | undefined>> {
-    const out = new Map<string, Promise<string | undefined>>();
+  prefetch(containers: readonly V1Container[]): Map<string, Promise<PrefetchedImage | undefined>> {
+    const out = new Map<string, Promise<PrefetchedImage | undefined>>();
     for (const c of containers) {
       const raw = c.image ?? '';
       if (out.has(raw)) continue;
       try {
+        const image = applyDefaultImageTag(raw);
         out.set(
           raw,
-          this.inspect(applyDefaultImageTag(raw)).catch(() => undefined),
+          this.#deps.cri.image.imageStatus({ image: { image } }).then(
+            (s) => ({ id: s.image?.id ?? '', image: s.image }),
+            () => undefined,
+          ),
         );
       } catch {
         // an invalid name is reported by ensureImageExists itself

@@ -32,7 +32,7 @@ afterEach(async () => {
 
 /** A runtime double: containers with a log path; ReopenContainerLog creates the file as containerd does. */
 function runtime(containers: Array<{ id: string; running: boolean; reopenFails?: boolean }>) {
-  const calls = { list: 0, reopen: [] as string[] };
+  const calls = { list: 0, reopen: [] as string[], status: [] as string[] };
   const rt: ContainerLogRuntime = {
     listContainers: async () => {
       calls.list++;
@@ -43,7 +43,10 @@ function runtime(containers: Array<{ id: string; running: boolean; reopenFails?:
         })),
       } as never;
     },
-    containerStatus: async (req) => ({ status: { logPath: join(dir, `${req?.containerId}.log`) } }) as never,
+    containerStatus: async (req) => {
+      calls.status.push(req?.containerId ?? '');
+      return { status: { logPath: join(dir, `${req?.containerId}.log`) } } as never;
+    },
     reopenContainerLog: async (req) => {
       const id = req?.containerId ?? '';
       calls.reopen.push(id);
@@ -184,6 +187,29 @@ describe('rotation', () => {
     for (const id of ['bad', 'exited', 'ok']) await writeFile(join(dir, `${id}.log`), line(1));
     await m.rotateLogs();
     expect(await files()).toEqual(['bad.log', 'exited.log', 'ok.log', 'ok.log.20260102-030405']);
+  });
+
+  test("a running container's log path is asked of the runtime once; a container gone is forgotten", async () => {
+    const containers = [
+      { id: 'a', running: true },
+      { id: 'b', running: true },
+    ];
+    const { rt, calls } = runtime(containers);
+    const m = new ContainerLogManager({ runtime: rt, containerLogMaxSize: 1 });
+    for (const id of ['a', 'b']) await writeFile(join(dir, `${id}.log`), line(1));
+    await m.rotateLogs();
+    expect(calls.status.sort()).toEqual(['a', 'b']);
+    // The second pass still rotates (the paths are remembered) without asking again.
+    for (const id of ['a', 'b']) await writeFile(join(dir, `${id}.log`), line(2));
+    await m.rotateLogs();
+    expect(calls.status.sort()).toEqual(['a', 'b']);
+    expect(calls.reopen.sort()).toEqual(['a', 'a', 'b', 'b']);
+    // b stops running: forgotten; running again (a restart keeps no id, but the double can) asks again.
+    containers[1] = { id: 'b', running: false };
+    await m.rotateLogs();
+    containers[1] = { id: 'b', running: true };
+    await m.rotateLogs();
+    expect(calls.status.sort()).toEqual(['a', 'b', 'b']);
   });
 
   test('containerLogMaxWorkers bounds how many containers are rotated at once', async () => {

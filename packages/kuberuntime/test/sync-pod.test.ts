@@ -70,7 +70,7 @@ describe('syncPod on the fake runtime', () => {
     expect(h.fake.callNames().filter((n) => /^(Run|Create|Start|Stop)/.test(n))).toEqual([]);
   });
 
-  it('a new pod: RunPodSandbox first, both ImageStatus lookups (presence, image user) while the sandbox is created, no more of them', async () => {
+  it('a new pod: RunPodSandbox first, one ImageStatus (presence and image user) while the sandbox is created, no more', async () => {
     h = await startHarness({});
     const harness = h;
     harness.fake.setLatency('RunPodSandbox', 300); // on the harness's fake clock
@@ -88,15 +88,47 @@ describe('syncPod on the fake runtime', () => {
       .callNames()
       .filter((n) => /^(RunPodSandbox|PodSandboxStatus|ImageStatus|CreateContainer)$/.test(n));
     // The call log records calls as received: RunPodSandbox first (the critical path, upstream's
-    // order), still running (300 ms) when both ImageStatus calls arrive; PodSandboxStatus
-    // follows its answer, then CreateContainer.
-    expect(names.slice(0, 5)).toEqual([
+    // order), still running (300 ms) when the ImageStatus call arrives (its answer gives both
+    // the image's ID and its user); PodSandboxStatus follows RunPodSandbox's answer, then
+    // CreateContainer.
+    expect(names.slice(0, 4)).toEqual([
       'RunPodSandbox',
-      'ImageStatus',
       'ImageStatus',
       'PodSandboxStatus',
       'CreateContainer',
     ]);
+    expect(names.filter((n) => n === 'ImageStatus')).toHaveLength(1);
+  });
+
+  it("runAsNonRoot is checked against the image's user from the one ImageStatus: a numeric non-root user starts, root and a name are refused", async () => {
+    h = await startHarness({
+      images: [
+        { ref: 'app:nonroot', user: '1000:1000' },
+        { ref: 'app:root', user: '' },
+        { ref: 'app:named', user: 'nobody' },
+      ],
+    });
+    const withImage = (image: string, name: string) =>
+      pod(
+        {
+          securityContext: { runAsNonRoot: true },
+          containers: [{ name: 'app', image, imagePullPolicy: 'IfNotPresent' }],
+        },
+        name,
+      );
+    const started = await sync(withImage('app:nonroot', 'ok'));
+    expect(started.result.error()).toBeUndefined();
+    expect(started.status.containerStatuses.map((c) => c.state)).toEqual(['running']);
+    const root = await sync(withImage('app:root', 'root'));
+    expect(root.result.results.find((r) => r.action === 'StartContainer')?.error).toMatchObject({
+      reason: 'CreateContainerConfigError',
+      message: expect.stringContaining('container has runAsNonRoot and image will run as root'),
+    });
+    const named = await sync(withImage('app:named', 'named'));
+    expect(named.result.results.find((r) => r.action === 'StartContainer')?.error).toMatchObject({
+      reason: 'CreateContainerConfigError',
+      message: expect.stringContaining('image has non-numeric user (nobody)'),
+    });
   });
 
   it('the result names the sandbox and containers it made (createdIds), for a relist that reads them at once', async () => {
