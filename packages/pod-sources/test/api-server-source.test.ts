@@ -57,7 +57,10 @@ describe('ApiServerSource', () => {
     informer.items = [...informer.items, apiPod('b', '2') as Pod, apiPod('c', '3') as Pod];
     informer.handler?.onAdd?.(informer.items[2] as Pod, false);
     informer.handler?.onAdd?.(informer.items[3] as Pod, false);
-    await new Promise((r) => setImmediate(r));
+    // Coalesced: nothing is sent while the informer is still delivering…
+    expect(drain(config)).toEqual([]);
+    // …and the one snapshot is sent as a microtask, before the event loop's next turn.
+    await Promise.resolve();
     expect(drain(config)).toEqual([{ op: 'ADD', source: 'api', names: ['b', 'c'] }]);
     expect(mirrors).toHaveLength(2);
     await source.stop();
