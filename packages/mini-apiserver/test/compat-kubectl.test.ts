@@ -5,12 +5,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
+import { waitUntil } from './helpers.js';
 import { kubectlMissing, useKubectlServer } from './kubectl-harness.js';
-
-/** Polls `done` every 25 ms for up to 5 s (the caller asserts afterwards). */
-async function waitFor(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
-}
 
 if (kubectlMissing && process.env.CI !== 'true') {
   console.warn(
@@ -204,14 +200,14 @@ spec:
       expect(waited.stdout).toBe('pod/web condition met\n');
 
       // Nothing else watches over HTTP here once kubectl wait's watch has closed.
-      await waitFor(() => h.server.openWatches === 0);
+      await waitUntil(() => h.server.openWatches === 0);
       const watch = h.watch('get', 'pod', 'web', '-w', '-o', 'jsonpath={.metadata.labels.color}{"\\n"}');
       try {
         await watch.until('\n', 5_000);
         // kubectl prints the pod, then watches it from resourceVersion 0 and drops the first
         // event (the state at that moment). A change made before its WATCH arrives is folded
         // into that dropped event, on a real API server as here: wait for the watch to open.
-        await waitFor(() => h.server.openWatches === 1);
+        await waitUntil(() => h.server.openWatches === 1);
         expect(h.server.openWatches, `kubectl's watch never opened; stderr: ${watch.err}`).toBe(1);
         h.server.store.patch('pods', 'default', 'web', 'merge', { metadata: { labels: { color: 'blue' } } });
         await watch.until('blue', 5_000);

@@ -16,7 +16,7 @@ import {
   MAX_STORED_NESTING_DEPTH,
   type MiniApiServer,
 } from '../src/index.js';
-import { call, pod, start } from './helpers.js';
+import { call, pod, start, waitUntil } from './helpers.js';
 
 let server: MiniApiServer;
 afterEach(async () => {
@@ -332,10 +332,6 @@ describe('request timeouts', () => {
     await expect(start({ headersTimeoutMs: Number.NaN })).rejects.toThrow('headersTimeoutMs');
   });
 });
-
-async function waitUntil(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
-}
 
 describe('bearer scheme', () => {
   test.each([

@@ -6,6 +6,12 @@ import {
   startMiniApiServer,
 } from '../src/index.js';
 
+/** Polls `cond` every `stepMs` until it holds or `timeoutMs` passed (the caller asserts afterwards). */
+export async function waitUntil(cond: () => boolean, timeoutMs = 5_000, stepMs = 5): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, stepMs));
+}
+
 /** Starts a server and registers nothing: callers stop it in afterEach. */
 export async function start(options: MiniApiServerOptions = {}): Promise<MiniApiServer> {
   return startMiniApiServer(options);
