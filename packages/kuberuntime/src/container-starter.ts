@@ -40,15 +40,13 @@ function machineCapacity(): { readonly cpuMilli: bigint; readonly memoryBytes: b
 
 /** Work started ahead for a container while its sandbox is created. */
 export interface Prefetched {
-  /** The image's node-local ID, being looked up. */
-  readonly imageId: Promise<string | undefined> | undefined;
+  /**
+   * The image's `ImageStatus`, being read ({@link ImagePuller.prefetch}): its ID tells whether
+   * the image is present, and its user serves when the container starts with that image.
+   */
+  readonly image: Promise<PrefetchedImage | undefined> | undefined;
   /** The node-side preparation, under way. */
   readonly prepared: Promise<PreparedContainer>;
-  /**
-   * The image's user, looked up once `imageId` named a present image; used only when the image
-   * the container starts with is that one. @default none (looked up before CreateContainer)
-   */
-  readonly imageUser?: Promise<{ readonly imageRef: string; readonly user: ImageUser } | undefined>;
 }
 
 /** The node-side preparation of one container instance. */
@@ -122,23 +120,6 @@ export class ContainerStarter {
     return { restartCount, terminationFileId };
   }
 
-  /**
-   * The image user ({@link ContainerStarter.start} needs it before CreateContainer) from the
-   * prefetched `ImageStatus` of the image (see {@link ImagePuller.prefetch}), once it resolves to
-   * a present image: upstream's `getImageUser` asks `ImageStatus` again by the image's ID, which
-   * names the same image. Anything else resolves to undefined, and `start` asks the runtime.
-   */
-  prefetchImageUser(
-    prefetched: Promise<PrefetchedImage | undefined> | undefined,
-  ): Promise<{ readonly imageRef: string; readonly user: ImageUser } | undefined> | undefined {
-    if (prefetched === undefined) return undefined;
-    return prefetched.then((p) =>
-      p === undefined || p.id === '' || p.image === undefined
-        ? undefined
-        : { imageRef: p.id, user: imageUserOf(p.image) },
-    );
-  }
-
   /** The image's user from the runtime's ImageStatus (upstream `getImageUser`). */
   async #imageUser(imageRef: string): Promise<ImageUser> {
     const { image } = await this.#deps.options.cri.image.imageStatus({ image: { image: imageRef } });
@@ -168,7 +149,7 @@ export class ContainerStarter {
         container,
         pullSecrets,
         sandboxConfig,
-        prefetched?.imageId,
+        prefetched?.image?.then((i) => i?.id),
       );
     } catch (err) {
       failed(err instanceof SyncStepError ? err.reason : errorMessage(err));
@@ -183,8 +164,13 @@ export class ContainerStarter {
     }
     let generated: ReturnType<typeof generateContainerConfig>;
     try {
-      const early = await prefetched?.imageUser;
-      const imageUser = early?.imageRef === imageRef ? early.user : await this.#imageUser(imageRef);
+      // The prefetched ImageStatus names the image by the spec; upstream's getImageUser asks
+      // again by the ID, which names the same image.
+      const early = await prefetched?.image;
+      const imageUser =
+        early?.image !== undefined && early.id === imageRef
+          ? imageUserOf(early.image)
+          : await this.#imageUser(imageRef);
       verifyRunAsNonRoot(pod, container, imageUser);
       generated = generateContainerConfig(pod, container, prepared.restartCount, imageRef, {
         imageUser,

@@ -278,11 +278,7 @@ export class KubeRuntimeManager {
       for (const c of starting) {
         const prepared = this.#starter.prepare(pod, c, podStatus);
         prepared.catch(() => {}); // consumed (and reported) when the container is started
-        const image = images.get(c.image ?? '');
-        const imageId = image?.then((i) => i?.id);
-        // The image user too (upstream's getImageUser): it needs no sandbox either.
-        const imageUser = this.#starter.prefetchImageUser(image);
-        prefetched.set(c.name, { imageId, prepared, ...(imageUser === undefined ? {} : { imageUser }) });
+        prefetched.set(c.name, { image: images.get(c.image ?? ''), prepared });
       }
       const created = await creating;
       if (typeof created !== 'string') {
