@@ -28,12 +28,13 @@
 // never the machine's /kubepods; the teardown stops the agent (SIGTERM, by PID), removes every
 // container, sandbox, netns and containerd (node sandboxes), then the cgroup roots, and fails if
 // anything of them is left. Needs root + containerd + `npm run build` (the agent runs from
-// dist); skipped (loudly) without root/containerd, fails under CI=true.
+// dist; the bench refuses a package whose dist is older than its src); skipped (loudly) without
+// root/containerd, fails under CI=true.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createTestCgroupRoot, type TestCgroupRoot } from '@nodeagent/cgroups/testing';
@@ -57,6 +58,41 @@ const here = dirname(fileURLToPath(import.meta.url));
 const agentBin = join(here, '..', 'bin', 'main.js');
 const agentDist = join(here, '..', 'dist', 'main.js');
 const CLK_TCK = 100;
+
+/**
+ * Workspace packages whose `dist` is older than a file of their `src` (the agent runs from
+ * `dist`, and a bench of a stale build measures other code than the checkout's: say, leftover
+ * instrumentation). Each entry names the package and its newest source file.
+ */
+function staleBuilds(repoRoot: string): string[] {
+  const newest = (dir: string): { path: string; mtimeMs: number } | undefined => {
+    let best: { path: string; mtimeMs: number } | undefined;
+    const walk = (d: string): void => {
+      for (const entry of readdirSync(d, { withFileTypes: true })) {
+        const p = join(d, entry.name);
+        if (entry.isDirectory()) walk(p);
+        else {
+          const { mtimeMs } = statSync(p);
+          if (best === undefined || mtimeMs > best.mtimeMs) best = { path: p, mtimeMs };
+        }
+      }
+    };
+    if (existsSync(dir)) walk(dir);
+    return best;
+  };
+  const dirs = [
+    ...readdirSync(join(repoRoot, 'packages')).map((p) => join(repoRoot, 'packages', p)),
+    join(repoRoot, 'examples', 'reference-agent'),
+  ];
+  const stale: string[] = [];
+  for (const dir of dirs) {
+    const src = newest(join(dir, 'src'));
+    const dist = newest(join(dir, 'dist'));
+    if (src !== undefined && dist !== undefined && src.mtimeMs > dist.mtimeMs)
+      stale.push(`${relative(repoRoot, dir)} (${relative(repoRoot, src.path)} is newer than its dist)`);
+  }
+  return stale;
+}
 
 function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -192,6 +228,11 @@ describeRealNode('reference agent at 110 pods on a real containerd', NODE_SANDBO
 
   beforeAll(async () => {
     if (!existsSync(agentDist)) throw new Error(`${agentDist} missing: run \`npm run build\` first`);
+    const stale = staleBuilds(join(here, '..', '..', '..'));
+    if (stale.length > 0)
+      throw new Error(
+        `the agent runs from dist, and these builds are stale: ${stale.join('; ')}. Run \`npm run build\` first`,
+      );
     node = await startNodeSandbox({ name: NODE, podCidr: '10.88.110.0/24' });
     cri = createCriClient(node.criEndpoint, { timeoutMs: 120_000 });
     cgroupRoot = await createTestCgroupRoot('nodeagent-agentbench');
