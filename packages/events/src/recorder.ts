@@ -256,11 +256,17 @@ export class EventRecorder {
 
   #kick(): void {
     if (!this.#running || this.#writer !== undefined || this.#queue.length === 0) return;
-    this.#writer = this.#drain().finally(() => {
-      this.#writer = undefined;
-      this.#wakeIdle();
-      this.#kick();
-    });
+    // The writer starts in the event loop's check phase, not inside the caller's turn: events
+    // are recorded in the middle of other work (a container just created or started), whose
+    // next I/O would otherwise wait for the write's CPU — correlation, the request — as it does
+    // not in upstream, where the broadcaster hands events to a goroutine of their own.
+    this.#writer = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.#drain())
+      .finally(() => {
+        this.#writer = undefined;
+        this.#wakeIdle();
+        this.#kick();
+      });
   }
 
   #wakeIdle(): void {

@@ -20,6 +20,9 @@ function setup(extra: Partial<ConstructorParameters<typeof EventRecorder>[0]> = 
   return { clock, sink, recorder };
 }
 
+/** Resolves in the event loop's check phase, after the recorder's writer has started. */
+const checkPhase = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** A sink whose calls hang until released. */
 class HangingSink implements EventSink {
   readonly started: CoreEvent[] = [];
@@ -48,17 +51,20 @@ describe('bounded queue', () => {
     for (let i = 0; i < 2000; i++) {
       recorder.event(podReference({ metadata: { name: `p${i}`, namespace: 'ns' } }), 'Normal', 'R', 'm');
     }
-    // one in flight, 1000 queued behind it
-    await Promise.resolve();
+    // The writer starts after the caller's turn: 1000 were queued, the rest dropped; now one is
+    // in flight and 999 wait behind it.
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    expect(sink.started).toHaveLength(0);
+    await checkPhase();
     expect(sink.started).toHaveLength(1);
-    expect(recorder.pending).toBe(1001);
-    expect(recorder.dropped().get('queue_full')).toBe(999);
+    expect(recorder.pending).toBe(1000);
+    expect(recorder.dropped().get('queue_full')).toBe(1000);
     const text = await registry.metrics();
-    expect(text).toContain('event_recorder_dropped_total{reason="queue_full"} 999');
-    expect(text).toContain('event_recorder_pending_events 1001');
+    expect(text).toContain('event_recorder_dropped_total{reason="queue_full"} 1000');
+    expect(text).toContain('event_recorder_pending_events 1000');
     await recorder.stop();
     expect(recorder.pending).toBe(0);
-    expect(recorder.dropped().get('shutdown')).toBe(1001);
+    expect(recorder.dropped().get('shutdown')).toBe(1000);
   });
 
   it('holds events recorded before start (up to the bound) and writes them in order once started', async () => {
@@ -206,6 +212,8 @@ describe('retries', () => {
     const flushed = recorder.flush(ac.signal);
     ac.abort(new Error('enough'));
     await expect(flushed).rejects.toThrow('enough');
+    await checkPhase();
+    expect(sink.started).toHaveLength(1);
     sink.releaseAll();
     await recorder.flush();
     await recorder.stop();

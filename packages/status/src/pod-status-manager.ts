@@ -268,7 +268,11 @@ export class PodStatusManager implements Lifecycle {
   #kick(kind: 'changed' | 'all'): void {
     if (this.#stopped || !this.#once.started) return;
     if (this.#pending !== 'all') this.#pending = kind;
+    // The pass starts in the event loop's check phase, after the caller's turn: a status is set
+    // at the start of a pod's sync, whose runtime calls would otherwise wait for the pass's CPU
+    // (the GET's request), as they do not in upstream, whose manager syncs from a goroutine.
     this.#running ??= (async () => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
       while (this.#pending !== 'none' && !this.#stopped) {
         const all = this.#pending === 'all';
         this.#pending = 'none';

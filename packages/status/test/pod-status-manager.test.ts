@@ -50,6 +50,19 @@ async function settle(clock: FakeClock): Promise<void> {
 }
 
 describe('PodStatusManager writes', () => {
+  it("starts a pass after the caller's turn, in the event loop's check phase (the pod's sync goes first)", async () => {
+    const { api } = podServer(apiPod());
+    const { m } = manager(api);
+    await m.start();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(api.calls).toHaveLength(0);
+    m.setPodStatus(apiPod(), { phase: 'Running' });
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    expect(api.calls).toHaveLength(0);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(api.calls.map((c) => c.verb)).toEqual(['get', 'patch']);
+  });
+
   it('patches a new status at once: GET, then a strategic patch with metadata.uid and only the changed fields', async () => {
     const { api } = podServer(apiPod());
     const { m, clock } = manager(api);
