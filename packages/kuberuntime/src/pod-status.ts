@@ -74,6 +74,14 @@ export function computePodStatus(
   const conditions: V1PodCondition[] = (pod.status?.conditions ?? []).filter(
     (c) => !KUBELET_CONDITIONS.has(c.type),
   );
+  // As upstream: `DisruptionTarget` is set once, when the kubelet evicts the pod, and lives in
+  // the previous status (the status manager's) until written; every later status carries it.
+  const disruption = old.conditions?.find((c) => c.type === 'DisruptionTarget');
+  if (disruption !== undefined) {
+    const i = conditions.findIndex((c) => c.type === 'DisruptionTarget');
+    if (i >= 0) conditions[i] = disruption;
+    else conditions.push(disruption);
+  }
   conditions.push({
     type: 'PodReadyToStartContainers',
     status: podSandboxChanged(pod, podStatus).changed ? 'False' : 'True',
@@ -101,8 +109,11 @@ export function computePodStatus(
   };
   if (hasInit) status.initContainerStatuses = initContainerStatuses;
   if (old.phase === phase) {
-    if (old.reason) status.reason = old.reason;
-    if (old.message) status.message = old.message;
+    // The reason and message go with the phase; the API's fill in what the previous status lacks.
+    const reason = old.reason || pod.status?.reason;
+    const message = old.message || pod.status?.message;
+    if (reason) status.reason = reason;
+    if (message) status.message = message;
   }
   let podIps = [...podStatus.ips];
   const hostIps = options.hostIps ?? [];

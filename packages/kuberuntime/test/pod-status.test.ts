@@ -206,6 +206,36 @@ describe('computePodStatus: container statuses', () => {
     );
   });
 
+  it('DisruptionTarget from the previous status is carried, replacing the API copy; reason/message go with the phase', () => {
+    const disruption = {
+      type: 'DisruptionTarget',
+      status: 'True',
+      reason: 'TerminationByKubelet',
+      message: 'The node was low on resource: memory. ',
+      lastTransitionTime: new Date(3000),
+    };
+    const pod = makePod({ containers: [app], restartPolicy: 'Never' });
+    pod.status = {
+      phase: 'Running',
+      conditions: [{ type: 'DisruptionTarget', status: 'False', reason: 'Stale' }],
+    };
+    const evicted: V1PodStatus = {
+      phase: 'Failed',
+      reason: 'Evicted',
+      message: 'The node was low on resource: memory. ',
+      conditions: [disruption],
+    };
+    const exited = podStatus([cstatus(app, 'exited', { exitCode: 137 })]);
+    const s = computePodStatus(pod, exited, { oldStatus: evicted, podIsTerminal: true });
+    expect(s).toMatchObject({ phase: 'Failed', reason: 'Evicted', message: evicted.message });
+    expect(s.conditions?.filter((c) => c.type === 'DisruptionTarget')).toEqual([disruption]);
+    // No previous reason: the API's, for the same phase.
+    pod.status = { phase: 'Failed', reason: 'Evicted', message: 'from the API' };
+    const fromApi = computePodStatus(pod, exited, { oldStatus: { phase: 'Failed' }, podIsTerminal: true });
+    expect(fromApi).toMatchObject({ reason: 'Evicted', message: 'from the API' });
+    expect(fromApi.conditions?.some((c) => c.type === 'DisruptionTarget')).toBe(false);
+  });
+
   it('IPs, host IPs, QoS; no ready sandbox → PodReadyToStartContainers False', () => {
     const pod = makePod({ containers: [app] });
     const s = computePodStatus(pod, podStatus([cstatus(app, 'running')]), { hostIps: ['192.0.2.1'] });
