@@ -96,7 +96,10 @@ export class SimulatedNodeMemory implements SummaryProvider {
     this.#capacityBytes = capacityBytes;
   }
 
-  /** The inner Summary with the simulated node memory. */
+  /**
+   * The inner Summary with the simulated node memory. It ignores a scope of `{ pods: false }`:
+   * that memory is the pods' working set, so the pods are always read.
+   */
   async get(updateStats: boolean): Promise<Summary> {
     return this.#rewrite(await this.#inner.get(updateStats));
   }

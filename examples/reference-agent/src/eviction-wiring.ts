@@ -268,7 +268,7 @@ export function createEvictionParts(d: EvictionWiringDeps): EvictionParts {
       : {
           imageFsStats: {
             async imageFsStats() {
-              const fs = (await summary.get(false)).node.runtime?.imageFs;
+              const fs = (await summary.get(false, { pods: false })).node.runtime?.imageFs;
               if (fs?.capacityBytes === undefined || fs.availableBytes === undefined) return undefined;
               return { capacityBytes: fs.capacityBytes, availableBytes: fs.availableBytes };
             },

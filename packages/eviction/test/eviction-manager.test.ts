@@ -457,6 +457,35 @@ describe('disk and pid signals', () => {
     summary.fail = true;
     expect(await round(m)).toEqual([]);
   });
+
+  it("reads the node's part every round and the pods' stats only in a round that ranks pods", async () => {
+    const a = pod('a', { memoryRequest: '1Gi' });
+    const b = pod('b', { memoryRequest: '1Gi' });
+    pods = [a, b];
+    summary.pods = [podStats(a, { memory: 100 * Mi }), podStats(b, { memory: 2 * Gi })];
+    const m = manager({
+      evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '10%' },
+      evictionSoft: { 'memory.available': '500Mi' },
+      evictionSoftGracePeriod: { 'memory.available': '1m30s' },
+    });
+    expect(await round(m)).toEqual([]);
+    expect(await round(m)).toEqual([]);
+    expect([summary.calls, summary.podCalls]).toEqual([2, 0]);
+    // A soft threshold met inside its grace period ranks nobody yet.
+    summary.memoryAvailable = 300 * Mi;
+    expect(await round(m)).toEqual([]);
+    expect(m.isUnderMemoryPressure()).toBe(true);
+    expect(summary.podCalls).toBe(0);
+    // Past a threshold the pods are ranked on their stats: b is over its request, a is not.
+    summary.memoryAvailable = 50 * Mi;
+    expect(await round(m)).toEqual(['b']);
+    expect([summary.calls, summary.podCalls]).toEqual([5, 1]);
+    // A round whose pods' stats fail evicts nobody; the next one does.
+    summary.failPods = true;
+    expect(await round(m)).toEqual([]);
+    summary.failPods = false;
+    expect(await round(m)).toEqual(['b']);
+  });
 });
 
 describe('admission, metrics and the loop', () => {
@@ -534,11 +563,13 @@ describe('admission, metrics and the loop', () => {
     await m.start();
     await clock.advance(0);
     expect(killer.kills).toHaveLength(1);
+    // A round reads the node's part; the round that ranks pods also reads the pods' stats.
+    const rounds = () => summary.calls - summary.podCalls;
     await clock.advance(29_000);
-    expect(summary.calls).toBe(1);
+    expect(rounds()).toBe(1);
     cleaned = true;
     await clock.advance(1_000);
-    expect(summary.calls).toBe(2);
+    expect(rounds()).toBe(2);
     await m.stop();
   });
 

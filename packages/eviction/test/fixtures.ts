@@ -1,7 +1,7 @@
 // Builders for the eviction tests: a fake Summary the tests mutate between rounds, pods, and
 // a recording pod killer.
 import type { V1Pod } from '@kubernetes/client-node';
-import type { PodStats, Summary, SummaryProvider } from '@nodeagent/stats';
+import type { PodStats, Summary, SummaryProvider, SummaryScope } from '@nodeagent/stats';
 import type { EvictionStatus, PodKiller } from '../src/index.js';
 
 export const Mi = 1024 * 1024;
@@ -24,15 +24,21 @@ export class FakeSummary implements SummaryProvider {
   pid: { maxpid: number; curproc: number } | undefined = { maxpid: 32_768, curproc: 300 };
   pods: PodStats[] = [];
   calls = 0;
+  /** Calls that asked for the pods (no scope, or `pods` not false). */
+  podCalls = 0;
   fail = false;
+  /** Fail only the calls that ask for the pods. */
+  failPods = false;
   /** Called on every get (e.g. to model a GC that freed space). */
   onGet: (() => void) | undefined;
   constructor(readonly now: () => number) {}
 
-  async get(_update: boolean): Promise<Summary> {
+  async get(_update: boolean, scope?: SummaryScope): Promise<Summary> {
+    const withPods = scope?.pods !== false;
     this.calls += 1;
+    if (withPods) this.podCalls += 1;
     this.onGet?.();
-    if (this.fail) throw new Error('stats unavailable');
+    if (this.fail || (withPods && this.failPods)) throw new Error('stats unavailable');
     const time = new Date(this.now()).toISOString();
     const fs = (f: NonNullable<FakeSummary['nodefs']>) => ({
       time,
@@ -76,7 +82,7 @@ export class FakeSummary implements SummaryProvider {
           : {}),
         ...(this.pid !== undefined ? { rlimit: { time, ...this.pid } } : {}),
       },
-      pods: this.pods,
+      pods: withPods ? this.pods : [],
     };
   }
 }

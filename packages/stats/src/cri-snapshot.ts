@@ -83,17 +83,24 @@ export function removeTerminatedContainers(containers: readonly Container[]): Co
   return out;
 }
 
-/**
- * Reads everything the Summary needs from the runtime; failures are counted, never thrown.
- * `ListPodSandboxStats` is called only with `withSandboxStats`: the provider asks for it when it
- * has no cgroups of its own to read (the kubelet calls it only under the alpha
- * `PodAndContainerStatsFromCRI` gate; containerd 1.6 takes seconds to answer it at 110 pods).
- */
+/** What {@link readCriSnapshot} reads besides `ImageFsInfo`. */
+export interface CriSnapshotScope {
+  /** `ListPodSandbox`, `ListContainers` and `ListContainerStats`; false leaves the pods out. */
+  readonly pods: boolean;
+  /**
+   * `ListPodSandboxStats` too (with `pods`). The provider asks for it when it has no cgroups of
+   * its own to read (the kubelet calls it only under the alpha `PodAndContainerStatsFromCRI`
+   * gate; containerd 1.6 takes seconds to answer it at 110 pods).
+   */
+  readonly sandboxStats: boolean;
+}
+
+/** Reads what the Summary needs from the runtime; failures are counted, never thrown. */
 export async function readCriSnapshot(
   cri: Pick<CriClient, 'runtime' | 'image'>,
   errors: StatsErrorRecorder,
   timeoutMs: number,
-  withSandboxStats: boolean,
+  scope: CriSnapshotScope,
 ): Promise<CriSnapshot> {
   const options = { timeoutMs };
   let listError: { rpc: string; error: unknown } | undefined;
@@ -104,11 +111,18 @@ export async function readCriSnapshot(
       if (rpc === 'ListPodSandbox' || rpc === 'ListContainers') listError ??= { rpc, error: err };
       return fallback;
     };
+  const { pods } = scope;
   const [sandboxList, containerList, containerStats, sandboxStats, imageFs] = await Promise.all([
-    cri.runtime.listPodSandbox({}, options).then((r) => r.items, failed('ListPodSandbox', undefined)),
-    cri.runtime.listContainers({}, options).then((r) => r.containers, failed('ListContainers', undefined)),
-    cri.runtime.listContainerStats({}, options).then((r) => r.stats, failed('ListContainerStats', [])),
-    withSandboxStats
+    pods
+      ? cri.runtime.listPodSandbox({}, options).then((r) => r.items, failed('ListPodSandbox', undefined))
+      : [],
+    pods
+      ? cri.runtime.listContainers({}, options).then((r) => r.containers, failed('ListContainers', undefined))
+      : [],
+    pods
+      ? cri.runtime.listContainerStats({}, options).then((r) => r.stats, failed('ListContainerStats', []))
+      : [],
+    pods && scope.sandboxStats
       ? cri.runtime.listPodSandboxStats({}, options).then((r) => r.stats, failed('ListPodSandboxStats', []))
       : [],
     cri.image.imageFsInfo({}, options).then((r) => r, failed('ImageFsInfo', undefined)),

@@ -69,6 +69,7 @@ import {
   type PodStats,
   type Summary,
   type SummaryProvider,
+  type SummaryScope,
   SystemContainerKubelet,
   SystemContainerMisc,
   SystemContainerPods,
@@ -132,10 +133,11 @@ export interface StatsProvider extends SummaryProvider {
   /** Runs one housekeeping pass now (tests, benchmarks). */
   housekeep(): Promise<void>;
   /**
-   * The full Summary; `updateStats` refreshes the CRI CPU-rate cache (`/stats/summary`).
+   * The full Summary (`/stats/summary`), or with `{ pods: false }` the node's part only;
+   * `updateStats` refreshes the CRI CPU-rate cache.
    * @throws {@link StatsUnavailableError} when the runtime cannot list sandboxes or containers.
    */
-  get(updateStats: boolean): Promise<Summary>;
+  get(updateStats: boolean, scope?: SummaryScope): Promise<Summary>;
   /**
    * CPU and memory only (`/stats/summary?only_cpu_and_memory=true`, `/metrics/resource`).
    * @throws {@link StatsUnavailableError} as {@link StatsProvider.get}.
@@ -379,26 +381,24 @@ class Provider implements StatsProvider {
     };
   }
 
-  async get(updateStats: boolean): Promise<Summary> {
-    return this.build(updateStats, false);
+  async get(updateStats: boolean, scope?: SummaryScope): Promise<Summary> {
+    return this.build(updateStats, false, scope?.pods ?? true);
   }
 
   async getCpuAndMemory(): Promise<Summary> {
-    return this.build(false, true);
+    return this.build(false, true, true);
   }
 
-  private async build(updateStats: boolean, cpuAndMemoryOnly: boolean): Promise<Summary> {
+  private async build(updateStats: boolean, cpuAndMemoryOnly: boolean, withPods: boolean): Promise<Summary> {
     const timeMs = this.clock.now();
     await this.prepare();
     const [cache, cri, facts] = await Promise.all([
       this.cache(),
       // Pod-level CRI stats only without cgroups to read (see readCriSnapshot).
-      readCriSnapshot(
-        this.o.cri,
-        this.errors,
-        this.o.criTimeoutMs ?? 10_000,
-        this.housekeeping === undefined,
-      ),
+      readCriSnapshot(this.o.cri, this.errors, this.o.criTimeoutMs ?? 10_000, {
+        pods: withPods,
+        sandboxStats: this.housekeeping === undefined,
+      }),
       this.nodeFacts(cpuAndMemoryOnly),
     ]);
     if (cri.listError !== undefined) throw new StatsUnavailableError(cri.listError.rpc, cri.listError.error);
@@ -643,7 +643,10 @@ class Provider implements StatsProvider {
   async cadvisorSnapshot(): Promise<CadvisorSnapshot> {
     const [cache, cri, facts] = await Promise.all([
       this.cache(),
-      readCriSnapshot(this.o.cri, this.errors, this.o.criTimeoutMs ?? 10_000, false),
+      readCriSnapshot(this.o.cri, this.errors, this.o.criTimeoutMs ?? 10_000, {
+        pods: true,
+        sandboxStats: false,
+      }),
       this.nodeFacts(),
     ]);
     const containers: CadvisorContainer[] = [];

@@ -231,13 +231,25 @@ export interface UserDefinedMetric {
   value: number;
 }
 
+/** What a {@link SummaryProvider.get} call may leave out. */
+export interface SummaryScope {
+  /**
+   * `false` asks for the node's part only, with `pods` empty: the provider lists no pod or
+   * container, makes no `ListContainerStats` call and walks no log directory. Every eviction
+   * signal comes from the node's part, so the eviction manager asks for this while it has no
+   * pod to rank. Default `true`.
+   */
+  readonly pods?: boolean;
+}
+
 /**
  * Something that produces a Summary: the stats package's provider, or a fake in tests.
  * `updateStats` asks for fresh CPU rates (the kubelet's `/stats/summary?only_cpu_and_memory`
  * path and the eviction manager call it with `true`).
  */
 export interface SummaryProvider {
-  get(updateStats: boolean): Promise<Summary>;
+  /** The Summary; `scope` may leave the pods out (default: everything). */
+  get(updateStats: boolean, scope?: SummaryScope): Promise<Summary>;
   /**
    * CPU and memory only (upstream `GetCPUAndMemoryStats`: `/stats/summary?only_cpu_and_memory=true`).
    * Optional: without it the kubelet server keeps those fields of `get(false)`.

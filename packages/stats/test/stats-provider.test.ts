@@ -80,6 +80,21 @@ describe('embedded mode (fake runtime, no cgroups)', () => {
     }
   });
 
+  it("{ pods: false } gives the node's part without listing a pod or a container", async () => {
+    await runPod(h, 'web', uidOf(5), ['app']);
+    const stats = createStatsProvider({ nodeName: 'n', cri: h.cri, embedded: true, clock: h.clock });
+    const full = await stats.get(true);
+    const rpcs = ['ListPodSandbox', 'ListContainers', 'ListContainerStats', 'ListPodSandboxStats'] as const;
+    const before = rpcs.map((rpc) => h.fake.calls(rpc).length);
+    expect(before).toEqual([1, 1, 1, 1]);
+    const node = await stats.get(true, { pods: false });
+    expect(node.pods).toEqual([]);
+    expect(rpcs.map((rpc) => h.fake.calls(rpc).length)).toEqual(before);
+    expect(h.fake.calls('ImageFsInfo')).toHaveLength(2);
+    expect(node.node.runtime?.imageFs?.usedBytes).toBeGreaterThan(0);
+    expect(node.node.runtime).toEqual(full.node.runtime);
+  });
+
   it('keeps only pods the pod lister knows', async () => {
     await runPod(h, 'a', uidOf(3), ['app']);
     await runPod(h, 'b', uidOf(4), ['app']);
@@ -241,6 +256,12 @@ describe.each(['v1', 'v2'] as const)('cgroup %s with the fake runtime', (version
     await stats.cadvisorSnapshot();
     expect(h.fake.calls('ListPodSandboxStats')).toEqual([]);
     expect(h.fake.calls('ListContainerStats').length).toBeGreaterThan(0);
+    // The node's part alone (what the eviction manager reads every round): the same node, and
+    // no pod, container or container stats listed for it.
+    const rpcs = ['ListPodSandbox', 'ListContainers', 'ListContainerStats'] as const;
+    const listed = rpcs.map((rpc) => h.fake.calls(rpc).length);
+    expect(await stats.get(true, { pods: false })).toEqual({ node: s.node, pods: [] });
+    expect(rpcs.map((rpc) => h.fake.calls(rpc).length)).toEqual(listed);
     await stats.stop();
   });
 
