@@ -15,6 +15,7 @@ import {
   type Logger,
   type MetricsOptions,
   parseGoDuration,
+  setPodCondition,
 } from '@nodeagent/core';
 import type { CriClient } from '@nodeagent/cri';
 import {
@@ -234,8 +235,8 @@ export function applyEvictionStatus(status: V1PodStatus, e: EvictionStatus): voi
   status.phase = e.phase;
   status.reason = e.reason;
   status.message = e.message;
-  const conditions = (status.conditions ?? []).filter((c) => c.type !== e.condition.type);
-  status.conditions = [...conditions, e.condition];
+  status.conditions = [...(status.conditions ?? [])];
+  setPodCondition(status.conditions, e.condition);
 }
 
 /** Builds container GC, image GC and (with a summary source) the eviction manager. */

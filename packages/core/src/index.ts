@@ -6,7 +6,8 @@
  * {@link Lifecycle} (`start(signal?)` / `stop()`), {@link MetricsOptions}, the async
  * {@link Channel}, {@link InvalidOptionsError}, IP/CIDR parsing ({@link parseIP}, the one parser every
  * package uses), {@link joinHostPort} and Go
- * durations ({@link formatGoDuration}, {@link parseGoDuration}).
+ * durations ({@link formatGoDuration}, {@link parseGoDuration}), and the pod conditions the kubelet
+ * owns ({@link podConditionByKubelet}, {@link setPodCondition}).
  *
  * @example
  * ```ts
@@ -70,6 +71,12 @@ export {
 } from './metrics.js';
 export { type Defined, definedFields, type UndefinedKeys } from './optional.js';
 export { InvalidOptionsError } from './options-error.js';
+export {
+  POD_CONDITIONS_BY_KUBELET,
+  podConditionByKubelet,
+  podConditionSharedByKubelet,
+  setPodCondition,
+} from './pod-conditions.js';
 export { createPromMetricsProvider } from './prom-work-queue-metrics.js';
 export { InvalidQuantityError, isValidQuantity, milliValue, quantityValue } from './quantity.js';
 export {

@@ -7,6 +7,7 @@
  * @module
  */
 import type { V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
+import { podConditionByKubelet, setPodCondition } from '@nodeagent/core';
 import type { PodStatus } from '@nodeagent/kubecontainer';
 import { convertContainerStatuses } from './container-statuses.js';
 import { containersReadyCondition, initializedCondition, readyCondition } from './pod-conditions.js';
@@ -15,14 +16,6 @@ import type { PodStatusOptions } from './pod-status-options.js';
 import { podQosClass } from './resources.js';
 import { podSandboxChanged } from './sandbox-changed.js';
 import { newestFirst } from './status-order.js';
-
-const KUBELET_CONDITIONS = new Set([
-  'PodReadyToStartContainers',
-  'Initialized',
-  'Ready',
-  'ContainersReady',
-  'PodScheduled',
-]);
 
 /**
  * Computes the API status of a pod from its runtime status.
@@ -72,16 +65,12 @@ export function computePodStatus(
   if (terminal(pod.status?.phase) && phase !== pod.status?.phase) phase = pod.status?.phase as string;
 
   const conditions: V1PodCondition[] = (pod.status?.conditions ?? []).filter(
-    (c) => !KUBELET_CONDITIONS.has(c.type),
+    (c) => !podConditionByKubelet(c.type),
   );
   // As upstream: `DisruptionTarget` is set once, when the kubelet evicts the pod, and lives in
   // the previous status (the status manager's) until written; every later status carries it.
   const disruption = old.conditions?.find((c) => c.type === 'DisruptionTarget');
-  if (disruption !== undefined) {
-    const i = conditions.findIndex((c) => c.type === 'DisruptionTarget');
-    if (i >= 0) conditions[i] = disruption;
-    else conditions.push(disruption);
-  }
+  if (disruption !== undefined) setPodCondition(conditions, disruption);
   conditions.push({
     type: 'PodReadyToStartContainers',
     status: podSandboxChanged(pod, podStatus).changed ? 'False' : 'True',
@@ -92,7 +81,7 @@ export function computePodStatus(
   conditions.push(containersReady);
   conditions.push({ type: 'PodScheduled', status: 'True' });
   for (const c of conditions) {
-    if (!KUBELET_CONDITIONS.has(c.type)) continue;
+    if (!podConditionByKubelet(c.type)) continue;
     const before = old.conditions?.find((x) => x.type === c.type);
     c.lastTransitionTime =
       before !== undefined && before.status === c.status && before.lastTransitionTime

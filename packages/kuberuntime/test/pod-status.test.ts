@@ -236,6 +236,28 @@ describe('computePodStatus: container statuses', () => {
     expect(fromApi.conditions?.some((c) => c.type === 'DisruptionTarget')).toBe(false);
   });
 
+  it("drops every kubelet-owned condition of the API's status and keeps the others, as upstream", () => {
+    const pod = makePod({ containers: [app] });
+    pod.status = {
+      phase: 'Running',
+      conditions: [
+        { type: 'PodResizePending', status: 'True', reason: 'Deferred' },
+        { type: 'PodResizeInProgress', status: 'True' },
+        { type: 'Ready', status: 'False' },
+        { type: 'example.com/gate', status: 'True' },
+      ],
+    };
+    const s = computePodStatus(pod, podStatus([cstatus(app, 'running')]));
+    expect(s.conditions?.map((c) => c.type)).toEqual([
+      'example.com/gate',
+      'PodReadyToStartContainers',
+      'Initialized',
+      'Ready',
+      'ContainersReady',
+      'PodScheduled',
+    ]);
+  });
+
   it('IPs, host IPs, QoS; no ready sandbox → PodReadyToStartContainers False', () => {
     const pod = makePod({ containers: [app] });
     const s = computePodStatus(pod, podStatus([cstatus(app, 'running')]), { hostIps: ['192.0.2.1'] });

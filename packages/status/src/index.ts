@@ -80,14 +80,13 @@ export {
   NodeStatusManager,
 } from './node-status-manager.js';
 export type { NodeStatusManagerOptions } from './node-status-manager-options.js';
+// Defined in @nodeagent/core, where kuberuntime reads them too; still exported from here.
 export {
-  isPodPhaseTerminal,
-  isPodStatusByKubeletEqual,
-  mergePodStatus,
   POD_CONDITIONS_BY_KUBELET,
   podConditionByKubelet,
   podConditionSharedByKubelet,
-} from './pod-conditions.js';
+} from '@nodeagent/core';
+export { isPodPhaseTerminal, isPodStatusByKubeletEqual, mergePodStatus } from './pod-conditions.js';
 export { PodStatusManager, type SyncBatchResult } from './pod-status-manager.js';
 export {
   type MirrorPodTranslator,

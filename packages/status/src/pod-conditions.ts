@@ -1,37 +1,13 @@
 /**
- * Which pod conditions the kubelet owns (upstream `pkg/kubelet/types/pod_status.go`), and the
- * two rules built on that: `mergePodStatus` (keep the conditions others own when writing) and
+ * The two rules built on which pod conditions the kubelet owns (`@nodeagent/core`'s
+ * `podConditionByKubelet`): `mergePodStatus` (keep the conditions others own when writing) and
  * `isPodStatusByKubeletEqual` (compare only what the kubelet owns).
  *
  * @module
  */
 import type { V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
+import { podConditionByKubelet, podConditionSharedByKubelet, setPodCondition } from '@nodeagent/core';
 import { stableJson } from './pod-status-normalize.js';
-
-/**
- * Conditions the kubelet owns: `PodScheduled`, `Ready`, `Initialized`, `ContainersReady`,
- * `PodResizeInProgress`, `PodResizePending` and `PodReadyToStartContainers` (its feature gate
- * is on by default).
- */
-export const POD_CONDITIONS_BY_KUBELET: readonly string[] = [
-  'PodScheduled',
-  'Ready',
-  'Initialized',
-  'ContainersReady',
-  'PodResizeInProgress',
-  'PodResizePending',
-  'PodReadyToStartContainers',
-];
-
-/** Whether the kubelet owns condition `type`. */
-export function podConditionByKubelet(type: string): boolean {
-  return POD_CONDITIONS_BY_KUBELET.includes(type);
-}
-
-/** Conditions the kubelet shares with controllers: `DisruptionTarget`. */
-export function podConditionSharedByKubelet(type: string): boolean {
-  return type === 'DisruptionTarget';
-}
 
 /** Whether `phase` is `Succeeded` or `Failed`. */
 export function isPodPhaseTerminal(phase: string | undefined): boolean {
@@ -94,11 +70,7 @@ export function mergePodStatus(
   const toTerminal = !isPodPhaseTerminal(oldStatus.phase) && isPodPhaseTerminal(newStatus.phase);
   for (const c of newStatus.conditions ?? []) {
     if (podConditionByKubelet(c.type)) conditions.push(c);
-    else if (podConditionSharedByKubelet(c.type) && toTerminal && !delayTerminal) {
-      const i = conditions.findIndex((x) => x.type === c.type);
-      if (i >= 0) conditions[i] = c;
-      else conditions.push(c);
-    }
+    else if (podConditionSharedByKubelet(c.type) && toTerminal && !delayTerminal) setPodCondition(conditions, c);
   }
   merged.conditions = conditions;
   if (oldStatus.resourceClaimStatuses !== undefined)
