@@ -272,7 +272,8 @@ class Provider implements StatsProvider {
   }
 
   /** `/proc` facts, plus statfs of nodefs and mountinfo unless `cpuAndMemoryOnly`. */
-  private async nodeFacts(cpuAndMemoryOnly = false): Promise<NodeFacts> {
+  /** `/proc` and statfs facts; the mount table only for `/metrics/cadvisor` (`withMounts`). */
+  private async nodeFacts(cpuAndMemoryOnly: boolean, withMounts: boolean): Promise<NodeFacts> {
     const skipFs = this.o.embedded === true || cpuAndMemoryOnly;
     const [mi, uptime, pidMax, procs, cpuNs, nodefs, mounts] = await Promise.all([
       this.proc.meminfo(),
@@ -281,7 +282,7 @@ class Provider implements StatsProvider {
       this.proc.processCount(),
       this.proc.cpuNs(),
       skipFs ? undefined : this.statfsCapacity(this.o.rootDirectory ?? '/var/lib/kubelet'),
-      skipFs ? [] : readMounts(this.o.procRoot ?? '/proc'),
+      skipFs || !withMounts ? [] : readMounts(this.o.procRoot ?? '/proc'),
     ]);
     if (mi === undefined) this.errors.record('proc', 'meminfo', 'unreadable');
     const facts: NodeFacts = { mounts, timeMs: this.clock.now() };
@@ -399,7 +400,7 @@ class Provider implements StatsProvider {
         pods: withPods,
         sandboxStats: this.housekeeping === undefined,
       }),
-      this.nodeFacts(cpuAndMemoryOnly),
+      this.nodeFacts(cpuAndMemoryOnly, false),
     ]);
     if (cri.listError !== undefined) throw new StatsUnavailableError(cri.listError.rpc, cri.listError.error);
     const imageFs = cpuAndMemoryOnly ? {} : await this.imageFs(cri.imageFilesystems);
@@ -647,7 +648,7 @@ class Provider implements StatsProvider {
         pods: true,
         sandboxStats: false,
       }),
-      this.nodeFacts(),
+      this.nodeFacts(false, true),
     ]);
     const containers: CadvisorContainer[] = [];
     if (cache === undefined) {
