@@ -103,8 +103,15 @@ export class CgroupTree {
     return undefined;
   }
 
-  /** Finds the pod and container cgroups below the first existing root of `podsRoots`. */
-  async discover(podsRoots: readonly string[]): Promise<CgroupLayout> {
+  /**
+   * Finds the pod and container cgroups below the first existing root of `podsRoots`. The reads
+   * are synchronous; `pause` is awaited after each pod (housekeeping yields to the event loop
+   * there).
+   */
+  async discover(
+    podsRoots: readonly string[],
+    pause: () => Promise<void> = async () => {},
+  ): Promise<CgroupLayout> {
     const pods = new Map<string, PodCgroups>();
     const intermediate: string[] = [];
     for (const candidate of podsRoots) {
@@ -112,24 +119,23 @@ export class CgroupTree {
       const top = await this.children(podsRoot);
       if (top.length === 0 && !(await exists(this.dirOf(podsRoot)))) continue;
       const visit = async (cgroup: string, names: string[], depth: number): Promise<void> => {
-        await Promise.all(
-          names.map(async (name) => {
-            const path = `${cgroup}/${name}`;
-            const m = POD_DIR.exec(name);
-            if (m?.[1] !== undefined) {
-              const uid = m[1].replaceAll('_', '-');
-              const containers = new Map<string, string>();
-              for (const child of await this.children(path)) {
-                const id = CONTAINER_ID.exec(child)?.[1];
-                if (id !== undefined) containers.set(id, `${path}/${child}`);
-              }
-              pods.set(uid, { path, containers });
-            } else if (depth > 0) {
-              intermediate.push(path);
-              await visit(path, await this.children(path), depth - 1);
+        for (const name of names) {
+          const path = `${cgroup}/${name}`;
+          const m = POD_DIR.exec(name);
+          if (m?.[1] !== undefined) {
+            const uid = m[1].replaceAll('_', '-');
+            const containers = new Map<string, string>();
+            for (const child of await this.children(path)) {
+              const id = CONTAINER_ID.exec(child)?.[1];
+              if (id !== undefined) containers.set(id, `${path}/${child}`);
             }
-          }),
-        );
+            pods.set(uid, { path, containers });
+            await pause();
+          } else if (depth > 0) {
+            intermediate.push(path);
+            await visit(path, await this.children(path), depth - 1);
+          }
+        }
       };
       await visit(podsRoot, top, 2);
       intermediate.sort();

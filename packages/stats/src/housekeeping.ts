@@ -12,8 +12,22 @@ import type { CgroupLayout, CgroupTree } from './cgroup-tree.js';
 import type { StatsErrorRecorder } from './errors.js';
 import type { NetDevCounters, ProcFs } from './procfs.js';
 
-/** Cgroups read between two yields to the event loop (about 0.2 ms of reads each). */
-const YIELD_EVERY = 8;
+/**
+ * The longest stretch of synchronous cgroupfs reads before a pass yields to the event loop, ms.
+ * A pass at 110 pods reads for 100 ms or more (cgroup v1); cAdvisor does it on its own
+ * goroutines, so here it must not hold up the pod workers for longer than this.
+ */
+const SLICE_MS = 2;
+
+/** Yields to the event loop (`setImmediate`) when the current slice is over. */
+function timeSlices(): () => Promise<void> {
+  let start = performance.now();
+  return async () => {
+    if (performance.now() - start < SLICE_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    start = performance.now();
+  };
+}
 
 /** cAdvisor's housekeeping interval. */
 export const DEFAULT_HOUSEKEEPING_INTERVAL_MS = 10_000;
@@ -118,7 +132,8 @@ export class Housekeeping {
   private async pass(): Promise<HousekeepingSnapshot> {
     const { tree, proc, clock, errors } = this.options;
     const timeMs = clock.now();
-    const layout = await tree.discover(this.options.podsCgroupRoots);
+    const pause = timeSlices();
+    const layout = await tree.discover(this.options.podsCgroupRoots, pause);
     const paths: string[] = ['/', ...(this.options.extraCgroups ?? [])];
     if (layout.podsRoot !== undefined) paths.push(layout.podsRoot, ...layout.intermediate);
     const podPaths = new Set<string>();
@@ -162,10 +177,10 @@ export class Housekeeping {
       };
       cgroups.set(path, info);
     };
-    // Cgroup reads are synchronous: yield to the event loop every few cgroups.
-    for (let i = 0; i < paths.length; i++) {
-      await readOne(paths[i] as string);
-      if (i % YIELD_EVERY === YIELD_EVERY - 1) await new Promise<void>((resolve) => setImmediate(resolve));
+    // Cgroup reads are synchronous: yield to the event loop every slice.
+    for (const path of paths) {
+      await readOne(path);
+      await pause();
     }
     this.snapshot = { timeMs, layout, cgroups };
     return this.snapshot;

@@ -90,7 +90,15 @@ describe.each<Version>(['v1', 'v2'])('cgroup %s', (version) => {
     await node.cgroup(`${POD}/${CID}`, c);
     const uid2 = '11111111-2222-3333-4444-555555555555';
     await node.cgroup(`/kubepods/pod${uid2}/cri-containerd-${'c'.repeat(64)}.scope`, c);
-    const layout = await new CgroupTree(node.cgroupRoot, version).discover(['kubepods.slice', 'kubepods']);
+    // Housekeeping yields to the event loop at `pause`, which discovery awaits after each pod.
+    let pauses = 0;
+    const layout = await new CgroupTree(node.cgroupRoot, version).discover(
+      ['kubepods.slice', 'kubepods'],
+      async () => {
+        pauses += 1;
+      },
+    );
+    expect(pauses).toBe(2);
     expect(layout.podsRoot).toBe('/kubepods');
     expect(layout.intermediate).toEqual(['/kubepods/burstable']);
     expect(layout.pods.get(UID)?.containers.get(CID)).toBe(`${POD}/${CID}`);

@@ -21,6 +21,13 @@
  *
  * @packageDocumentation
  */
+
+// Defined in @nodeagent/core, where kuberuntime reads them too; still exported from here.
+export {
+  POD_CONDITIONS_BY_KUBELET,
+  podConditionByKubelet,
+  podConditionSharedByKubelet,
+} from '@nodeagent/core';
 export {
   allocatableReservation,
   DEFAULT_EVICTION_HARD,
@@ -80,12 +87,6 @@ export {
   NodeStatusManager,
 } from './node-status-manager.js';
 export type { NodeStatusManagerOptions } from './node-status-manager-options.js';
-// Defined in @nodeagent/core, where kuberuntime reads them too; still exported from here.
-export {
-  POD_CONDITIONS_BY_KUBELET,
-  podConditionByKubelet,
-  podConditionSharedByKubelet,
-} from '@nodeagent/core';
 export { isPodPhaseTerminal, isPodStatusByKubeletEqual, mergePodStatus } from './pod-conditions.js';
 export { PodStatusManager, type SyncBatchResult } from './pod-status-manager.js';
 export {

@@ -70,7 +70,8 @@ export function mergePodStatus(
   const toTerminal = !isPodPhaseTerminal(oldStatus.phase) && isPodPhaseTerminal(newStatus.phase);
   for (const c of newStatus.conditions ?? []) {
     if (podConditionByKubelet(c.type)) conditions.push(c);
-    else if (podConditionSharedByKubelet(c.type) && toTerminal && !delayTerminal) setPodCondition(conditions, c);
+    else if (podConditionSharedByKubelet(c.type) && toTerminal && !delayTerminal)
+      setPodCondition(conditions, c);
   }
   merged.conditions = conditions;
   if (oldStatus.resourceClaimStatuses !== undefined)
