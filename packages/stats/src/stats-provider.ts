@@ -271,8 +271,10 @@ class Provider implements StatsProvider {
     }
   }
 
-  /** `/proc` facts, plus statfs of nodefs and mountinfo unless `cpuAndMemoryOnly`. */
-  /** `/proc` and statfs facts; the mount table only for `/metrics/cadvisor` (`withMounts`). */
+  /**
+   * `/proc` facts, plus statfs of nodefs unless `cpuAndMemoryOnly`, and the mount table only
+   * with `withMounts` (`/metrics/cadvisor`).
+   */
   private async nodeFacts(cpuAndMemoryOnly: boolean, withMounts: boolean): Promise<NodeFacts> {
     const skipFs = this.o.embedded === true || cpuAndMemoryOnly;
     const [mi, uptime, pidMax, procs, cpuNs, nodefs, mounts] = await Promise.all([
